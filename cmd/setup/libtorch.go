@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+)
+
+// libtorch is the C++ library the build compiles and links against.
+type libtorch struct {
+	Include string // the folder holding ATen/, c10/ and torch/
+	Lib     string // the folder holding libtorch.so
+	Debian  bool   // headers in the system include path (never passed with -I: it breaks #include_next)
+	CUDA    bool   // libtorch_cuda.so is present
+	ABI     int    // _GLIBCXX_USE_CXX11_ABI of the library
+	Version string
+}
+
+// findLibtorch takes $LIBTORCH when set, else Debian's libtorch-dev, installing it when allowed.
+func findLibtorch(install bool) (*libtorch, error) {
+	if dir := os.Getenv("LIBTORCH"); dir != "" {
+		lt := &libtorch{Include: filepath.Join(dir, "include"), Lib: filepath.Join(dir, "lib")}
+		if err := lt.check(); err != nil {
+			return nil, fmt.Errorf("LIBTORCH=%s: %w", dir, err)
+		}
+		return lt, lt.inspect()
+	}
+	lt := &libtorch{Include: "/usr/include", Lib: debianLibDir(), Debian: true}
+	if lt.check() != nil || !exists("/usr/include/gloo/config.h") {
+		if !install {
+			return nil, fmt.Errorf("libtorch not found in %s and %s: install Debian's libtorch-dev and libgloo-dev, or set LIBTORCH", lt.Include, lt.Lib)
+		}
+		if err := aptInstall("libtorch-dev", "libgloo-dev"); err != nil {
+			return nil, err
+		}
+		if err := lt.check(); err != nil {
+			return nil, fmt.Errorf("after apt-get install libtorch-dev: %w", err)
+		}
+	}
+	return lt, lt.inspect()
+}
+
+func (lt *libtorch) check() error {
+	for _, f := range []string{
+		filepath.Join(lt.Include, "torch/csrc/api/include/torch/version.h"),
+		filepath.Join(lt.Include, "ATen/ATen.h"),
+		filepath.Join(lt.Lib, "libtorch.so"),
+		filepath.Join(lt.Lib, "libc10.so"),
+	} {
+		if !exists(f) {
+			return fmt.Errorf("%s is missing", f)
+		}
+	}
+	return nil
+}
+
+var versionRe = regexp.MustCompile(`#define TORCH_VERSION_(MAJOR|MINOR|PATCH) (\d+)`)
+
+// inspect reads the version from the headers, and the C++ ABI from libc10's symbols: a library built with
+// the new ABI exports names mangled with __cxx11.
+func (lt *libtorch) inspect() error {
+	b, err := os.ReadFile(filepath.Join(lt.Include, "torch/csrc/api/include/torch/version.h"))
+	if err != nil {
+		return err
+	}
+	parts := map[string]string{}
+	for _, m := range versionRe.FindAllStringSubmatch(string(b), -1) {
+		parts[m[1]] = m[2]
+	}
+	lt.Version = fmt.Sprintf("%s.%s.%s", parts["MAJOR"], parts["MINOR"], parts["PATCH"])
+	lt.CUDA = exists(filepath.Join(lt.Lib, "libtorch_cuda.so"))
+	c10, err := os.ReadFile(filepath.Join(lt.Lib, "libc10.so"))
+	if err != nil {
+		return err
+	}
+	if bytes.Contains(c10, []byte("__cxx11")) {
+		lt.ABI = 1
+	}
+	return nil
+}
+
+// debianLibDir is the multiarch library folder, e.g. /usr/lib/x86_64-linux-gnu.
+func debianLibDir() string {
+	if out, err := exec.Command("gcc", "-print-multiarch").Output(); err == nil && len(bytes.TrimSpace(out)) > 0 {
+		return filepath.Join("/usr/lib", string(bytes.TrimSpace(out)))
+	}
+	arch := map[string]string{"amd64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu"}[runtime.GOARCH]
+	return filepath.Join("/usr/lib", arch)
+}
+
+func aptInstall(pkgs ...string) error {
+	var prefix []string
+	if os.Geteuid() != 0 {
+		if _, err := exec.LookPath("sudo"); err != nil {
+			return fmt.Errorf("libtorch is missing and this user cannot install it: as root run `apt-get install %v`, or set LIBTORCH", pkgs)
+		}
+		prefix = []string{"sudo"}
+	}
+	apt := func(args ...string) error {
+		argv := append(append(prefix, "apt-get"), args...)
+		c := exec.Command(argv[0], argv[1:]...)
+		c.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		c.Stdout, c.Stderr = os.Stdout, os.Stderr
+		if err := c.Run(); err != nil {
+			return fmt.Errorf("%v: %w", argv, err)
+		}
+		return nil
+	}
+	fmt.Printf("setup: installing %v with apt-get\n", pkgs)
+	install := append([]string{"install", "-y", "-q", "--no-install-recommends"}, pkgs...)
+	if apt(install...) == nil {
+		return nil
+	}
+	// A fresh machine may have stale or no package lists.
+	if err := apt("update", "-q"); err != nil {
+		return err
+	}
+	return apt(install...)
+}
+
+// gotchSource is gotch's folder in the module cache, downloaded when missing.
+func gotchSource(root string) (string, error) {
+	cmd := exec.Command("go", "mod", "download", "-json", gotchModule+"@"+gotchVersion)
+	cmd.Dir = os.TempDir() // outside the module, so that the replace directive does not apply
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GO111MODULE=on")
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go mod download %s@%s: %w\n%s", gotchModule, gotchVersion, err, out)
+	}
+	var info struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &info); err != nil {
+		return "", fmt.Errorf("go mod download: %w", err)
+	}
+	if info.Error != "" || info.Dir == "" {
+		return "", fmt.Errorf("go mod download %s@%s: %s", gotchModule, gotchVersion, info.Error)
+	}
+	return info.Dir, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

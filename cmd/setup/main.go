@@ -1,0 +1,159 @@
+// Command setup prepares the build of convrep on this machine: it finds (or installs) libtorch, makes a copy of
+// gotch v0.9.1 in third_party/gotch patched for that libtorch, and writes the cgo flags of convrep's own C++ shim
+// (internal/torch). go.mod points gotch at the copy with a replace directive.
+//
+// Why a copy: gotch v0.9.1 is generated against libtorch 2.1 and hard-codes CUDA link flags; Debian's libtorch
+// is 1.13.1 (CPU). About a hundred generated wrappers do not compile there; they are found from the compiler's
+// own errors and replaced by stubs that report an error when called. The copy also fixes two memory faults of
+// gotch's generated Go code (see patch.go).
+//
+// The set-up is idempotent: a stamp records what the copy was made from, and a second run with nothing changed
+// returns at once.
+//
+//	go run ./cmd/setup            # prepare, or do nothing when up to date
+//	go run ./cmd/setup -force     # rebuild the copy
+//	LIBTORCH=/path/to/libtorch go run ./cmd/setup   # a libtorch folder (include/, lib/), e.g. with CUDA
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+const (
+	gotchModule  = "github.com/sugarme/gotch"
+	gotchVersion = "v0.9.1"
+	// patchLevel changes whenever this tool's patches change, so that old copies are rebuilt.
+	patchLevel = "convrep-setup-3"
+	copyDir    = "third_party/gotch"
+	stampFile  = ".convrep-stamp"
+	stubList   = "STUBBED.txt"
+	shimFlags  = "internal/torch/cgo_flags.go"
+)
+
+func main() {
+	force := flag.Bool("force", false, "rebuild the patched gotch copy even when it is up to date")
+	noInstall := flag.Bool("no-install", false, "never run apt-get; fail when libtorch is missing")
+	build := flag.Bool("build", true, "compile gotch's C++ wrappers and the shim once, so the first test run does not pay for it")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./cmd/setup [flags]\n\n"+
+			"Prepares third_party/gotch (gotch %s patched for the libtorch found here) and the cgo flags of\n"+
+			"internal/torch. Uses $LIBTORCH when set (a folder with include/ and lib/), else Debian's libtorch-dev,\n"+
+			"installing libtorch-dev and libgloo-dev with apt-get when missing.\n\nflags:\n", gotchVersion)
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if err := run(*force, *noInstall, *build); err != nil {
+		fmt.Fprintln(os.Stderr, "setup:", err)
+		os.Exit(1)
+	}
+}
+
+func run(force, noInstall, build bool) error {
+	start := time.Now()
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	lt, err := findLibtorch(!noInstall)
+	if err != nil {
+		return err
+	}
+	src, err := gotchSource(root)
+	if err != nil {
+		return err
+	}
+	stamp := stampOf(lt, src)
+	dst := filepath.Join(root, copyDir)
+	if !force && upToDate(root, dst, stamp) {
+		fmt.Printf("setup: up to date (%s, libtorch %s) in %s\n", copyDir, lt.Version, time.Since(start).Round(time.Millisecond))
+		return nil
+	}
+	fmt.Printf("setup: libtorch %s (%s), CUDA %v, C++11 ABI %d\n", lt.Version, lt.Lib, lt.CUDA, lt.ABI)
+	fmt.Printf("setup: copying gotch %s from %s\n", gotchVersion, src)
+	tmp := dst + ".tmp"
+	if err := os.RemoveAll(tmp); err != nil {
+		return err
+	}
+	if err := copyTree(src, tmp); err != nil {
+		return fmt.Errorf("copy gotch: %w", err)
+	}
+	if err := patchGo(tmp, lt); err != nil {
+		return err
+	}
+	stubbed, err := stubUncompilable(tmp, lt)
+	if err != nil {
+		return err
+	}
+	list := strings.Join(stubbed, "\n") + "\n"
+	if err := os.WriteFile(filepath.Join(tmp, stubList), []byte(list), 0o644); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(dst); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, dst); err != nil {
+		return err
+	}
+	if err := writeShimFlags(root, lt); err != nil {
+		return err
+	}
+	fmt.Printf("setup: stubbed %d wrappers that libtorch %s cannot compile (listed in %s/%s)\n",
+		len(stubbed), lt.Version, copyDir, stubList)
+	if build {
+		if err := buildOnce(root); err != nil {
+			return err
+		}
+	}
+	// The stamp is written last: an interrupted set-up is redone, never trusted.
+	if err := os.WriteFile(filepath.Join(dst, stampFile), []byte(stamp), 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("setup: done in %s\n", time.Since(start).Round(time.Second))
+	return nil
+}
+
+// stampOf names everything the copy depends on: this tool's patches, gotch's source and the libtorch files.
+func stampOf(lt *libtorch, src string) string {
+	h := sha256.New()
+	fmt.Fprintln(h, patchLevel, gotchVersion, src, lt.Include, lt.Lib, lt.Version, lt.CUDA, lt.ABI)
+	for _, f := range []string{"libtorch.so", "libtorch_cpu.so", "libc10.so"} {
+		if st, err := os.Stat(filepath.Join(lt.Lib, f)); err == nil {
+			fmt.Fprintln(h, f, st.Size(), st.ModTime().UnixNano())
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func upToDate(root, dst, stamp string) bool {
+	b, err := os.ReadFile(filepath.Join(dst, stampFile))
+	if err != nil || string(b) != stamp {
+		return false
+	}
+	_, err = os.Stat(filepath.Join(root, shimFlags))
+	return err == nil
+}
+
+// repoRoot is the folder holding convrep's go.mod, found upwards from the working directory.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if b, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && strings.HasPrefix(string(b), "module convrep\n") {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("no convrep go.mod above the working directory; run from the repository")
+		}
+		dir = parent
+	}
+}

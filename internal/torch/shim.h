@@ -1,0 +1,15 @@
+// convrep's C shim over libtorch for what gotch does not expose.
+#ifndef CONVREP_SHIM_H
+#define CONVREP_SHIM_H
+#include <stdint.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+// Each returns NULL on success, or a malloc'ed error message the caller frees.
+char *convrep_manual_seed(uint64_t seed);
+char *convrep_set_num_threads(int n);
+int convrep_get_num_threads(void);
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,49 @@
+package torch
+
+import (
+	"testing"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+)
+
+func TestManualSeedRepeats(t *testing.T) {
+	draw := func(seed uint64) []float64 {
+		if err := ManualSeed(seed); err != nil {
+			t.Fatal(err)
+		}
+		x, err := ts.Randn([]int64{8}, gotch.Float, gotch.CPU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer x.MustDrop()
+		return x.Float64Values()
+	}
+	a, b, c := draw(7), draw(7), draw(8)
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("same seed, different draws at %d: %v vs %v", i, a[i], b[i])
+		}
+	}
+	same := true
+	for i := range a {
+		same = same && a[i] == c[i]
+	}
+	if same {
+		t.Fatal("seeds 7 and 8 drew the same numbers")
+	}
+}
+
+func TestSetNumThreads(t *testing.T) {
+	for _, n := range []int{1, 2} {
+		if err := SetNumThreads(n); err != nil {
+			t.Fatal(err)
+		}
+		if got := NumThreads(); got != n {
+			t.Fatalf("NumThreads() = %d after SetNumThreads(%d)", got, n)
+		}
+	}
+	if err := SetNumThreads(0); err == nil {
+		t.Fatal("SetNumThreads(0) gave no error")
+	}
+}
