@@ -22,4 +22,4 @@ bench: setup
 	$(GO) test -run XXX -bench . -benchtime 20x ./models
 
 fuzz: setup
-	$(GO) test -run XXX -fuzz FuzzParseHeader -fuzztime 60s ./models/safetensors
+	$(GO) test -run XXX -fuzz FuzzHeader -fuzzminimizetime 3s -fuzztime 60s ./models/safetensors

@@ -67,6 +67,12 @@ func patchGo(dir string, lt *libtorch) error {
 	if err := os.WriteFile(filepath.Join(dir, "libtch/lib.go"), []byte(libGo), 0o644); err != nil {
 		return err
 	}
+	if err := panicInsteadOfExit(dir); err != nil {
+		return err
+	}
+	if err := conciseErrors(dir); err != nil {
+		return err
+	}
 	for _, name := range []string{"ts/tensor-generated.go", "ts/tensor.go", "ts/patch.go"} {
 		path := filepath.Join(dir, name)
 		b, err := os.ReadFile(path)
@@ -129,3 +135,51 @@ var (
 	mallocRe = regexp.MustCompile(`^([ \t]*)(\w+) := \(\*lib\.Ctensor\)\(unsafe\.Pointer\(C\.malloc\(0\)\)\)\s*$`)
 	offsetRe = regexp.MustCompile(`^[ \t]*\w+ := \(\*lib\.Ctensor\)\(unsafe\.Pointer\(uintptr\(unsafe\.Pointer\(\w+\)\) \+ unsafe\.Sizeof\(\w+\)\)\)\s*$`)
 )
+
+// panicInsteadOfExit turns gotch's log.Fatal calls (every Must* function, the VarStore, the optimizer) into
+// panics. log.Fatal exits the process with no deferred call run and nothing a caller can do; a panic can be
+// recovered at convrep's API boundary (internal/torch.Catch) and returned as an ordinary error.
+func panicInsteadOfExit(dir string) error {
+	for _, pkg := range []string{"ts", "nn", "pickle"} {
+		files, err := filepath.Glob(filepath.Join(dir, pkg, "*.go"))
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return err
+			}
+			s := strings.NewReplacer("log.Fatalf(", "log.Panicf(", "log.Fatalln(", "log.Panicln(", "log.Fatal(", "log.Panic(").Replace(string(b))
+			if err := os.WriteFile(f, []byte(s), 0o644); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// conciseErrors makes gotch's libtorch errors one message: libtorch's own text without its C++ frames, and
+// without the Go stack gotch appends, which belong in a debugger, not in an error a user reads.
+func conciseErrors(dir string) error {
+	path := filepath.Join(dir, "ts", "error.go")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	s := string(b)
+	for old, repl := range map[string]string{
+		"\t\ttrace := string(debug.Stack())\n":                          "\t\tif i := strings.Index(errStr, \"\\nException raised from\"); i >= 0 {\n\t\t\terrStr = errStr[:i]\n\t\t}\n",
+		"fmt.Errorf(\"Libtorch API Error: %v\\n%v\\n\", errStr, trace)": "fmt.Errorf(\"libtorch: %v\", strings.TrimSpace(errStr))",
+		"\t\"runtime/debug\"\n":                                         "\t\"strings\"\n",
+	} {
+		if !strings.Contains(s, old) {
+			return fmt.Errorf("%s: %q not found; gotch's error reporting changed", path, old)
+		}
+		s = strings.Replace(s, old, repl, 1)
+	}
+	return os.WriteFile(path, []byte(s), 0o644)
+}

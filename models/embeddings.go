@@ -1,0 +1,74 @@
+package models
+
+import (
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+)
+
+// embeddings sums word, position and (BERT, RoBERTa) token-type embeddings, then LayerNorm and dropout.
+type embeddings struct {
+	arch      Arch
+	word, pos *ts.Tensor
+	tokType   *ts.Tensor // nil for DistilBERT
+	norm      layerNorm
+	pad       int64
+	drop      float64
+}
+
+func newEmbeddings(p *params, prefix string, c *Config) *embeddings {
+	e := &embeddings{arch: c.Arch, pad: c.PadTokenID, drop: c.HiddenDropout}
+	e.word = p.embedding(prefix+"embeddings.word_embeddings", c.VocabSize, c.HiddenSize, c.PadTokenID)
+	posPad := int64(-1)
+	if c.Arch == RoBERTa {
+		posPad = c.PadTokenID // RoBERTa's position table also has a padding row
+	}
+	e.pos = p.embedding(prefix+"embeddings.position_embeddings", c.MaxPositions, c.HiddenSize, posPad)
+	if c.Arch == DistilBERT && c.SinusoidalPositions {
+		table := ts.MustOfSlice(sinusoidal(c.MaxPositions, c.HiddenSize)).MustView([]int64{c.MaxPositions, c.HiddenSize}, true)
+		torch.NoGrad(func() error { e.pos.Copy_(table); return nil })
+		table.MustDrop()
+	}
+	if c.Arch != DistilBERT {
+		e.tokType = p.embedding(prefix+"embeddings.token_type_embeddings", c.TypeVocabSize, c.HiddenSize, -1)
+	}
+	e.norm = p.layerNorm(prefix+"embeddings.LayerNorm", c.HiddenSize, c.LayerNormEps)
+	return e
+}
+
+// positionIDs are 0..T-1 for BERT and DistilBERT. RoBERTa counts real tokens from pad+1 and gives padding the
+// pad id (HuggingFace's create_position_ids_from_input_ids), so its table is offset by pad+1.
+func (e *embeddings) positionIDs(ids *ts.Tensor) *ts.Tensor {
+	size := ids.MustSize()
+	dev := ids.MustDevice()
+	if e.arch != RoBERTa {
+		return ts.MustArange(ts.IntScalar(size[1]), gotch.Int64, dev).MustUnsqueeze(0, true).MustExpand(size, false, true)
+	}
+	real := ids.MustNe(ts.IntScalar(e.pad), false).MustTotype(gotch.Int64, true)
+	count := real.MustCumsum(1, gotch.Int64, false)
+	pos := count.MustMul(real, true).MustAddScalar(ts.IntScalar(e.pad), true)
+	real.MustDrop()
+	return pos
+}
+
+func (e *embeddings) forward(ids, typeIDs *ts.Tensor, train bool) *ts.Tensor {
+	x := ts.MustEmbedding(e.word, ids, -1, false, false)
+	posIDs := e.positionIDs(ids)
+	pos := ts.MustEmbedding(e.pos, posIDs, -1, false, false)
+	posIDs.MustDrop()
+	x = x.MustAdd(pos, true)
+	pos.MustDrop()
+	if e.tokType != nil {
+		if typeIDs == nil {
+			typeIDs = ids.MustZerosLike(false)
+			defer typeIDs.MustDrop()
+		}
+		tt := ts.MustEmbedding(e.tokType, typeIDs, -1, false, false)
+		x = x.MustAdd(tt, true)
+		tt.MustDrop()
+	}
+	out := e.norm.forward(x)
+	x.MustDrop()
+	return dropout(out, e.drop, train)
+}

@@ -1,0 +1,235 @@
+package models
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/sugarme/gotch"
+	"go.uber.org/zap"
+
+	"convrep/internal/torch"
+	"convrep/models/safetensors"
+)
+
+// LoadOptions say what to build around a checkpoint.
+type LoadOptions struct {
+	// Heads to build; nil builds those the checkpoint has. A requested head the checkpoint lacks is
+	// initialised and logged; a head the checkpoint has but was not requested is left out and logged.
+	Heads *Heads
+	// WeightsFile overrides the file looked for in the folder (model.safetensors, then pytorch_model.bin).
+	WeightsFile string
+	Device      gotch.Device
+	Logger      *zap.Logger
+}
+
+// Load builds a model from a folder holding HuggingFace's config.json and a weight file. Loading is strict:
+// every parameter must be in the checkpoint with its shape and every checkpoint tensor must be used; all that
+// does not fit is reported together in one error.
+func Load(dir string, opt LoadOptions) (*Model, error) {
+	log := opt.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	cfg, err := ReadConfig(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return nil, err
+	}
+	file := opt.WeightsFile
+	if file == "" {
+		if file, err = findWeights(dir); err != nil {
+			return nil, err
+		}
+	}
+	raw, err := readStateDict(file)
+	if err != nil {
+		return nil, err
+	}
+	sd := canonical(cfg, raw)
+	has := headsIn(cfg, sd)
+	heads := has
+	if opt.Heads != nil {
+		heads = *opt.Heads
+	}
+	m, err := New(cfg, heads, opt.Device)
+	if err != nil {
+		return nil, err
+	}
+	fresh := map[string]bool{} // parameter groups the checkpoint lacks, initialised instead
+	for _, g := range []struct {
+		name      string
+		want, got bool
+		prefix    string
+	}{
+		{"pooler", heads.Pooler, has.Pooler, cfg.Prefix() + "pooler."},
+		{"MLM head", heads.MLM, has.MLM, mlmPrefix(cfg)},
+		{"next-sentence head", heads.NSP, has.NSP, "cls.seq_relationship."},
+	} {
+		switch {
+		case g.want && !g.got:
+			fresh[g.prefix] = true
+			log.Info("checkpoint has no "+g.name+"; initialised it", zap.String("file", file))
+		case g.got && !g.want:
+			for k := range sd {
+				if isUnder(cfg, k, g.prefix) {
+					delete(sd, k)
+				}
+			}
+			log.Info("checkpoint's "+g.name+" left out", zap.String("file", file))
+		}
+	}
+	if err := m.assign(file, sd, fresh); err != nil {
+		return nil, err
+	}
+	log.Info("loaded model", zap.String("arch", string(cfg.Arch)), zap.String("file", file), zap.Int("tensors", len(m.params)))
+	return m, nil
+}
+
+// canonical renames checkpoint keys to the model's names: legacy LayerNorm gamma/beta become weight/bias,
+// encoder-only checkpoints get the family prefix, buffers are dropped and tied aliases merge into the tensor
+// they alias.
+func canonical(c *Config, raw map[string]safetensors.Tensor) map[string]safetensors.Tensor {
+	out := make(map[string]safetensors.Tensor, len(raw))
+	aliases := map[string]safetensors.Tensor{}
+	for k, t := range raw {
+		k = legacyName(k)
+		switch strings.SplitN(k, ".", 2)[0] {
+		case "embeddings", "encoder", "pooler", "transformer":
+			k = c.Prefix() + k
+		}
+		if k == c.Prefix()+"embeddings.position_ids" {
+			continue // a buffer (0..max-1), recomputed by the model
+		}
+		if target, ok := aliasOf(c, k); ok {
+			aliases[target] = t
+			continue
+		}
+		t.Name = k
+		out[k] = t
+	}
+	for k, t := range aliases {
+		if _, ok := out[k]; !ok {
+			t.Name = k
+			out[k] = t
+		}
+	}
+	return out
+}
+
+// legacyName maps the LayerNorm names of old Google-converted checkpoints (gamma, beta) to weight and bias.
+func legacyName(k string) string {
+	if base, ok := strings.CutSuffix(k, ".gamma"); ok {
+		return base + ".weight"
+	}
+	if base, ok := strings.CutSuffix(k, ".beta"); ok {
+		return base + ".bias"
+	}
+	return k
+}
+
+// aliasOf returns the tensor a tied alias stands for. An untied decoder weight is a tensor of its own.
+func aliasOf(c *Config, k string) (string, bool) {
+	target, ok := tiedAliases[k]
+	if !ok || strings.HasSuffix(k, ".weight") && !c.TieWordEmbeddings {
+		return "", false
+	}
+	return target(c), true
+}
+
+// headsIn says which heads a (canonical) checkpoint holds.
+func headsIn(c *Config, sd map[string]safetensors.Tensor) Heads {
+	var h Heads
+	for k := range sd {
+		h.Pooler = h.Pooler || strings.HasPrefix(k, c.Prefix()+"pooler.")
+		h.MLM = h.MLM || isUnder(c, k, mlmPrefix(c))
+		h.NSP = h.NSP || strings.HasPrefix(k, "cls.seq_relationship.")
+	}
+	return h
+}
+
+// mlmPrefix is the name prefix of a family's MLM head; DistilBERT's head is three top-level modules.
+func mlmPrefix(c *Config) string {
+	return map[Arch]string{BERT: "cls.predictions.", RoBERTa: "lm_head.", DistilBERT: "vocab_"}[c.Arch]
+}
+
+func isUnder(c *Config, key, prefix string) bool {
+	if !strings.HasPrefix(key, prefix) {
+		return false
+	}
+	return !(c.Arch == BERT && prefix == "cls.predictions." && strings.HasPrefix(key, "cls.seq_relationship."))
+}
+
+// assign copies checkpoint tensors into the parameters, after checking that they fit one to one.
+func (m *Model) assign(file string, sd map[string]safetensors.Tensor, fresh map[string]bool) error {
+	var missing, misshaped, unexpected []string
+	for name, p := range m.params {
+		t, ok := sd[name]
+		if !ok {
+			if !freshParam(m.Config, name, fresh) {
+				missing = append(missing, fmt.Sprintf("%s %v", name, p.MustSize()))
+			}
+			continue
+		}
+		if want := p.MustSize(); !sameShape(want, t.Shape) {
+			misshaped = append(misshaped, fmt.Sprintf("%s: checkpoint %v, model %v", name, t.Shape, want))
+		}
+	}
+	for name, t := range sd {
+		if _, ok := m.params[name]; !ok {
+			unexpected = append(unexpected, fmt.Sprintf("%s %s%v", name, t.DType, t.Shape))
+		}
+	}
+	if len(missing)+len(misshaped)+len(unexpected) > 0 {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s does not fit a %s model with %+v:", file, m.Config.Arch, m.Heads)
+		for _, part := range []struct {
+			what  string
+			names []string
+		}{{"missing", missing}, {"mis-shaped", misshaped}, {"unexpected", unexpected}} {
+			if len(part.names) > 0 {
+				sort.Strings(part.names)
+				fmt.Fprintf(&b, "\n  %s (%d): %s", part.what, len(part.names), strings.Join(part.names, ", "))
+			}
+		}
+		return fmt.Errorf("%s", b.String())
+	}
+	return torch.Catch("load "+file, func() error {
+		return torch.NoGrad(func() error {
+			for name, p := range m.params {
+				t, ok := sd[name]
+				if !ok {
+					continue
+				}
+				src, err := toTensor(t)
+				if err != nil {
+					return fmt.Errorf("%s: %w", file, err)
+				}
+				p.Copy_(src) // converts dtype and device
+				src.MustDrop()
+			}
+			return nil
+		})
+	})
+}
+
+func freshParam(c *Config, name string, fresh map[string]bool) bool {
+	for prefix := range fresh {
+		if isUnder(c, name, prefix) {
+			return true
+		}
+	}
+	return false
+}
+
+func sameShape(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,180 @@
+package models
+
+import (
+	"fmt"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/nn"
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+)
+
+// Heads says which parts beside the encoder a Model has.
+type Heads struct {
+	Pooler bool // BERT's pooler: tanh(dense(h_CLS))
+	MLM    bool // the masked-language-model head, decoder tied to the word embeddings
+	NSP    bool // BERT's next-sentence head (BertForPreTraining)
+}
+
+// Model is an encoder of one of the three families with its optional heads. Its parameters live in VS
+// under HuggingFace's names for the head model (bert.embeddings.word_embeddings.weight, cls.predictions.bias, ...).
+type Model struct {
+	Config *Config
+	Heads  Heads
+	VS     *nn.VarStore
+
+	emb    *embeddings
+	layers []*block
+	pooler *linear
+	mlm    *mlmHead
+	nsp    *linear
+	params map[string]*ts.Tensor
+}
+
+// New builds a randomly initialised model (HuggingFace's initialisation; seed libtorch first with
+// torch.ManualSeed for a repeatable one).
+func New(c *Config, h Heads, dev gotch.Device) (*Model, error) {
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	if c.Arch != BERT && h.NSP {
+		return nil, fmt.Errorf("%s has no next-sentence head", c.Arch)
+	}
+	m := &Model{Config: c, Heads: h, VS: nn.NewVarStore(dev), params: map[string]*ts.Tensor{}}
+	err := torch.Catch("build "+string(c.Arch), func() error {
+		p := &params{root: m.VS.Root(), byName: m.params, std: c.InitializerRange}
+		prefix := c.Prefix()
+		m.emb = newEmbeddings(p, prefix, c)
+		names, layers := bertBlock, "encoder.layer."
+		if c.Arch == DistilBERT {
+			names, layers = distilBlock, "transformer.layer."
+		}
+		for i := int64(0); i < c.NumLayers; i++ {
+			m.layers = append(m.layers, newBlock(p, fmt.Sprintf("%s%s%d.", prefix, layers, i), names, c))
+		}
+		if h.Pooler {
+			l := p.linear(prefix+"pooler.dense", c.HiddenSize, c.HiddenSize, true)
+			m.pooler = &l
+		}
+		if h.MLM {
+			m.mlm = newMLMHead(p, c, m.emb.word)
+		}
+		if h.NSP {
+			l := p.linear("cls.seq_relationship", c.HiddenSize, 2, true)
+			m.nsp = &l
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Params are the model's parameters by HuggingFace name; tied parameters appear once.
+func (m *Model) Params() map[string]*ts.Tensor { return m.params }
+
+// Input is a padded batch: IDs and Mask are int64 [B,T]; TypeIDs may be nil (all zero).
+type Input struct {
+	IDs, Mask, TypeIDs *ts.Tensor
+}
+
+// Output holds every hidden state: Hidden[0] is the embedding output, Hidden[i] the output of layer i, and
+// Last equals Hidden[len-1]. Pooled is BERT's pooler output when the model has a pooler.
+type Output struct {
+	Hidden []*ts.Tensor
+	Last   *ts.Tensor
+	Pooled *ts.Tensor
+}
+
+// Drop frees the output's tensors.
+func (o *Output) Drop() {
+	torch.Drop(o.Hidden...)
+	torch.Drop(o.Pooled)
+	o.Hidden, o.Last, o.Pooled = nil, nil, nil
+}
+
+// Forward runs the encoder. With train, dropout is on.
+func (m *Model) Forward(in Input, train bool) (*Output, error) {
+	if err := m.checkInput(in); err != nil {
+		return nil, err
+	}
+	out := &Output{}
+	err := torch.Catch("forward", func() error {
+		maskAdd := extendedMask(in.Mask)
+		defer maskAdd.MustDrop()
+		x := m.emb.forward(in.IDs, in.TypeIDs, train)
+		out.Hidden = append(out.Hidden, x)
+		for _, l := range m.layers {
+			x = l.forward(x, maskAdd, train)
+			out.Hidden = append(out.Hidden, x)
+		}
+		out.Last = x
+		if m.pooler != nil {
+			first := x.MustSelect(1, 0, false)
+			out.Pooled = m.pooler.forward(first).MustTanh(true)
+			first.MustDrop()
+		}
+		return nil
+	})
+	if err != nil {
+		out.Drop()
+		return nil, err
+	}
+	return out, nil
+}
+
+// lowest is torch.finfo(float32).min, HuggingFace's value for masked attention scores.
+const lowest = -3.4028234663852886e38
+
+// extendedMask turns a 1/0 mask [B,T] into additive scores [B,1,1,T]: 0 at real tokens, lowest at padding.
+func extendedMask(mask *ts.Tensor) *ts.Tensor {
+	m := mask.MustTotype(gotch.Float, false).MustUnsqueeze(1, true).MustUnsqueeze(2, true)
+	return m.MustMulScalar(ts.FloatScalar(-1), true).MustAddScalar(ts.FloatScalar(1), true).MustMulScalar(ts.FloatScalar(lowest), true)
+}
+
+func (m *Model) checkInput(in Input) error {
+	if in.IDs == nil || in.Mask == nil {
+		return fmt.Errorf("forward: input ids and attention mask are required")
+	}
+	size, err := in.IDs.Size()
+	if err != nil {
+		return fmt.Errorf("forward: %w", err)
+	}
+	if len(size) != 2 {
+		return fmt.Errorf("forward: input ids must be [batch, length], got shape %v", size)
+	}
+	if in.IDs.DType() != gotch.Int64 {
+		return fmt.Errorf("forward: input ids must be int64, got %v", in.IDs.DType())
+	}
+	for name, t := range map[string]*ts.Tensor{"attention mask": in.Mask, "token type ids": in.TypeIDs} {
+		if t == nil {
+			continue
+		}
+		if s := t.MustSize(); len(s) != 2 || s[0] != size[0] || s[1] != size[1] {
+			return fmt.Errorf("forward: %s has shape %v, input ids %v", name, s, size)
+		}
+	}
+	if size[1] > m.Config.MaxSequence() {
+		return fmt.Errorf("forward: sequence length %d exceeds the model's %d positions", size[1], m.Config.MaxSequence())
+	}
+	if in.IDs.MustDevice() == gotch.CPU && size[0]*size[1] > 0 {
+		lo, hi := minMax(in.IDs)
+		if lo < 0 || hi >= m.Config.VocabSize {
+			return fmt.Errorf("forward: token id %d outside the vocabulary of %d", map[bool]int64{true: lo, false: hi}[lo < 0], m.Config.VocabSize)
+		}
+		if in.TypeIDs != nil && m.emb.tokType != nil {
+			if lo, hi := minMax(in.TypeIDs); lo < 0 || hi >= m.Config.TypeVocabSize {
+				return fmt.Errorf("forward: token type ids span [%d, %d], the model has %d types", lo, hi, m.Config.TypeVocabSize)
+			}
+		}
+	}
+	return nil
+}
+
+func minMax(x *ts.Tensor) (int64, int64) {
+	lo, hi := x.MustMin(false), x.MustMax(false)
+	defer torch.Drop(lo, hi)
+	return lo.Int64Values()[0], hi.Int64Values()[0]
+}

@@ -1,0 +1,140 @@
+package models
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/shared"
+	"convrep/models/safetensors"
+)
+
+// parityTol is the largest absolute difference from HuggingFace's outputs the encoders may have in fp32.
+const parityTol = 1e-4
+
+// Each case loads a fixture checkpoint in one of its formats and compares every output HuggingFace
+// transformers 4.29 computed for the same batch (../shared/fixtures/README.md §4).
+var parityCases = []struct {
+	model, weights string
+}{
+	{"tiny-bert", "model.safetensors"},
+	{"tiny-bert", "pytorch_model.bin"},
+	{"tiny-bert", "pytorch_model.legacy.bin"},
+	{"tiny-roberta", "model.safetensors"},
+	{"tiny-roberta", "pytorch_model.bin"},
+	{"tiny-distilbert", "model.safetensors"},
+	{"tiny-distilbert", "pytorch_model.bin"},
+}
+
+func TestParityWithHuggingFace(t *testing.T) {
+	for _, tc := range parityCases {
+		t.Run(tc.model+"/"+tc.weights, func(t *testing.T) {
+			dir := shared.MustPath(t, "fixtures", tc.model)
+			m, err := Load(dir, LoadOptions{WeightsFile: filepath.Join(dir, tc.weights), Device: gotch.CPU})
+			if err != nil {
+				t.Fatal(err)
+			}
+			exp := readExpected(t, filepath.Join(dir, "expected.safetensors"))
+			in := Input{IDs: exp.tensor(t, "input_ids"), Mask: exp.tensor(t, "attention_mask")}
+			if m.Config.Arch == BERT {
+				in.TypeIDs = exp.tensor(t, "token_type_ids")
+			}
+			out, err := m.Forward(in, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			worst := 0.0
+			check := func(name string, got *ts.Tensor) {
+				t.Helper()
+				d := exp.maxDiff(t, name, got)
+				worst = math.Max(worst, d)
+				if d > parityTol {
+					t.Errorf("%s differs from HuggingFace by %.3g (tolerance %g)", name, d, parityTol)
+				}
+			}
+			for i, h := range out.Hidden {
+				check("hidden_states."+string(rune('0'+i)), h)
+			}
+			check("last_hidden_state", out.Last)
+			if m.Config.Arch == BERT {
+				check("pooler_output", out.Pooled)
+				nsp, err := m.NSPLogits(out.Pooled)
+				if err != nil {
+					t.Fatal(err)
+				}
+				check("nsp_logits", nsp)
+			}
+			mean, err := Pool(Mean, out.Last, in.Mask)
+			if err != nil {
+				t.Fatal(err)
+			}
+			check("mean_pooled", mean)
+
+			logits, err := m.MLMLogits(out.Last)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pos := exp.tensor(t, "mlm_logits_positions")
+			check("mlm_logits_at_positions", logits.MustIndexSelect(1, pos, false))
+			check("mlm_logsumexp", logits.MustTotype(gotch.Double, false).MustLogsumexp([]int64{-1}, false, true))
+			argmax := logits.MustArgmax([]int64{-1}, false, false).Int64Values()
+			want := exp.tensor(t, "mlm_argmax").Int64Values()
+			for i := range want {
+				if argmax[i] != want[i] {
+					t.Errorf("MLM argmax at flat position %d: got %d, HuggingFace %d", i, argmax[i], want[i])
+				}
+			}
+			t.Logf("largest difference from HuggingFace: %.3g", worst)
+		})
+	}
+}
+
+type expected map[string]safetensors.Tensor
+
+func readExpected(t *testing.T, path string) expected {
+	t.Helper()
+	f, err := safetensors.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := expected{}
+	for _, x := range f.Tensors {
+		e[x.Name] = x
+	}
+	return e
+}
+
+func (e expected) tensor(t *testing.T, name string) *ts.Tensor {
+	t.Helper()
+	x, ok := e[name]
+	if !ok {
+		t.Fatalf("expected.safetensors has no %s", name)
+	}
+	y, err := toTensor(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return y
+}
+
+// maxDiff is the largest absolute difference between got and the stored tensor, whose shapes must agree.
+func (e expected) maxDiff(t *testing.T, name string, got *ts.Tensor) float64 {
+	t.Helper()
+	want := e.tensor(t, name)
+	if !sameShape(want.MustSize(), got.MustSize()) {
+		t.Fatalf("%s: shape %v, HuggingFace %v", name, got.MustSize(), want.MustSize())
+	}
+	g, w := got.Float64Values(), want.Float64Values()
+	worst := 0.0
+	for i := range w {
+		d := math.Abs(g[i] - w[i])
+		if math.IsNaN(d) {
+			return math.Inf(1)
+		}
+		worst = math.Max(worst, d)
+	}
+	return worst
+}
