@@ -3,20 +3,22 @@ module convrep
 go 1.26.8
 
 require (
-	github.com/BurntSushi/toml v1.6.0 // indirect
+	github.com/schollz/progressbar/v3 v3.19.1
+	github.com/sugarme/gotch v0.9.1
+	github.com/sugarme/tokenizer v0.3.0
+	go.uber.org/zap v1.28.0
+	golang.org/x/text v0.25.0
+)
+
+require (
 	github.com/emirpasic/gods v1.18.1 // indirect
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
 	github.com/schollz/progressbar/v2 v2.15.0 // indirect
-	github.com/schollz/progressbar/v3 v3.19.1 // indirect
-	github.com/sugarme/gotch v0.9.1 // indirect
 	github.com/sugarme/regexpset v0.0.0-20200920021344-4d4ec8eaf93c // indirect
-	github.com/sugarme/tokenizer v0.3.0 // indirect
 	go.uber.org/multierr v1.10.0 // indirect
-	go.uber.org/zap v1.28.0 // indirect
 	golang.org/x/sys v0.46.0 // indirect
 	golang.org/x/term v0.44.0 // indirect
-	golang.org/x/text v0.25.0 // indirect
 )
 
 // third_party/gotch is gotch v0.9.1 patched for the libtorch found on this machine;

@@ -153,7 +153,12 @@ func panicInsteadOfExit(dir string) error {
 			if err != nil {
 				return err
 			}
-			s := strings.NewReplacer("log.Fatalf(", "log.Panicf(", "log.Fatalln(", "log.Panicln(", "log.Fatal(", "log.Panic(").Replace(string(b))
+			// panic(err) rather than log.Panic(err): the caller reports the error, nothing needs printing.
+			s := strings.NewReplacer("log.Fatal(err)", "panic(err)", "log.Fatalf(", "log.Panicf(", "log.Fatalln(", "log.Panicln(", "log.Fatal(", "log.Panic(").Replace(string(b))
+			if !strings.Contains(s, "log.") {
+				s = strings.Replace(s, "\n  \"log\"\n", "\n", 1)
+				s = strings.Replace(s, "\n\t\"log\"\n", "\n", 1)
+			}
 			if err := os.WriteFile(f, []byte(s), 0o644); err != nil {
 				return err
 			}

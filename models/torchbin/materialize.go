@@ -126,7 +126,7 @@ func (v view) copy(data []byte, elem int, sole bool) []byte {
 	e := int64(elem)
 	if v.contiguous() {
 		b := data[v.offset*e : (v.offset+count)*e]
-		if true {
+		if sole && int64(len(b)) == int64(len(data)) {
 			return b
 		}
 		return slices.Clone(b)

@@ -1,0 +1,154 @@
+package models
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/nn"
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+)
+
+// benchShapes are the encoder sizes benchmarked: the small BERT that trains on CPU here, and BERT-base.
+var benchShapes = []struct {
+	name                       string
+	layers, hidden, heads, ffn int64
+	batch, seq                 int64
+}{
+	{"L4-H256-B64-T32", 4, 256, 4, 1024, 64, 32},
+	{"L12-H768-B8-T128", 12, 768, 12, 3072, 8, 128},
+}
+
+func benchModel(tb testing.TB, vocab, layers, hidden, heads, ffn int64) *Model {
+	tb.Helper()
+	if err := torch.ManualSeed(1); err != nil {
+		tb.Fatal(err)
+	}
+	c := &Config{Arch: BERT, VocabSize: vocab, HiddenSize: hidden, NumLayers: layers, NumHeads: heads,
+		IntermediateSize: ffn, HiddenAct: "gelu", HiddenDropout: 0.1, AttentionDropout: 0.1, MaxPositions: 512,
+		TypeVocabSize: 2, LayerNormEps: 1e-12, InitializerRange: 0.02, TieWordEmbeddings: true}
+	m, err := New(c, Heads{}, gotch.CPU)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}
+
+func randomInput(batch, seq int64) Input {
+	ids := ts.MustRandintLow(1000, 2000, []int64{batch, seq}, gotch.Int64, gotch.CPU)
+	return Input{IDs: ids, Mask: ts.MustOnes([]int64{batch, seq}, gotch.Int64, gotch.CPU)}
+}
+
+// BenchmarkEncoderForward times inference (no grad, dropout off) and reports tokens per second.
+func BenchmarkEncoderForward(b *testing.B) {
+	for _, s := range benchShapes {
+		b.Run(s.name, func(b *testing.B) {
+			m := benchModel(b, 30522, s.layers, s.hidden, s.heads, s.ffn)
+			in := randomInput(s.batch, s.seq)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				err := torch.NoGrad(func() error {
+					out, err := m.Forward(in, false)
+					if err == nil {
+						out.Drop()
+					}
+					return err
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(s.batch*s.seq)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+		})
+	}
+}
+
+// BenchmarkEncoderTrainStep times forward, backward and an Adam step with dropout on.
+func BenchmarkEncoderTrainStep(b *testing.B) {
+	for _, s := range benchShapes {
+		b.Run(s.name, func(b *testing.B) {
+			m := benchModel(b, 30522, s.layers, s.hidden, s.heads, s.ffn)
+			opt, err := nn.DefaultAdamConfig().Build(m.VS, 1e-4)
+			if err != nil {
+				b.Fatal(err)
+			}
+			in := randomInput(s.batch, s.seq)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := trainStep(m, opt, in); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(s.batch*s.seq)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+		})
+	}
+}
+
+func trainStep(m *Model, opt *nn.Optimizer, in Input) error {
+	return torch.Catch("train step", func() error {
+		out, err := m.Forward(in, true)
+		if err != nil {
+			return err
+		}
+		loss := out.Last.MustSquare(false).MustMean(gotch.Float, true)
+		defer loss.MustDrop()
+		defer out.Drop()
+		if err := opt.ZeroGrad(); err != nil {
+			return err
+		}
+		if err := loss.Backward(); err != nil {
+			return err
+		}
+		return opt.Step()
+	})
+}
+
+// Resident memory must stay flat over hundreds of training steps: gotch leaked a tensor handle per in-place
+// op and the output buffer of every op before cmd/setup's patches, and intermediates are dropped as they go.
+func TestTrainingMemoryIsFlat(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	m := benchModel(t, 2000, 2, 128, 4, 512)
+	opt, err := nn.DefaultAdamConfig().Build(m.VS, 1e-4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := randomInput(16, 32)
+	const steps = 500
+	var warm int64
+	for i := 1; i <= steps; i++ {
+		if err := trainStep(m, opt, in); err != nil {
+			t.Fatal(err)
+		}
+		if i%100 == 0 {
+			rss := residentBytes(t)
+			t.Logf("step %d: resident %.1f MiB", i, float64(rss)/(1<<20))
+			if i == 100 {
+				warm = rss
+			}
+		}
+	}
+	// A per-step leak of even one activation (16·32·128 floats = 256 KiB) would add 100 MiB over 400 steps.
+	if growth := residentBytes(t) - warm; growth > 32<<20 {
+		t.Fatalf("resident memory grew by %.1f MiB between step 100 and step %d", float64(growth)/(1<<20), steps)
+	}
+}
+
+func residentBytes(t testing.TB) int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b))
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		t.Fatal(fmt.Errorf("statm: %w", err))
+	}
+	return pages * int64(os.Getpagesize())
+}
