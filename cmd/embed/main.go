@@ -1,0 +1,116 @@
+// Command embed writes one embedding per input text with a convrep or HuggingFace model.
+//
+//	go run ./cmd/embed --model DIR_OR_NAME --pooling mean|cls --max-length N --input texts.txt|texts.jsonl --output out.jsonl
+//
+// A .txt input holds one text per line; a .jsonl input one JSON object per line, whose "text" field is
+// embedded. The output holds one JSON object per input, in input order: {"text": ..., "embedding": [...]}.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"runtime"
+	"strings"
+	"syscall"
+
+	"go.uber.org/zap"
+
+	"convrep/internal/logging"
+	"convrep/internal/torch"
+	"convrep/models"
+	"convrep/models/hub"
+	"convrep/tokenizers"
+)
+
+type options struct {
+	model, pooling, input, output, device, truncation string
+	maxLength, batchSize, threads                     int
+}
+
+func main() {
+	var o options
+	fs := flag.NewFlagSet("embed", flag.ContinueOnError)
+	fs.StringVar(&o.model, "model", "", "model folder, or a hub name (bert-base-uncased, org/name) found in the HuggingFace cache or downloaded into it (required)")
+	fs.StringVar(&o.pooling, "pooling", "mean", "how token states become one vector: mean (over real tokens) or cls")
+	fs.IntVar(&o.maxLength, "max-length", 0, "longest input in tokens, special tokens included; 0 = the model's limit")
+	fs.StringVar(&o.truncation, "truncation", "right", "which end of a too-long text is cut: right, or left (keeps a dialogue's latest turns)")
+	fs.StringVar(&o.input, "input", "", "texts to embed: .txt (one per line) or .jsonl (a \"text\" field per line) (required)")
+	fs.StringVar(&o.output, "output", "", "where to write the embeddings as JSON lines (required); written atomically")
+	fs.IntVar(&o.batchSize, "batch-size", 64, "texts per forward pass")
+	fs.StringVar(&o.device, "device", "cpu", "cpu, cuda or cuda:N")
+	fs.IntVar(&o.threads, "threads", 0, "libtorch intra-op threads; 0 = libtorch's default")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: embed --model DIR_OR_NAME --input FILE --output FILE [flags]\n\n"+
+			"Writes one JSON object per input text, {\"text\": ..., \"embedding\": [...]}, in input order.\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(os.Args[1:]); err != nil {
+		os.Exit(2)
+	}
+	log := logging.New()
+	defer log.Sync()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, o, log); err != nil {
+		log.Error("embed failed", zap.Error(err))
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, o options, log *zap.Logger) error {
+	for flagName, v := range map[string]string{"--model": o.model, "--input": o.input, "--output": o.output} {
+		if v == "" {
+			return fmt.Errorf("%s is required (see --help)", flagName)
+		}
+	}
+	pooling, err := models.ParsePooling(o.pooling)
+	if err != nil {
+		return err
+	}
+	trunc, err := parseTruncation(o.truncation)
+	if err != nil {
+		return err
+	}
+	if o.batchSize < 1 {
+		return fmt.Errorf("--batch-size must be at least 1, got %d", o.batchSize)
+	}
+	dev, err := torch.ParseDevice(o.device)
+	if err != nil {
+		return err
+	}
+	if o.threads > 0 {
+		if err := torch.SetNumThreads(o.threads); err != nil {
+			return err
+		}
+	}
+	texts, err := readTexts(o.input)
+	if err != nil {
+		return err
+	}
+	runtime.LockOSThread() // libtorch's grad mode is per thread
+	hubOpt := hub.OptionsFromEnv()
+	m, dir, err := models.LoadPretrained(ctx, o.model, hubOpt, models.LoadOptions{Heads: &models.Heads{}, Device: dev, Logger: log})
+	if err != nil {
+		return err
+	}
+	tok, err := tokenizers.Load(dir)
+	if err != nil {
+		return err
+	}
+	e := &models.Embedder{Model: m, Tokenizer: tok, Pooling: pooling, MaxLength: o.maxLength, Truncation: trunc}
+	log.Info("embedding", zap.Int("texts", len(texts)), zap.String("model", dir), zap.String("pooling", string(pooling)))
+	return writeEmbeddings(ctx, o.output, texts, e, o.batchSize)
+}
+
+func parseTruncation(s string) (tokenizers.Truncation, error) {
+	switch strings.ToLower(s) {
+	case "right":
+		return tokenizers.TruncateRight, nil
+	case "left":
+		return tokenizers.TruncateLeft, nil
+	}
+	return 0, fmt.Errorf("--truncation %q is not right or left", s)
+}
