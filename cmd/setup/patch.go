@@ -54,10 +54,11 @@ func cgoFlags(lt *libtorch) (cppflags, cxxflags, ldflags string) {
 	return cppflags, cxxflags, ldflags
 }
 
-// cgoHeader is the comment block of a cgo file carrying the flags above.
-func cgoHeader(lt *libtorch, extraCXX string) string {
+// cgoHeader is the comment block of a cgo file carrying the flags above; extraCPP goes to C and C++ alike
+// (cgo compiles the preambles of Go files as C, with CPPFLAGS and CFLAGS only).
+func cgoHeader(lt *libtorch, extraCPP string) string {
 	cpp, cxx, ld := cgoFlags(lt)
-	return fmt.Sprintf("// #cgo CPPFLAGS: %s\n// #cgo CXXFLAGS: %s%s\n// #cgo LDFLAGS: %s\n", cpp, cxx, extraCXX, ld)
+	return fmt.Sprintf("// #cgo CPPFLAGS: %s%s\n// #cgo CXXFLAGS: %s\n// #cgo LDFLAGS: %s\n", cpp, extraCPP, cxx, ld)
 }
 
 // patchGo rewrites gotch's link flags for this libtorch and fixes two memory faults of its generated Go code.

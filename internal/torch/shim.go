@@ -44,3 +44,26 @@ func SetNumThreads(n int) error {
 
 // NumThreads is the size of libtorch's intra-op thread pool.
 func NumThreads() int { return int(C.convrep_get_num_threads()) }
+
+// CPURNGState is the default CPU generator's state, as torch.get_rng_state returns it. With SetCPURNGState it
+// lets a resumed run draw the same dropout masks and initialisations as an uninterrupted one.
+func CPURNGState() ([]byte, error) {
+	var data *C.uint8_t
+	var n C.int64_t
+	if err := takeError(C.convrep_get_cpu_rng_state(&data, &n)); err != nil {
+		return nil, fmt.Errorf("read CPU RNG state: %w", err)
+	}
+	defer C.free(unsafe.Pointer(data))
+	return C.GoBytes(unsafe.Pointer(data), C.int(n)), nil
+}
+
+// SetCPURNGState restores a state CPURNGState returned.
+func SetCPURNGState(state []byte) error {
+	if len(state) == 0 {
+		return fmt.Errorf("restore CPU RNG state: empty state")
+	}
+	if err := takeError(C.convrep_set_cpu_rng_state((*C.uint8_t)(unsafe.Pointer(&state[0])), C.int64_t(len(state)))); err != nil {
+		return fmt.Errorf("restore CPU RNG state: %w", err)
+	}
+	return nil
+}

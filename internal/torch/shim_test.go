@@ -47,3 +47,31 @@ func TestSetNumThreads(t *testing.T) {
 		t.Fatal("SetNumThreads(0) gave no error")
 	}
 }
+
+func TestCPURNGStateRestoresDraws(t *testing.T) {
+	if err := ManualSeed(3); err != nil {
+		t.Fatal(err)
+	}
+	state, err := CPURNGState()
+	if err != nil {
+		t.Fatal(err)
+	}
+	draw := func() []float64 {
+		x := ts.MustRand([]int64{6}, gotch.Float, gotch.CPU)
+		defer x.MustDrop()
+		return x.Float64Values()
+	}
+	a := draw()
+	if err := SetCPURNGState(state); err != nil {
+		t.Fatal(err)
+	}
+	b := draw()
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("draw %d after restoring the state: %v, first time %v", i, b[i], a[i])
+		}
+	}
+	if err := SetCPURNGState([]byte{1, 2, 3}); err == nil {
+		t.Fatal("a 3-byte state was accepted")
+	}
+}

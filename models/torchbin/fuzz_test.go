@@ -3,8 +3,6 @@ package torchbin
 import (
 	"archive/zip"
 	"bytes"
-	"fmt"
-	"time"
 	"io"
 	"path/filepath"
 	"testing"
@@ -52,8 +50,6 @@ func FuzzReadPickle(f *testing.F) {
 	storages := [][]byte{make([]byte, 24), make([]byte, 8), make([]byte, 64)}
 	f.Fuzz(func(t *testing.T, pkl []byte) {
 		z := checkpoint(t, pkl, storages...)
-		tm := time.AfterFunc(time.Second, func() { panic(fmt.Sprintf("slow input %q", pkl)) })
-		defer tm.Stop()
 		ts, err := read(bytes.NewReader(z), int64(len(z)))
 		if err != nil {
 			return

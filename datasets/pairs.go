@@ -1,0 +1,203 @@
+package datasets
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+)
+
+// Pair is one positive pair for contrastive pretraining (DSE, Zhou et al.
+// 2022): Query is the anchor side, Response its positive. Dialogue is the
+// ID of the dialogue both came from, Corpus its corpus.
+type Pair struct {
+	Query    string
+	Response string
+	Dialogue string
+	Corpus   string
+}
+
+// The pair constructions of the DSE paper.
+const (
+	// VariantDSE pairs each utterance with the next one (§3.1, Figure 2).
+	VariantDSE = "dse"
+	// VariantDSE21 pairs two consecutive utterances joined by Sep with the
+	// utterance after them: (u1 [SEP] u2, u3) (§4.4).
+	VariantDSE21 = "dse2-1"
+	// VariantDSE31 is VariantDSE21 with three utterances in the query.
+	VariantDSE31 = "dse3-1"
+	// VariantDSE123 is the union of the dse, dse2-1 and dse3-1 pairs.
+	VariantDSE123 = "dse123-1"
+	// VariantDropout pairs every distinct utterance with itself; the two
+	// views differ only by the encoder's dropout (DSE-dropout, the
+	// SimCSE-unsup construction on dialogue text).
+	VariantDropout = "dropout"
+)
+
+// DefaultSep joins the utterances of a multi-utterance query. Use
+// SepFor to get the separator of another tokenizer (RoBERTa's "</s>").
+const DefaultSep = " [SEP] "
+
+// PaperMinWords is the paper's filter: utterances of at most 3 words are
+// dropped (Appendix A.1).
+const PaperMinWords = 3
+
+// PairOptions choose how DSEPairs builds pairs.
+type PairOptions struct {
+	// Variant is one of the Variant* names; "" means VariantDSE.
+	Variant string
+	// MinWords drops every pair that holds an utterance of at most MinWords
+	// whitespace-separated words (PaperMinWords in the paper). With 0, only
+	// empty utterances are dropped.
+	MinWords int
+	// Sep joins the utterances of a multi-utterance query; "" means
+	// DefaultSep. It should hold the tokenizer's own separator token so
+	// that it is encoded as that special token (see SepFor).
+	Sep string
+	// BothDirections also emits (u_{i+1}, u_i) after every single-utterance
+	// pair (u_i, u_{i+1}). The paper does not: Figure 2 lists only forward
+	// pairs, and Appendix A.1's 892,835 pairs are fewer than the 1,287,445
+	// forward pairs of its 1,388,152 utterances in 100,707 dialogues, so
+	// there is no room for a reverse copy. Its loss (eq. 3) already takes
+	// each side of a pair as the anchor, which makes the reverse pair a
+	// duplicate: same loss, and a false negative if both share a batch.
+	BothDirections bool
+}
+
+// variantWindows maps a variant to the query lengths (in utterances) it uses.
+var variantWindows = map[string][]int{
+	VariantDSE:    {1},
+	VariantDSE21:  {2},
+	VariantDSE31:  {3},
+	VariantDSE123: {1, 2, 3},
+}
+
+// Normalized returns the options with their defaults filled in, so two
+// spellings of the same setting build, and cache, the same pairs.
+func (o PairOptions) Normalized() PairOptions {
+	if o.Variant == "" {
+		o.Variant = VariantDSE
+	}
+	if o.Sep == "" {
+		o.Sep = DefaultSep
+	}
+	if o.MinWords < 0 {
+		o.MinWords = -1 // every negative value keeps empty utterances alike
+	}
+	return o
+}
+
+// Validate reports an unknown variant.
+func (o PairOptions) Validate() error {
+	o = o.Normalized()
+	if _, ok := variantWindows[o.Variant]; !ok && o.Variant != VariantDropout {
+		return fmt.Errorf("pair options: unknown variant %q (want %s, %s, %s, %s or %s)", o.Variant,
+			VariantDSE, VariantDSE21, VariantDSE31, VariantDSE123, VariantDropout)
+	}
+	return nil
+}
+
+// SepFor returns the query separator for a tokenizer whose sep_token is
+// sep: " [SEP] " for BERT and DistilBERT, " </s> " for RoBERTa.
+func SepFor(sep string) string { return " " + sep + " " }
+
+// DSEPairs builds the positive pairs of opt.Variant from the dialogues.
+//
+// Pairs come in a fixed order: dialogue by dialogue as given; within one,
+// for dse123-1 the 1-1 pairs, then 2-1, then 3-1; within those by the
+// position of the response. Shuffle or Order them for training.
+//
+// Choices the paper leaves open:
+//   - Utterances are the turns as given, trimmed of surrounding space
+//     (footnote 1 calls all sentences of one turn an utterance; merging
+//     turns is the corpus reader's business).
+//   - The word filter of Appendix A.1 applies to every utterance of a pair,
+//     those joined into a query included; a dropped utterance breaks the
+//     chain, so its neighbours are not paired with each other (they are not
+//     consecutive).
+//   - A k-1 query is (u_i Sep … Sep u_{i+k-1}) and its response u_{i+k},
+//     forward only (§4.4); BothDirections reverses 1-1 pairs only.
+//   - dropout keeps each distinct utterance text once over all dialogues
+//     (A.1 counts 879,185 "unique sentences"); Dialogue and Corpus are
+//     those of its first occurrence.
+func DSEPairs(ds []Dialogue, opt PairOptions) ([]Pair, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
+	opt = opt.Normalized()
+	if opt.Variant == VariantDropout {
+		return dropoutPairs(ds, opt.MinWords), nil
+	}
+	windows := variantWindows[opt.Variant]
+	var out []Pair
+	for _, d := range ds {
+		utts, ok := utterances(d, opt.MinWords)
+		for _, k := range windows {
+			out = appendWindowPairs(out, d, utts, ok, k, opt)
+		}
+	}
+	return out, nil
+}
+
+// utterances returns the trimmed turn texts and whether each passes the
+// word filter.
+func utterances(d Dialogue, minWords int) ([]string, []bool) {
+	utts := make([]string, len(d.Turns))
+	ok := make([]bool, len(d.Turns))
+	for i, t := range d.Turns {
+		utts[i] = strings.TrimSpace(t.Text)
+		ok[i] = wordCount(utts[i]) > minWords
+	}
+	return utts, ok
+}
+
+// appendWindowPairs adds the k-1 pairs of one dialogue.
+func appendWindowPairs(out []Pair, d Dialogue, utts []string, ok []bool, k int, opt PairOptions) []Pair {
+	run := 0 // consecutive utterances that passed the filter, ending at r-1
+	for r := range utts {
+		if run >= k && ok[r] {
+			q := strings.Join(utts[r-k:r], opt.Sep)
+			out = append(out, Pair{Query: q, Response: utts[r], Dialogue: d.ID, Corpus: d.Corpus})
+			if k == 1 && opt.BothDirections {
+				out = append(out, Pair{Query: utts[r], Response: q, Dialogue: d.ID, Corpus: d.Corpus})
+			}
+		}
+		if ok[r] {
+			run++
+		} else {
+			run = 0
+		}
+	}
+	return out
+}
+
+// dropoutPairs pairs each distinct utterance with itself.
+func dropoutPairs(ds []Dialogue, minWords int) []Pair {
+	seen := map[string]bool{}
+	var out []Pair
+	for _, d := range ds {
+		for _, t := range d.Turns {
+			u := strings.TrimSpace(t.Text)
+			if seen[u] || wordCount(u) <= minWords {
+				continue
+			}
+			seen[u] = true
+			out = append(out, Pair{Query: u, Response: u, Dialogue: d.ID, Corpus: d.Corpus})
+		}
+	}
+	return out
+}
+
+// wordCount counts whitespace-separated words as len(strings.Fields(s))
+// would, without allocating.
+func wordCount(s string) int {
+	n := 0
+	in := false
+	for _, r := range s {
+		space := unicode.IsSpace(r)
+		if !space && !in {
+			n++
+		}
+		in = !space
+	}
+	return n
+}
