@@ -12,11 +12,10 @@ test: setup
 	$(GO) vet ./...
 	$(GO) test -timeout 20m ./...
 
-# Until training lands, the demo embeds sample dialogue turns with the tiny fixture BERT.
+# The demo trains DSE on a small randomly initialised BERT over the shared corpora (a few minutes on CPU).
 demo: setup
-	$(GO) run ./cmd/embed --model $(SHARED)/fixtures/tiny-bert --pooling mean --max-length 32 \
-		--input cmd/embed/testdata/sample_turns.txt --output runs/demo/embeddings.jsonl
-	@echo "embeddings written to runs/demo/embeddings.jsonl"
+	$(GO) run ./cmd/train experiments/dse_small_cpu.toml
+	@echo "model: runs/dse_small_cpu/model  metrics: runs/dse_small_cpu/metrics.jsonl  loss curve: runs/dse_small_cpu/loss.png"
 
 bench: setup
 	$(GO) test -run XXX -bench . -benchtime 20x ./models

@@ -201,7 +201,7 @@ func (m *Model) assign(file string, sd map[string]safetensors.Tensor, fresh map[
 				if !ok {
 					continue
 				}
-				src, err := toTensor(t)
+				src, err := torch.FromSafetensor(t)
 				if err != nil {
 					return fmt.Errorf("%s: %w", file, err)
 				}

@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/nn"
@@ -41,6 +42,10 @@ func New(c *Config, h Heads, dev gotch.Device) (*Model, error) {
 	if c.Arch != BERT && h.NSP {
 		return nil, fmt.Errorf("%s has no next-sentence head", c.Arch)
 	}
+	// gotch's initialisers switch grad mode off and on around each draw; grad mode is per OS thread, so
+	// building on one thread keeps a migrating goroutine from leaving some thread with grad off.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	m := &Model{Config: c, Heads: h, VS: nn.NewVarStore(dev), params: map[string]*ts.Tensor{}}
 	err := torch.Catch("build "+string(c.Arch), func() error {
 		p := &params{root: m.VS.Root(), byName: m.params, std: c.InitializerRange}

@@ -9,6 +9,7 @@ import (
 	"github.com/sugarme/gotch/ts"
 
 	"convrep/internal/shared"
+	"convrep/internal/torch"
 	"convrep/models/safetensors"
 )
 
@@ -113,7 +114,7 @@ func (e expected) tensor(t *testing.T, name string) *ts.Tensor {
 	if !ok {
 		t.Fatalf("expected.safetensors has no %s", name)
 	}
-	y, err := toTensor(x)
+	y, err := torch.FromSafetensor(x)
 	if err != nil {
 		t.Fatal(err)
 	}

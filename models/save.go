@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"convrep/internal/torch"
 	"convrep/models/safetensors"
 )
 
@@ -23,7 +24,7 @@ func (m *Model) Save(dir string) error {
 	sort.Strings(names)
 	tensors := make([]safetensors.Tensor, 0, len(names)+1)
 	for _, name := range names {
-		t, err := fromTensor(name, m.params[name])
+		t, err := torch.ToSafetensor(name, m.params[name])
 		if err != nil {
 			return fmt.Errorf("save model: %w", err)
 		}

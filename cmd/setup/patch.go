@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"io/fs"
@@ -72,6 +73,9 @@ func patchGo(dir string, lt *libtorch) error {
 		return err
 	}
 	if err := conciseErrors(dir); err != nil {
+		return err
+	}
+	if err := fixIntReads(dir); err != nil {
 		return err
 	}
 	for _, name := range []string{"ts/tensor-generated.go", "ts/tensor.go", "ts/patch.go"} {
@@ -189,3 +193,39 @@ func conciseErrors(dir string) error {
 	}
 	return os.WriteFile(path, []byte(s), 0o644)
 }
+
+// fixIntReads converts C ints returned by libtorch with int(x). gotch reads them as *(*int)(&x), eight bytes
+// from a four-byte C int: at_grad_set_enabled's previous mode came back as garbage, so restoring it could
+// leave autograd off, and at_device's index was wrong.
+func fixIntReads(dir string) error {
+	files, err := filepath.Glob(filepath.Join(dir, "libtch", "*.go"))
+	if err != nil {
+		return err
+	}
+	fixed := 0
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return err
+		}
+		n := len(intReadRe.FindAllIndex(b, -1))
+		if n == 0 {
+			continue
+		}
+		fixed += n
+		b = intReadRe.ReplaceAll(b, []byte("int($1)"))
+		if !bytes.Contains(b, []byte("unsafe.")) { // the import would now be unused
+			b = bytes.Replace(b, []byte("import (\n\t\"unsafe\"\n)\n"), nil, 1)
+			b = bytes.Replace(b, []byte("\t\"unsafe\"\n"), nil, 1)
+		}
+		if err := os.WriteFile(f, b, 0o644); err != nil {
+			return err
+		}
+	}
+	if fixed == 0 {
+		return fmt.Errorf("%s: no int read found to fix; gotch changed", filepath.Join(dir, "libtch"))
+	}
+	return nil
+}
+
+var intReadRe = regexp.MustCompile(`\*\(\*int\)\(unsafe\.Pointer\(&(\w+)\)\)`)

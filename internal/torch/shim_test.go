@@ -1,6 +1,7 @@
 package torch
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/sugarme/gotch"
@@ -73,5 +74,29 @@ func TestCPURNGStateRestoresDraws(t *testing.T) {
 	}
 	if err := SetCPURNGState([]byte{1, 2, 3}); err == nil {
 		t.Fatal("a 3-byte state was accepted")
+	}
+}
+
+// NoGrad must restore the grad mode it found: gotch once read the previous mode as garbage, which left
+// autograd off after the first NoGrad and silently froze every parameter used later.
+func TestNoGradRestoresGradMode(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if _, err := ts.GradSetEnabled(true); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 3; i++ {
+		if err := NoGrad(func() error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	x := ts.MustOnes([]int64{2}, gotch.Float, gotch.CPU).MustSetRequiresGrad(true, false)
+	y := x.MustMul(x, false)
+	if !y.MustRequiresGrad() {
+		t.Fatal("autograd is off after NoGrad returned")
+	}
+	prev, err := ts.GradSetEnabled(true)
+	if err != nil || !prev {
+		t.Fatalf("GradSetEnabled reported the previous mode as %v (err %v), want true", prev, err)
 	}
 }

@@ -1,0 +1,137 @@
+// Command data reads the pretraining corpora in their upstream layouts and writes them as one JSON-lines
+// file of dialogues, or prints how much text each holds.
+//
+//	go run ./cmd/data convert --data ../shared/data/pretrain --corpora sgd,woz2 --out dialogues.jsonl [--merge-speakers] [--skip-bad]
+//	go run ./cmd/data stats [--data DIR] [--corpora LIST]
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"convrep/datasets"
+	"convrep/internal/logging"
+	"convrep/internal/shared"
+)
+
+// command is one subcommand: its flags are added to fs, and run does the work once they are parsed.
+type command struct {
+	name, summary string
+	setup         func(fs *flag.FlagSet) func(stdout io.Writer, log *zap.Logger) error
+}
+
+var commands = []command{
+	{"convert", "write the corpora as one JSON-lines file of dialogues", setupConvert},
+	{"stats", "print dialogues, turns and words per corpus", setupStats},
+}
+
+func main() {
+	log := logging.New()
+	defer log.Sync()
+	code := run(os.Args[1:], os.Stdout, os.Stderr, log)
+	log.Sync()
+	os.Exit(code)
+}
+
+// run runs the command line args and returns the exit status: 0, 1 for a failure, 2 for a usage error.
+func run(args []string, stdout, stderr io.Writer, log *zap.Logger) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands {
+		if c.name != args[0] {
+			continue
+		}
+		fs := flag.NewFlagSet("data "+c.name, flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		do := c.setup(fs)
+		if err := fs.Parse(args[1:]); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return 0
+			}
+			return 2
+		}
+		if fs.NArg() > 0 {
+			fmt.Fprintf(stderr, "data %s: unexpected arguments %q (see --help)\n", c.name, fs.Args())
+			return 2
+		}
+		if err := do(stdout, log); err != nil {
+			log.Error("data "+c.name+" failed", zap.Error(err))
+			return 1
+		}
+		return 0
+	}
+	fmt.Fprintf(stderr, "data: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return 2
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: data <command> [flags]\n\n"+
+		"Reads the pretraining corpora in their upstream layouts, archives and .json.gz in place:\n  %s\n\ncommands:\n",
+		strings.Join(datasets.Corpora(), ", "))
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nRun 'data <command> --help' for its flags.\n")
+}
+
+// readFlags are the flags both commands share: what to read and how.
+type readFlags struct {
+	data, corpora  string
+	merge, skipBad bool
+}
+
+func (f *readFlags) add(fs *flag.FlagSet) {
+	def, err := shared.Path("data", "pretrain")
+	if err != nil {
+		def = "" // no shared folder beside the repository: --data must be given
+	}
+	fs.StringVar(&f.data, "data", def, "the pretraining data root, one folder per corpus (default: ../shared/data/pretrain beside the repository, or under $CONVREP_SHARED)")
+	fs.StringVar(&f.corpora, "corpora", strings.Join(datasets.Corpora(), ","), "comma-separated corpora to read, in output order")
+	fs.BoolVar(&f.merge, "merge-speakers", false, "join consecutive turns of one speaker with a space")
+	fs.BoolVar(&f.skipBad, "skip-bad", false, "skip malformed records (counted in the log per file) instead of failing")
+}
+
+// read reads the corpora the flags name, each separately so that per-corpus numbers can be kept.
+func (f *readFlags) read(log *zap.Logger) ([]string, [][]datasets.Dialogue, error) {
+	if f.data == "" {
+		return nil, nil, errors.New("--data is required: no ../shared/data/pretrain beside the repository")
+	}
+	if st, err := os.Stat(f.data); err != nil || !st.IsDir() {
+		return nil, nil, fmt.Errorf("--data %s is not a directory", f.data)
+	}
+	var names []string
+	for _, n := range strings.Split(f.corpora, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return nil, nil, errors.New("--corpora names no corpus")
+	}
+	opt := datasets.ReadOptions{SkipBad: f.skipBad, MergeSameSpeaker: f.merge, Logger: log}
+	var per [][]datasets.Dialogue
+	for i, name := range names {
+		if slices.Contains(names[:i], name) {
+			return nil, nil, fmt.Errorf("--corpora lists %s twice", name)
+		}
+		ds, err := datasets.ReadAll(f.data, []string{name}, opt)
+		if err != nil {
+			return nil, nil, err
+		}
+		per = append(per, ds)
+	}
+	return names, per, nil
+}

@@ -1,0 +1,69 @@
+package datasets
+
+import (
+	"fmt"
+
+	"go.uber.org/zap"
+)
+
+// RecordError is a malformed record: the file (or "archive.zip!member") it is in, the record within it
+// ("record 3 (dialogue 1_00003)", "line 17 (session 5)") and what is wrong.
+type RecordError struct {
+	Source string
+	Record string
+	Err    error
+}
+
+func (e *RecordError) Error() string { return fmt.Sprintf("%s: %s: %v", e.Source, e.Record, e.Err) }
+
+func (e *RecordError) Unwrap() error { return e.Err }
+
+// source is one file, or archive member, being parsed: it names the place in errors and counts the records
+// skipped under SkipBad.
+type source struct {
+	corpus  string
+	name    string
+	opt     ReadOptions
+	skipped int
+}
+
+func newSource(corpus, name string, opt ReadOptions) *source {
+	return &source{corpus: corpus, name: name, opt: opt}
+}
+
+// bad reports a malformed record: the error to stop on, or nil when SkipBad counts it instead.
+func (s *source) bad(record string, err error) error {
+	rerr := &RecordError{Source: s.name, Record: record, Err: err}
+	if !s.opt.SkipBad {
+		return rerr
+	}
+	s.skipped++
+	s.opt.logger().Debug("skipped a malformed record", zap.Error(rerr))
+	return nil
+}
+
+// finish logs the skip count of the file, once it has been read.
+func (s *source) finish() {
+	if s.skipped > 0 {
+		s.opt.logger().Warn("skipped malformed records", zap.String("corpus", s.corpus),
+			zap.String("file", s.name), zap.Int("skipped", s.skipped))
+	}
+}
+
+// recordName names record i (0-based, as in the file) with its id when known.
+func recordName(i int, id string) string {
+	if id == "" {
+		return fmt.Sprintf("record %d", i)
+	}
+	return fmt.Sprintf("record %d (dialogue %s)", i, id)
+}
+
+// missing is the problem of a record without a field it needs.
+func missing(field string) error { return fmt.Errorf("missing %s", field) }
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,205 @@
+package objectives
+
+import (
+	"fmt"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+	"convrep/models"
+)
+
+// DSE: "Learning Dialogue Representations from Consecutive Utterances" (Zhou et al., NAACL 2022).
+// Consecutive utterances (x_i, x_i+) of a dialogue are positive pairs (§2, §3.1); each is embedded by mean
+// pooling over the encoder's last layer (§3.1), passed through a contrastive head, a two-layer MLP
+// Linear(d,d) → ReLU → Linear(d,128) without biases (Appendix A.2), L2-normalised, and trained with the
+// hard-negative contrastive loss of Eq. 1-3 (see HardConLoss).
+//
+// Settings ([objective] table): temperature τ (default 0.05, Appendix A.2), mode ("hardneg", the default,
+// or "orig"), head_dim (128). The head's parameters live in the model's VarStore under contrast_head.0 and
+// contrast_head.2 (the indices of DSE's nn.Sequential) in optimiser group 1, so the trainer can give them
+// their own learning rate (Appendix A.2: 3e-4 for the head, 3e-6 for the encoder in group 0). The encoder
+// checkpoint the trainer saves from the model's own parameters does not include the head, as in DSE.
+
+// DSEName is the name DSE registers under.
+const DSEName = "dse"
+
+// DSEBatch is B pairs of consecutive utterances: row i of Query is x_i and row i of Response is x_i+.
+type DSEBatch struct {
+	Query, Response models.Input
+	// PairSimi optionally marks which pairs are positive (int64 [B], 1 = positive); nil means all.
+	// Pairs not marked still serve as negatives.
+	PairSimi *ts.Tensor
+}
+
+// HeadGroup is the optimiser parameter group of DSE's contrastive head.
+const HeadGroup = 1
+
+// A refused registration is reported by New, so the error needs no handling here.
+func init() { Register(DSEName, newDSE) }
+
+type dse struct {
+	model *models.Model
+	head  *contrastHead
+	tau   float64
+	mode  Mode
+}
+
+func newDSE(m *models.Model, s Settings) (Objective, error) {
+	r := s.reader()
+	tau := r.number("temperature", 0.05)
+	modeName := r.text("mode", string(HardNeg))
+	dim := r.integer("head_dim", 128)
+	if err := r.done(); err != nil {
+		return nil, err
+	}
+	mode, err := ParseMode(modeName)
+	if err != nil {
+		return nil, fmt.Errorf("setting mode: %w", err)
+	}
+	if err := checkContrast(tau, mode); err != nil {
+		return nil, fmt.Errorf("setting temperature: %w", err)
+	}
+	if dim <= 0 {
+		return nil, fmt.Errorf("setting head_dim = %d: must be positive", dim)
+	}
+	head, err := newContrastHead(m, "contrast_head", dim, HeadGroup)
+	if err != nil {
+		return nil, err
+	}
+	return &dse{model: m, head: head, tau: tau, mode: mode}, nil
+}
+
+func (d *dse) Name() string { return DSEName }
+
+// Loss takes a DSEBatch (or *DSEBatch). metrics holds pos_cos, the mean cosine of the positive pairs in
+// the head's space.
+func (d *dse) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+	var b DSEBatch
+	switch x := batch.(type) {
+	case DSEBatch:
+		b = x
+	case *DSEBatch:
+		if x == nil {
+			return nil, nil, fmt.Errorf("dse loss: nil batch")
+		}
+		b = *x
+	default:
+		return nil, nil, fmt.Errorf("dse loss: batch is %T, want objectives.DSEBatch", batch)
+	}
+	if m != d.model {
+		return nil, nil, fmt.Errorf("dse loss: called with another model than the one the contrast head was built for")
+	}
+	n, err := pairRows(b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dse loss: %w", err)
+	}
+	e, err := embedPairs(m, b.Query, b.Response, train) // [2B,d]: e_i then e_i+
+	if err != nil {
+		return nil, nil, fmt.Errorf("dse loss: %w", err)
+	}
+	defer e.MustDrop()
+	var loss *ts.Tensor
+	metrics := map[string]float64{}
+	err = torch.Catch("dse loss", func() error {
+		z := d.head.forward(e) // unit vectors, as DSE normalises the head outputs
+		var pos *ts.Tensor
+		loss, pos = contrast(z, n, b.PairSimi, d.tau, d.mode)
+		z.MustDrop()
+		metrics["pos_cos"] = mean(pos) * d.tau
+		pos.MustDrop()
+		return nil
+	})
+	if err != nil {
+		torch.Drop(loss)
+		return nil, nil, err
+	}
+	return loss, metrics, nil
+}
+
+// pairRows checks that both views hold the same number B ≥ 2 of rows and returns B.
+func pairRows(b DSEBatch) (int64, error) {
+	if b.Query.IDs == nil || b.Response.IDs == nil {
+		return 0, fmt.Errorf("both the query and the response view are required")
+	}
+	q, err1 := b.Query.IDs.Size()
+	r, err2 := b.Response.IDs.Size()
+	if err1 != nil || err2 != nil || len(q) != 2 || len(r) != 2 {
+		return 0, fmt.Errorf("input ids must be [batch, length], got %v and %v", q, r)
+	}
+	if q[0] != r[0] {
+		return 0, fmt.Errorf("%d queries but %d responses", q[0], r[0])
+	}
+	if q[0] < 2 {
+		return 0, fmt.Errorf("a batch of %d pairs has no negatives (need at least 2)", q[0])
+	}
+	if b.PairSimi != nil {
+		if s, err := b.PairSimi.Size(); err != nil || len(s) != 1 || s[0] != q[0] {
+			return 0, fmt.Errorf("pairsimi must be [%d], got %v", q[0], s)
+		}
+	}
+	return q[0], nil
+}
+
+// embedPairs mean-pools both views (§3.1) into one [2B,d] tensor. Views padded to the same length run
+// through the encoder as one batch (half the ops); otherwise each runs on its own.
+func embedPairs(m *models.Model, q, r models.Input, train bool) (*ts.Tensor, error) {
+	if q.IDs.MustSize()[1] == r.IDs.MustSize()[1] && (q.TypeIDs == nil) == (r.TypeIDs == nil) {
+		var in models.Input
+		err := torch.Catch("stack the two views", func() error {
+			in.IDs = ts.MustCat([]*ts.Tensor{q.IDs, r.IDs}, 0)
+			if q.Mask != nil && r.Mask != nil {
+				in.Mask = ts.MustCat([]*ts.Tensor{q.Mask, r.Mask}, 0)
+			}
+			if q.TypeIDs != nil {
+				in.TypeIDs = ts.MustCat([]*ts.Tensor{q.TypeIDs, r.TypeIDs}, 0)
+			}
+			return nil
+		})
+		defer torch.Drop(in.IDs, in.Mask, in.TypeIDs)
+		if err != nil {
+			return nil, err
+		}
+		return meanEmbedding(m, in, train)
+	}
+	eq, err := meanEmbedding(m, q, train)
+	if err != nil {
+		return nil, fmt.Errorf("query view: %w", err)
+	}
+	defer eq.MustDrop()
+	er, err := meanEmbedding(m, r, train)
+	if err != nil {
+		return nil, fmt.Errorf("response view: %w", err)
+	}
+	defer er.MustDrop()
+	var e *ts.Tensor
+	err = torch.Catch("stack the two views", func() error {
+		e = ts.MustCat([]*ts.Tensor{eq, er}, 0)
+		return nil
+	})
+	return e, err
+}
+
+func meanEmbedding(m *models.Model, in models.Input, train bool) (*ts.Tensor, error) {
+	out, err := m.Forward(in, train)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Drop()
+	return models.Pool(models.Mean, out.Last, in.Mask)
+}
+
+// mean reads x back and averages it in Go (one copy, no graph).
+func mean(x *ts.Tensor) float64 {
+	n := x.Numel()
+	vals := make([]float64, n)
+	d := x.MustTotype(gotch.Double, false)
+	d.MustCopyData(vals, n)
+	d.MustDrop()
+	s := 0.0
+	for _, v := range vals {
+		s += v
+	}
+	return s / float64(n)
+}

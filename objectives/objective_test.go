@@ -1,0 +1,112 @@
+package objectives
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/models"
+)
+
+type fakeObjective struct{ name string }
+
+func (f fakeObjective) Name() string { return f.name }
+func (f fakeObjective) Loss(*models.Model, any, bool) (*ts.Tensor, map[string]float64, error) {
+	return nil, nil, nil
+}
+
+func fakeFactory(name string) Factory {
+	return func(*models.Model, Settings) (Objective, error) { return fakeObjective{name}, nil }
+}
+
+func TestBuiltinRegistry(t *testing.T) {
+	if !slices.Contains(Names(), DSEName) {
+		t.Fatalf("Names() = %v, want it to hold %q", Names(), DSEName)
+	}
+	if !slices.IsSorted(Names()) {
+		t.Fatalf("Names() = %v, not sorted", Names())
+	}
+	if _, err := New("no-such-objective", &models.Model{}, nil); err == nil || !strings.Contains(err.Error(), "known: ") || !strings.Contains(err.Error(), DSEName) {
+		t.Fatalf("unknown name: got %v, want an error listing the known objectives", err)
+	}
+	if _, err := New(DSEName, nil, nil); err == nil || !strings.Contains(err.Error(), "no model") {
+		t.Fatalf("nil model: got %v", err)
+	}
+}
+
+func TestRegistry(t *testing.T) {
+	r := &registry{factories: map[string]Factory{}}
+	m := &models.Model{}
+	for _, tc := range []struct {
+		name string
+		f    Factory
+		want string // "" when the registration is accepted
+	}{
+		{"Alpha", fakeFactory("alpha"), ""},
+		{"beta", fakeFactory("beta"), ""},
+		{"ALPHA", fakeFactory("again"), "already taken"},
+		{"  ", fakeFactory("blank"), "empty"},
+		{"gamma", nil, "nil factory"},
+	} {
+		err := r.register(tc.name, tc.f)
+		if (tc.want == "" && err != nil) || (tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want))) {
+			t.Errorf("register(%q): got %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	if got := r.names(); !slices.Equal(got, []string{"alpha", "beta"}) {
+		t.Errorf("names() = %v", got)
+	}
+	// The refused registrations are reported by every New, so a clash in an init function is not lost.
+	if _, err := r.build("beta", m, nil); err == nil || !strings.Contains(err.Error(), "already taken") || !strings.Contains(err.Error(), "nil factory") {
+		t.Errorf("build after refused registrations: got %v", err)
+	}
+	r.refused = nil
+	o, err := r.build(" BETA ", m, nil)
+	if err != nil || o.Name() != "beta" {
+		t.Errorf("build(beta) = %v, %v", o, err)
+	}
+}
+
+func TestSettingsReader(t *testing.T) {
+	s := Settings{"f": 0.5, "i": int64(3), "whole": 4.0, "s": "x", "extra": true, "other": 1}
+	r := s.reader()
+	if v := r.number("f", 0); v != 0.5 {
+		t.Errorf("number(f) = %v", v)
+	}
+	if v := r.number("i", 0); v != 3 {
+		t.Errorf("number(i) = %v", v)
+	}
+	if v := r.integer("whole", 0); v != 4 {
+		t.Errorf("integer(whole) = %v", v)
+	}
+	if v := r.text("s", ""); v != "x" {
+		t.Errorf("text(s) = %v", v)
+	}
+	if v := r.number("absent", 7); v != 7 {
+		t.Errorf("number(absent) = %v, want the default", v)
+	}
+	err := r.done()
+	if err == nil || !strings.Contains(err.Error(), "extra, other") {
+		t.Fatalf("done() = %v, want the unread keys named", err)
+	}
+	for _, tc := range []struct {
+		s    Settings
+		read func(*settingsReader)
+		want string
+	}{
+		{Settings{"k": "1"}, func(r *settingsReader) { r.number("k", 0) }, "k = 1 (string): want a number"},
+		{Settings{"k": 1.5}, func(r *settingsReader) { r.integer("k", 0) }, "want a whole number"},
+		{Settings{"k": 2}, func(r *settingsReader) { r.text("k", "") }, "want a string"},
+	} {
+		r := tc.s.reader()
+		tc.read(r)
+		if err := r.done(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: got %v, want %q", tc.s, err, tc.want)
+		}
+	}
+	if err := Settings(nil).reader().done(); err != nil {
+		t.Errorf("nil settings: %v", err)
+	}
+}

@@ -1,0 +1,219 @@
+// Package trainer runs an experiment: it reads the TOML file, builds the backbone, the objective and the
+// data, and trains with checkpoints that resume exactly. Its step reads top to bottom in step.go: batch,
+// forward and loss, backward, clip, optimiser step, log, checkpoint.
+package trainer
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Experiment is one TOML file of experiments/. Every key is listed here or in the objective's own table;
+// an unknown key is an error.
+type Experiment struct {
+	Name      string         `toml:"name"`
+	OutputDir string         `toml:"output_dir"`
+	Seed      int64          `toml:"seed"`
+	Model     ModelConfig    `toml:"model"`
+	Data      DataConfig     `toml:"data"`
+	Objective map[string]any `toml:"objective"` // name plus the objective's settings, read by the objective
+	Train     TrainConfig    `toml:"train"`
+
+	path string // the file it was read from
+}
+
+// ModelConfig names the backbone: a pretrained one (a folder, or a hub name such as bert-base-uncased), or a
+// randomly initialised one when Random is set.
+type ModelConfig struct {
+	Backbone   string        `toml:"backbone"`
+	Tokenizer  string        `toml:"tokenizer"` // tokenizer folder; default: the backbone's folder
+	MaxLength  int           `toml:"max_length"`
+	Truncation string        `toml:"truncation"` // right (default) or left
+	Device     string        `toml:"device"`
+	Random     *RandomConfig `toml:"random"`
+}
+
+// RandomConfig is a model built from scratch (no download): the architecture family and its sizes.
+type RandomConfig struct {
+	Arch             string  `toml:"arch"`
+	Layers           int64   `toml:"layers"`
+	Hidden           int64   `toml:"hidden"`
+	Heads            int64   `toml:"heads"`
+	Intermediate     int64   `toml:"intermediate"`
+	MaxPositions     int64   `toml:"max_positions"`
+	Dropout          float64 `toml:"dropout"`
+	InitializerRange float64 `toml:"initializer_range"`
+}
+
+// DataConfig says which corpora to read and how to make examples of them.
+type DataConfig struct {
+	Root             string   `toml:"root"`
+	Corpora          []string `toml:"corpora"`
+	MergeSameSpeaker bool     `toml:"merge_same_speaker"`
+	SkipBad          bool     `toml:"skip_bad"`
+	Pairs            string   `toml:"pairs"` // dse, dse2-1, dse3-1, dse123-1, dropout
+	BothDirections   bool     `toml:"both_directions"`
+	MinWords         int      `toml:"min_words"`
+	CacheDir         string   `toml:"cache_dir"`
+	MaxExamples      int      `toml:"max_examples"` // 0 = all; a cap for quick runs
+}
+
+// TrainConfig holds the optimisation knobs the papers use.
+type TrainConfig struct {
+	BatchSize        int     `toml:"batch_size"`
+	Epochs           int     `toml:"epochs"`
+	MaxSteps         int64   `toml:"max_steps"` // 0 = epochs decide
+	Optimizer        string  `toml:"optimizer"` // adam or adamw
+	LR               float64 `toml:"lr"`        // encoder
+	HeadLR           float64 `toml:"head_lr"`   // parameters the objective adds (e.g. DSE's contrastive head)
+	WeightDecay      float64 `toml:"weight_decay"`
+	Schedule         string  `toml:"schedule"` // constant, constant_warmup, linear
+	WarmupSteps      int64   `toml:"warmup_steps"`
+	MaxGradNorm      float64 `toml:"max_grad_norm"` // 0 = no clipping
+	GradAccumulation int     `toml:"grad_accumulation"`
+	LogEvery         int64   `toml:"log_every"`
+	CheckpointEvery  int64   `toml:"checkpoint_every"`
+	KeepCheckpoints  int     `toml:"keep_checkpoints"`
+	Threads          int     `toml:"threads"`
+}
+
+// defaults fills what an experiment may leave out.
+func (e *Experiment) defaults() {
+	setDefault(&e.Model.MaxLength, 32)
+	setDefault(&e.Model.Truncation, "right")
+	setDefault(&e.Model.Device, "cpu")
+	setDefault(&e.Data.Pairs, "dse")
+	setDefault(&e.Data.CacheDir, "runs/cache")
+	setDefault(&e.Train.Epochs, 1)
+	setDefault(&e.Train.Optimizer, "adam")
+	setDefault(&e.Train.Schedule, "constant")
+	setDefault(&e.Train.GradAccumulation, 1)
+	setDefault(&e.Train.LogEvery, 10)
+	setDefault(&e.Train.CheckpointEvery, 500)
+	setDefault(&e.Train.KeepCheckpoints, 2)
+	if e.Train.HeadLR == 0 {
+		e.Train.HeadLR = e.Train.LR
+	}
+}
+
+func setDefault[T comparable](p *T, v T) {
+	var zero T
+	if *p == zero {
+		*p = v
+	}
+}
+
+// LoadExperiment reads an experiment file strictly and applies the command line's --set overrides
+// ("section.key=value", value in TOML syntax; a bare word is taken as a string).
+func LoadExperiment(path string, overrides []string) (*Experiment, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read experiment: %w", err)
+	}
+	e, err := decodeExperiment(path, src)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range overrides {
+		if err := applyOverride(e, path, src, o); err != nil {
+			return nil, err
+		}
+	}
+	e.path = path
+	e.defaults()
+	if err := e.validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return e, nil
+}
+
+func decodeExperiment(path string, src []byte) (*Experiment, error) {
+	var e Experiment
+	md, err := toml.NewDecoder(bytes.NewReader(src)).Decode(&e)
+	if err != nil {
+		var pe toml.ParseError
+		var ppe *toml.ParseError
+		switch {
+		case errors.As(err, &pe):
+		case errors.As(err, &ppe):
+			pe = *ppe
+		default:
+			// Type errors are plain errors that carry the line in their text.
+			if m := typeErrLine.FindStringSubmatch(err.Error()); m != nil {
+				return nil, fmt.Errorf("%s:%s: %s", path, m[1], m[2])
+			}
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return nil, fmt.Errorf("%s:%d: %s", path, pe.Position.Line, pe.Message)
+	}
+	var unknown []string
+	for _, k := range md.Undecoded() {
+		if len(k) > 0 && k[0] == "objective" {
+			continue // the objective reads its own table strictly
+		}
+		unknown = append(unknown, fmt.Sprintf("%s:%d: unknown key %q", path, keyLine(src, k), k.String()))
+	}
+	if len(unknown) > 0 {
+		return nil, errors.New(strings.Join(unknown, "\n"))
+	}
+	return &e, nil
+}
+
+var typeErrLine = regexp.MustCompile(`^toml: line (\d+) (.*)$`)
+
+// keyLine finds the line of a key in the TOML source (the decoder keeps positions private): the line
+// that assigns the key's last part inside the table its other parts name, or the table header itself.
+func keyLine(src []byte, k toml.Key) int {
+	table := strings.Join(k[:len(k)-1], ".")
+	leaf := regexp.MustCompile(`^\s*"?` + regexp.QuoteMeta(k[len(k)-1]) + `"?\s*=`)
+	header := regexp.MustCompile(`^\s*\[+\s*([^\]]+?)\s*\]+`)
+	current := ""
+	for i, line := range strings.Split(string(src), "\n") {
+		if m := header.FindStringSubmatch(line); m != nil {
+			current = m[1]
+			if current == k.String() {
+				return i + 1
+			}
+			continue
+		}
+		if current == table && leaf.MatchString(line) {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// applyOverride sets one section.key=value by decoding a one-key TOML document over the experiment, so the
+// same strict rules (known key, right type) apply.
+func applyOverride(e *Experiment, path string, src []byte, o string) error {
+	key, value, ok := strings.Cut(o, "=")
+	key = strings.TrimSpace(key)
+	if !ok || key == "" {
+		return fmt.Errorf("--set %q: want section.key=value", o)
+	}
+	value = strings.TrimSpace(value)
+	if _, err := toml.Decode("v = "+value, &map[string]any{}); err != nil {
+		value = fmt.Sprintf("%q", value) // a bare word is a string
+	}
+	parts := strings.Split(key, ".")
+	doc := fmt.Sprintf("%s = %s\n", parts[len(parts)-1], value)
+	if len(parts) > 1 {
+		doc = fmt.Sprintf("[%s]\n%s", strings.Join(parts[:len(parts)-1], "."), doc)
+	}
+	md, err := toml.Decode(doc, e)
+	if err != nil {
+		return fmt.Errorf("--set %s: %w", o, err)
+	}
+	for _, k := range md.Undecoded() {
+		if k[0] != "objective" {
+			return fmt.Errorf("--set %s: unknown key %q", o, k.String())
+		}
+	}
+	return nil
+}

@@ -1,0 +1,95 @@
+package trainer
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"convrep/internal/atomicfile"
+)
+
+// Metric is one line of metrics.jsonl: the state of the run at a logged step.
+type Metric struct {
+	Step      int64              `json:"step"`
+	Epoch     int                `json:"epoch"`
+	Loss      float64            `json:"loss"` // mean over the steps since the previous line
+	LR        float64            `json:"lr"`
+	HeadLR    float64            `json:"head_lr"`
+	GradNorm  float64            `json:"grad_norm,omitempty"`
+	PairsPerS float64            `json:"pairs_per_s"`
+	StepS     float64            `json:"step_s"`
+	ElapsedS  float64            `json:"elapsed_s"`
+	Objective map[string]float64 `json:"objective,omitempty"`
+}
+
+// metricsLog appends lines to metrics.jsonl. A resumed run first drops the lines after its checkpoint's step,
+// which an interrupted run wrote but will write again.
+type metricsLog struct {
+	f *os.File
+}
+
+func openMetrics(out string, resumeStep int64) (*metricsLog, error) {
+	path := filepath.Join(out, "metrics.jsonl")
+	if err := keepMetricsUpTo(path, resumeStep); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	return &metricsLog{f: f}, nil
+}
+
+func keepMetricsUpTo(path string, step int64) error {
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	var kept bytes.Buffer
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		var m Metric
+		if json.Unmarshal(sc.Bytes(), &m) == nil && m.Step <= step {
+			kept.Write(sc.Bytes())
+			kept.WriteByte('\n')
+		}
+	}
+	return atomicfile.WriteFile(path, kept.Bytes())
+}
+
+func (l *metricsLog) write(m Metric) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	if _, err := l.f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	return nil
+}
+
+func (l *metricsLog) close() error { return l.f.Close() }
+
+// readMetrics reads metrics.jsonl back, for the loss curve.
+func readMetrics(path string) ([]Metric, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var ms []Metric
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for line := 1; sc.Scan(); line++ {
+		var m Metric
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		ms = append(ms, m)
+	}
+	return ms, nil
+}

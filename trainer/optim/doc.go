@@ -1,0 +1,21 @@
+// Package optim holds convrep's optimisers (Adam and AdamW, as torch.optim in PyTorch 1.13), global
+// gradient-norm clipping and learning-rate schedules.
+//
+// It exists because gotch's nn.Optimizer wraps libtorch's C++ optimiser: its Adam moments cannot be read or
+// restored from Go, so a resumed run could not continue bit-identically, and its ClipGradNorm deadlocks.
+// Here every piece of state is a gotch tensor owned by the Optimizer, and State/LoadState move it to and
+// from checkpoint tensors byte for byte.
+//
+// A training step reads:
+//
+//	opt.SetLR(g, base[g]*sched.Factor(opt.StepCount())) // for each group
+//	opt.ZeroGrad(); loss.Backward()
+//	optim.ClipGradNorm(params, 1.0)
+//	opt.Step()
+//
+// gotch v0.9.1 generates none of libtorch's _foreach_* ops (its generator skips them) and drops the
+// alpha/value arguments of add_/addcmul_/addcdiv_. So each parameter is updated with eight per-tensor ops,
+// in place or into a shared scratch buffer (adam.go has the sequence and why it equals PyTorch's formulas),
+// called through gotch's C bindings rather than its Tensor wrappers (raw.go), which keeps the cost of an op
+// near a microsecond.
+package optim

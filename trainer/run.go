@@ -1,0 +1,189 @@
+package trainer
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/sugarme/gotch/ts"
+	"go.uber.org/zap"
+
+	"convrep/datasets"
+	"convrep/internal/progress"
+	"convrep/internal/torch"
+	"convrep/trainer/optim"
+)
+
+// Run trains until the last step, then writes the final checkpoint, the model in HuggingFace layout and the
+// loss curve. On ctx's cancellation (SIGINT, SIGTERM) it finishes the current step, checkpoints and returns
+// ErrStopped.
+func (t *Trainer) Run(ctx context.Context, opt Options) error {
+	// libtorch's grad mode and error state are per OS thread: the whole run stays on one.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	e := t.exp
+	if err := os.MkdirAll(e.OutputDir, 0o755); err != nil {
+		return fmt.Errorf("output_dir: %w", err)
+	}
+	metrics, err := openMetrics(e.OutputDir, t.pos.Step)
+	if err != nil {
+		return err
+	}
+	defer metrics.close()
+	bar := progress.New(nil, "", "", 0, 0)
+	if opt.Progress != nil {
+		bar = progress.New(opt.Progress, "training", "steps", t.total, t.pos.Step)
+	}
+	defer bar.Finish()
+	t.log.Info("training", zap.String("experiment", e.Name), zap.Int("examples", t.data.Len()), zap.Int64("steps", t.total),
+		zap.Int64("from_step", t.pos.Step), zap.String("output", e.OutputDir))
+
+	micro := e.Train.BatchSize
+	perStep := micro * e.Train.GradAccumulation
+	perEpoch := t.data.Len() / perStep
+	start := time.Now()
+	var window lossWindow
+	for t.pos.Step < t.total {
+		order := datasets.Order(t.data.Len(), e.Seed, t.pos.Epoch)
+		for ; t.pos.Batch < perEpoch && t.pos.Step < t.total; t.pos.Batch++ {
+			if ctx.Err() != nil {
+				if err := t.checkpoint(); err != nil {
+					return err
+				}
+				t.log.Info("stopped by signal", zap.Int64("step", t.pos.Step))
+				return ErrStopped
+			}
+			idx := order[t.pos.Batch*perStep : (t.pos.Batch+1)*perStep]
+			stepStart := time.Now()
+			loss, norm, objMetrics, err := t.step(idx, micro)
+			if err != nil {
+				return fmt.Errorf("step %d: %w", t.pos.Step+1, err)
+			}
+			t.pos.Step++
+			window.add(loss, perStep, time.Since(stepStart))
+			bar.Describe(fmt.Sprintf("loss %.4f", loss))
+			bar.Add(1)
+			if t.pos.Step%e.Train.LogEvery == 0 || t.pos.Step == t.total {
+				m := window.metric(t.pos, t.opt, norm, objMetrics, time.Since(start))
+				if err := metrics.write(m); err != nil {
+					return err
+				}
+				t.log.Debug("step", zap.Int64("step", m.Step), zap.Float64("loss", m.Loss), zap.Float64("pairs_per_s", m.PairsPerS))
+				window = lossWindow{}
+			}
+			if t.pos.Step%e.Train.CheckpointEvery == 0 && t.pos.Step < t.total {
+				if err := t.checkpoint(); err != nil {
+					return err
+				}
+			}
+		}
+		if t.pos.Batch >= perEpoch {
+			t.pos.Epoch, t.pos.Batch = t.pos.Epoch+1, 0
+		}
+	}
+	bar.Finish()
+	if err := t.checkpoint(); err != nil {
+		return err
+	}
+	return t.finish()
+}
+
+// step is one optimiser step: for each micro-batch, forward and loss, backward (gradients accumulate); then
+// clipping, the learning rates of the schedule, the optimiser step and zeroed gradients. A NaN or infinite
+// loss stops the run before the step changes any weight.
+func (t *Trainer) step(idx []int, micro int) (loss, norm float64, objMetrics map[string]float64, err error) {
+	err = torch.Catch("train step", func() error {
+		parts := len(idx) / micro
+		for k := 0; k < parts; k++ {
+			b, err := t.data.Batch(idx[k*micro:(k+1)*micro], t.dev)
+			if err != nil {
+				return err
+			}
+			l, m, err := t.obj.Loss(t.bb.model, b.Value, true)
+			if err != nil {
+				b.Drop()
+				return err
+			}
+			v := l.Float64Values()[0]
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				l.MustDrop()
+				b.Drop()
+				return fmt.Errorf("loss is %v; the run stops here and keeps its last good checkpoint", v)
+			}
+			scaled := l.MustDivScalar(ts.FloatScalar(float64(parts)), false)
+			err = scaled.Backward()
+			torch.Drop(scaled, l)
+			b.Drop()
+			if err != nil {
+				return err
+			}
+			loss += v / float64(parts)
+			objMetrics = m
+		}
+		if t.exp.Train.MaxGradNorm > 0 {
+			var all []*ts.Tensor
+			for _, g := range t.groups {
+				all = append(all, g.Params...)
+			}
+			if norm, err = optim.ClipGradNorm(all, t.exp.Train.MaxGradNorm); err != nil {
+				return err
+			}
+		}
+		f := t.sched.Factor(t.pos.Step)
+		for i, g := range t.groups {
+			t.opt.SetLR(i, g.LR*f)
+		}
+		if err := t.opt.Step(); err != nil {
+			return err
+		}
+		return t.opt.ZeroGrad()
+	})
+	return loss, norm, objMetrics, err
+}
+
+// lossWindow accumulates the steps between two metrics lines.
+type lossWindow struct {
+	sum      float64
+	steps    int
+	examples int
+	busy     time.Duration
+}
+
+func (w *lossWindow) add(loss float64, examples int, d time.Duration) {
+	w.sum += loss
+	w.steps++
+	w.examples += examples
+	w.busy += d
+}
+
+func (w *lossWindow) metric(pos Position, opt *optim.Optimizer, norm float64, obj map[string]float64, elapsed time.Duration) Metric {
+	m := Metric{Step: pos.Step, Epoch: pos.Epoch, Loss: w.sum / float64(w.steps), LR: opt.LR(0), GradNorm: norm,
+		PairsPerS: float64(w.examples) / w.busy.Seconds(), StepS: w.busy.Seconds() / float64(w.steps),
+		ElapsedS: elapsed.Seconds(), Objective: obj}
+	if opt.NumGroups() > 1 {
+		m.HeadLR = opt.LR(1)
+	}
+	return m
+}
+
+// finish saves the trained encoder with its tokenizer in HuggingFace layout and draws the loss curve.
+func (t *Trainer) finish() error {
+	dir := filepath.Join(t.exp.OutputDir, "model")
+	if err := t.bb.model.Save(dir); err != nil {
+		return fmt.Errorf("save model: %w", err)
+	}
+	if err := t.bb.tok.Save(dir); err != nil {
+		return fmt.Errorf("save tokenizer: %w", err)
+	}
+	plotPath, err := plotLoss(t.exp.OutputDir, t.exp.Name)
+	if err != nil {
+		t.log.Warn("no loss curve", zap.Error(err))
+	}
+	t.log.Info("done", zap.String("model", dir), zap.String("metrics", filepath.Join(t.exp.OutputDir, "metrics.jsonl")),
+		zap.String("loss_curve", plotPath))
+	return nil
+}

@@ -1,0 +1,80 @@
+package trainer
+
+import (
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"convrep/internal/torch"
+	"convrep/models/safetensors"
+)
+
+// checkpoint writes the run's complete state at its current position and keeps the newest few.
+func (t *Trainer) checkpoint() error {
+	c := &checkpoint{meta: checkpointMeta{Format: checkpointFormat, Experiment: t.digest, Position: t.pos},
+		params: map[string]safetensors.Tensor{}}
+	err := torch.Catch("checkpoint", func() error {
+		for name, p := range t.params {
+			st, err := torch.ToSafetensor(name, p)
+			if err != nil {
+				return err
+			}
+			c.params[name] = st
+		}
+		var err error
+		if c.optim, c.meta.Optimizer, err = t.opt.State(); err != nil {
+			return err
+		}
+		c.rngCPU, err = torch.CPURNGState()
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	path := checkpointPath(t.exp.OutputDir, t.pos.Step)
+	if err := writeCheckpoint(path, c); err != nil {
+		return fmt.Errorf("write checkpoint %s: %w", path, err)
+	}
+	t.log.Info("checkpoint", zap.String("path", path), zap.Int64("step", t.pos.Step))
+	return prune(t.exp.OutputDir, t.exp.Train.KeepCheckpoints)
+}
+
+// restore loads a checkpoint into the trainer: weights, optimiser, RNG, data position.
+func (t *Trainer) restore(path string) error {
+	c, err := readCheckpoint(path)
+	if err != nil {
+		return err
+	}
+	if c.meta.Experiment != t.digest {
+		return fmt.Errorf("checkpoint %s belongs to another experiment (digest %s, this one %s): the settings changed since it was written",
+			path, c.meta.Experiment, t.digest)
+	}
+	for name := range t.params {
+		if _, ok := c.params[name]; !ok {
+			return fmt.Errorf("checkpoint %s: no tensor for parameter %s", path, name)
+		}
+	}
+	if len(c.params) != len(t.params) {
+		return fmt.Errorf("checkpoint %s holds %d parameters, the model has %d", path, len(c.params), len(t.params))
+	}
+	err = torch.Catch("restore "+path, func() error {
+		for name, p := range t.params {
+			if err := torch.CopyFromSafetensor(p, c.params[name]); err != nil {
+				return fmt.Errorf("checkpoint %s: %w", path, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := t.opt.LoadState(c.optim, c.meta.Optimizer); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	if err := torch.SetCPURNGState(c.rngCPU); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	t.pos = c.meta.Position
+	t.log.Info("resumed", zap.String("checkpoint", path), zap.Int64("step", t.pos.Step), zap.Int("epoch", t.pos.Epoch))
+	return nil
+}

@@ -1,0 +1,81 @@
+package trainer
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"convrep/models"
+)
+
+// validate checks what can be checked without touching the disk or the network.
+func (e *Experiment) validate() error {
+	var errs []string
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	if e.Name == "" {
+		fail("name is required")
+	}
+	if e.OutputDir == "" {
+		e.OutputDir = filepath.Join("runs", e.Name)
+	}
+	if (e.Model.Backbone == "") == (e.Model.Random == nil) {
+		fail("model: give either backbone (a folder or hub name) or a [model.random] table, not both or neither")
+	}
+	if r := e.Model.Random; r != nil {
+		if r.Arch == "" {
+			r.Arch = "bert"
+		}
+		switch models.Arch(r.Arch) {
+		case models.BERT, models.RoBERTa, models.DistilBERT:
+		default:
+			fail("model.random.arch %q is not bert, roberta or distilbert", r.Arch)
+		}
+		if e.Model.Tokenizer == "" {
+			fail("model.tokenizer is required with [model.random]: the folder of the vocabulary to use")
+		}
+	}
+	if e.Model.MaxLength < 2 {
+		fail("model.max_length must be at least 2, got %d", e.Model.MaxLength)
+	}
+	if t := e.Model.Truncation; t != "right" && t != "left" {
+		fail("model.truncation %q is not right or left", t)
+	}
+	if name, _ := e.Objective["name"].(string); name == "" {
+		fail("objective.name is required (one of the registered objectives)")
+	}
+	if e.Data.Root == "" {
+		fail("data.root is required: the folder holding the pretraining corpora")
+	}
+	if len(e.Data.Corpora) == 0 {
+		fail("data.corpora is empty")
+	}
+	if e.Data.MinWords < 0 || e.Data.MaxExamples < 0 {
+		fail("data.min_words and data.max_examples must not be negative")
+	}
+	t := &e.Train
+	if t.BatchSize < 2 {
+		fail("train.batch_size must be at least 2 (in-batch negatives), got %d", t.BatchSize)
+	}
+	if t.Epochs < 1 && t.MaxSteps < 1 {
+		fail("train: give epochs or max_steps")
+	}
+	if t.MaxSteps < 0 || t.WarmupSteps < 0 || t.LogEvery < 1 || t.CheckpointEvery < 1 || t.KeepCheckpoints < 1 || t.GradAccumulation < 1 || t.Threads < 0 {
+		fail("train: max_steps, warmup_steps and threads must not be negative; log_every, checkpoint_every, keep_checkpoints and grad_accumulation must be positive")
+	}
+	for name, v := range map[string]float64{"lr": t.LR, "head_lr": t.HeadLR} {
+		if !(v > 0) || math.IsInf(v, 0) {
+			fail("train.%s must be a positive number, got %g", name, v)
+		}
+	}
+	if t.WeightDecay < 0 || t.MaxGradNorm < 0 {
+		fail("train.weight_decay and train.max_grad_norm must not be negative")
+	}
+	if o := strings.ToLower(t.Optimizer); o != "adam" && o != "adamw" {
+		fail("train.optimizer %q is not adam or adamw", t.Optimizer)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
