@@ -14,7 +14,7 @@ test: setup
 
 # The demo trains DSE on a small randomly initialised BERT over the shared corpora (a few minutes on CPU).
 demo: setup
-	$(GO) run ./cmd/train experiments/dse_small_cpu.toml
+	$(GO) run ./cmd/train --resume experiments/dse_small_cpu.toml
 	@echo "model: runs/dse_small_cpu/model  metrics: runs/dse_small_cpu/metrics.jsonl  loss curve: runs/dse_small_cpu/loss.png"
 
 bench: setup

@@ -2,6 +2,7 @@ package tokenizers
 
 import (
 	"bufio"
+	"convrep/internal/shared"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,30 +10,8 @@ import (
 	"testing"
 )
 
-// sharedDir returns ../shared relative to the directory holding go.mod;
-// the data must be there (tests fail, not skip, without it).
-func sharedDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	shared := filepath.Join(dir, "..", "shared")
-	if _, err := os.Stat(filepath.Join(shared, "fixtures", "README.md")); err != nil {
-		t.Fatalf("shared fixtures missing: %v", err)
-	}
-	return shared
-}
+// sharedDir is ../shared; a missing folder fails the test.
+func sharedDir(t testing.TB) string { return shared.MustPath(t) }
 
 func fixture(t testing.TB, parts ...string) string {
 	return filepath.Join(append([]string{sharedDir(t), "fixtures"}, parts...)...)

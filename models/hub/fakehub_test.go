@@ -2,6 +2,7 @@ package hub
 
 import (
 	"bytes"
+	"convrep/internal/shared"
 	"crypto/sha1"
 	"crypto/sha256"
 	"encoding/hex"
@@ -17,30 +18,8 @@ import (
 	"time"
 )
 
-// fixturesDir is ../shared/fixtures beside the repo root (the folder holding
-// go.mod). The tests depend on it, so its absence is a failure.
-func fixturesDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test's folder")
-		}
-		dir = parent
-	}
-	fx := filepath.Join(dir, "..", "shared", "fixtures")
-	if _, err := os.Stat(filepath.Join(fx, "tiny-bert", "config.json")); err != nil {
-		t.Fatalf("fixtures missing: %v", err)
-	}
-	return fx
-}
+// fixturesDir is ../shared/fixtures; a missing folder fails the test.
+func fixturesDir(t *testing.T) string { return shared.MustPath(t, "fixtures") }
 
 // readFixture loads the named files of one fixture model.
 func readFixture(t *testing.T, model string, names ...string) map[string][]byte {

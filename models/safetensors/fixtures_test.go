@@ -2,6 +2,7 @@ package safetensors
 
 import (
 	"bytes"
+	"convrep/internal/shared"
 	"encoding/json"
 	"math"
 	"os"
@@ -12,30 +13,8 @@ import (
 	"testing"
 )
 
-// fixturesDir returns ../shared/fixtures relative to the directory holding
-// go.mod, failing the test when it is missing.
-func fixturesDir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	fx := filepath.Join(dir, "..", "shared", "fixtures")
-	if _, err := os.Stat(filepath.Join(fx, "MANIFEST.json")); err != nil {
-		t.Fatalf("fixtures missing: %v", err)
-	}
-	return fx
-}
+// fixturesDir is ../shared/fixtures; a missing folder fails the test.
+func fixturesDir(t testing.TB) string { return shared.MustPath(t, "fixtures") }
 
 type manifest struct {
 	Models map[string]struct {

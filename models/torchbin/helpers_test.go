@@ -3,6 +3,7 @@ package torchbin
 import (
 	"archive/zip"
 	"bytes"
+	"convrep/internal/shared"
 	"encoding/binary"
 	"os"
 	"path/filepath"
@@ -175,26 +176,5 @@ func le(vs any) []byte {
 	return b
 }
 
-// fixtures returns ../shared/fixtures, found from the directory holding go.mod.
-func fixtures(t testing.TB) string {
-	t.Helper()
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Fatal("no go.mod above the test directory")
-		}
-		dir = parent
-	}
-	fx := filepath.Join(dir, "..", "shared", "fixtures")
-	if _, err := os.Stat(filepath.Join(fx, "MANIFEST.json")); err != nil {
-		t.Fatalf("fixtures missing: %v", err)
-	}
-	return fx
-}
+// fixtures is ../shared/fixtures; a missing folder fails the test.
+func fixtures(t testing.TB) string { return shared.MustPath(t, "fixtures") }

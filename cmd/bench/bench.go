@@ -1,0 +1,200 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sort"
+	"time"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+	"convrep/models"
+	"convrep/objectives"
+	"convrep/trainer/optim"
+)
+
+// The fixed parts of the step: those of experiments/dse_small_cpu.toml and DSE's defaults.
+const (
+	dropout     = 0.1 // BERT's hidden and attention dropout
+	learnRate   = 1e-4
+	temperature = 0.05
+	mode        = "hardneg"
+)
+
+// options are the command line's choices.
+type options struct {
+	Layers, Hidden, Heads, Intermediate, Vocab, Batch, Seq int64
+	Steps, Warmup, Threads                                 int
+	Device                                                 string
+	Seed                                                   int64
+}
+
+// result is the JSON line; bench/dse_step_pytorch.py prints the same fields.
+type result struct {
+	Impl         string  `json:"impl"`
+	StepS        float64 `json:"step_s"`
+	PairsPerS    float64 `json:"pairs_per_s"`
+	TokensPerS   float64 `json:"tokens_per_s"`
+	Loss         float64 `json:"loss"` // of the last timed step, to check that both sides train the same thing
+	Layers       int64   `json:"layers"`
+	Hidden       int64   `json:"hidden"`
+	Heads        int64   `json:"heads"`
+	Intermediate int64   `json:"intermediate"`
+	Vocab        int64   `json:"vocab"`
+	Batch        int64   `json:"batch"`
+	Seq          int64   `json:"seq"`
+	Steps        int     `json:"steps"`
+	Warmup       int     `json:"warmup"`
+	Threads      int     `json:"threads"` // libtorch's intra-op threads during the run
+	Device       string  `json:"device"`
+}
+
+func (o *options) validate() error {
+	if o.Intermediate == 0 {
+		o.Intermediate = 4 * o.Hidden
+	}
+	for _, c := range []struct {
+		name string
+		v    int64
+		min  int64
+	}{{"layers", o.Layers, 1}, {"hidden", o.Hidden, 1}, {"heads", o.Heads, 1}, {"intermediate", o.Intermediate, 1},
+		{"vocab", o.Vocab, 2}, {"batch", o.Batch, 2}, {"seq", o.Seq, 1}, {"steps", int64(o.Steps), 1},
+		{"warmup", int64(o.Warmup), 0}, {"threads", int64(o.Threads), 0}} {
+		if c.v < c.min {
+			return fmt.Errorf("--%s = %d: must be at least %d", c.name, c.v, c.min)
+		}
+	}
+	if o.Hidden%o.Heads != 0 {
+		return fmt.Errorf("--heads = %d does not divide --hidden = %d", o.Heads, o.Hidden)
+	}
+	return nil
+}
+
+// benchmark builds the model, objective and optimiser, runs the warm-up steps, then times the others.
+func benchmark(o options) (result, error) {
+	if err := o.validate(); err != nil {
+		return result{}, err
+	}
+	// Grad mode and gotch's error slot are per OS thread: the whole run stays on this one, as in trainer.Run.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	dev, err := torch.ParseDevice(o.Device)
+	if err != nil {
+		return result{}, err
+	}
+	if o.Threads > 0 {
+		if err := torch.SetNumThreads(o.Threads); err != nil {
+			return result{}, err
+		}
+	}
+	if err := torch.ManualSeed(uint64(o.Seed)); err != nil {
+		return result{}, err
+	}
+	s, err := newSetup(o, dev)
+	if err != nil {
+		return result{}, err
+	}
+	for i := 0; i < o.Warmup; i++ {
+		if _, err := s.step(); err != nil {
+			return result{}, fmt.Errorf("warm-up step %d: %w", i+1, err)
+		}
+	}
+	if err := s.sync(); err != nil {
+		return result{}, err
+	}
+	var loss float64
+	start := time.Now()
+	for i := 0; i < o.Steps; i++ {
+		if loss, err = s.step(); err != nil {
+			return result{}, fmt.Errorf("step %d: %w", i+1, err)
+		}
+	}
+	if err := s.sync(); err != nil {
+		return result{}, err
+	}
+	stepS := time.Since(start).Seconds() / float64(o.Steps)
+	return result{Impl: "convrep", StepS: stepS, PairsPerS: float64(o.Batch) / stepS,
+		TokensPerS: float64(2*o.Batch*o.Seq) / stepS, Loss: loss, Layers: o.Layers, Hidden: o.Hidden, Heads: o.Heads,
+		Intermediate: o.Intermediate, Vocab: o.Vocab, Batch: o.Batch, Seq: o.Seq, Steps: o.Steps, Warmup: o.Warmup,
+		Threads: torch.NumThreads(), Device: o.Device}, nil
+}
+
+// setup is what a step needs: the model, DSE, the optimiser and the source of token ids.
+type setup struct {
+	o     options
+	dev   gotch.Device
+	model *models.Model
+	obj   objectives.Objective
+	opt   *optim.Optimizer
+	rng   *rand.Rand
+}
+
+func newSetup(o options, dev gotch.Device) (*setup, error) {
+	cfg := &models.Config{Arch: models.BERT, VocabSize: o.Vocab, HiddenSize: o.Hidden, NumLayers: o.Layers,
+		NumHeads: o.Heads, IntermediateSize: o.Intermediate, HiddenAct: "gelu", HiddenDropout: dropout,
+		AttentionDropout: dropout, MaxPositions: max(512, o.Seq), TypeVocabSize: 2, LayerNormEps: 1e-12,
+		InitializerRange: 0.02, TieWordEmbeddings: true, Raw: map[string]any{}}
+	m, err := models.New(cfg, models.Heads{}, dev)
+	if err != nil {
+		return nil, fmt.Errorf("build the model: %w", err)
+	}
+	obj, err := objectives.New(objectives.DSEName, m, objectives.Settings{"temperature": temperature, "mode": mode})
+	if err != nil {
+		return nil, err
+	}
+	groups, err := paramGroups(m)
+	if err != nil {
+		return nil, err
+	}
+	opt, err := optim.New(optim.Config{Kind: optim.Adam}, groups)
+	if err != nil {
+		return nil, err
+	}
+	return &setup{o: o, dev: dev, model: m, obj: obj, opt: opt,
+		rng: rand.New(rand.NewPCG(uint64(o.Seed), 0x62656e6368))}, nil
+}
+
+// paramGroups splits the trainable tensors as the trainer does: the encoder's in group 0, those the
+// objective added (DSE's head) in group 1, each sorted by name.
+func paramGroups(m *models.Model) ([]optim.Group, error) {
+	encoder := m.Params()
+	enc := optim.Group{Name: "encoder", LR: learnRate}
+	head := optim.Group{Name: "head", LR: learnRate}
+	var names []string
+	for name := range m.VS.Variables() {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p, err := m.VS.Root().Get(name)
+		if err != nil {
+			return nil, fmt.Errorf("parameter %s: %w", name, err)
+		}
+		if !p.MustRequiresGrad() {
+			continue
+		}
+		g := &head
+		if encoder[name] != nil {
+			g = &enc
+		}
+		g.Params, g.ParamNames = append(g.Params, p), append(g.ParamNames, name)
+	}
+	if len(head.Params) == 0 {
+		return nil, fmt.Errorf("the dse objective added no head parameters to the model")
+	}
+	return []optim.Group{enc, head}, nil
+}
+
+// sync waits for the device's queued work, so that the clock stops when the last step is done.
+func (s *setup) sync() error {
+	if !s.dev.IsCuda() {
+		return nil
+	}
+	if err := ts.CudaSynchronize(s.dev.Value); err != nil {
+		return fmt.Errorf("cuda synchronize: %w", err)
+	}
+	return nil
+}
