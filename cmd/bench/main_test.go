@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"math"
+	"strings"
+	"testing"
+)
+
+// A tiny shape runs two timed steps and prints one JSON line whose numbers agree with each other and whose
+// shape is the one asked for.
+func TestBenchPrintsOneConsistentJSONLine(t *testing.T) {
+	o, err := parseFlags([]string{"--layers", "1", "--hidden", "32", "--heads", "2", "--vocab", "500", "--batch", "4",
+		"--seq", "8", "--steps", "2", "--warmup", "1", "--threads", "1", "--seed", "7"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := run(o, &out); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("want one line, got %d: %q", len(lines), out.String())
+	}
+	var fields map[string]any
+	if err := json.Unmarshal([]byte(lines[0]), &fields); err != nil {
+		t.Fatalf("not JSON: %v: %s", err, lines[0])
+	}
+	for _, k := range []string{"impl", "step_s", "pairs_per_s", "tokens_per_s", "loss", "layers", "hidden", "heads",
+		"intermediate", "vocab", "batch", "seq", "steps", "warmup", "threads", "device"} {
+		if _, ok := fields[k]; !ok {
+			t.Errorf("field %q missing from %s", k, lines[0])
+		}
+	}
+	var r result
+	if err := json.Unmarshal([]byte(lines[0]), &r); err != nil {
+		t.Fatal(err)
+	}
+	want := result{Impl: "convrep", Layers: 1, Hidden: 32, Heads: 2, Intermediate: 128, Vocab: 500, Batch: 4, Seq: 8,
+		Steps: 2, Warmup: 1, Threads: 1, Device: "cpu"}
+	got := r
+	got.StepS, got.PairsPerS, got.TokensPerS, got.Loss = 0, 0, 0, 0
+	if got != want {
+		t.Errorf("shape %+v, want %+v", got, want)
+	}
+	if !(r.StepS > 0) {
+		t.Fatalf("step_s = %v", r.StepS)
+	}
+	if d := math.Abs(r.PairsPerS*r.StepS - 4); d > 1e-6 {
+		t.Errorf("pairs_per_s·step_s = %v, want the batch 4", r.PairsPerS*r.StepS)
+	}
+	if d := math.Abs(r.TokensPerS*r.StepS - 2*4*8); d > 1e-6 {
+		t.Errorf("tokens_per_s·step_s = %v, want 2·batch·seq = 64", r.TokensPerS*r.StepS)
+	}
+	// A random encoder's HardNeg loss over 2B = 8 views is near log(2B−1) ≈ 1.9, not 0 or NaN.
+	if !(r.Loss > 0.5 && r.Loss < 10) {
+		t.Errorf("loss = %v, want a random model's loss near 2", r.Loss)
+	}
+}
+
+// Bad shapes and stray arguments are refused before anything is built.
+func TestBenchRejectsBadOptions(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string // in the error
+	}{
+		{"heads do not divide hidden", []string{"--hidden", "30", "--heads", "4"}, "does not divide"},
+		{"one pair has no negatives", []string{"--batch", "1"}, "--batch = 1"},
+		{"no timed steps", []string{"--steps", "0"}, "--steps = 0"},
+		{"negative threads", []string{"--threads", "-1"}, "--threads = -1"},
+		{"unknown device", []string{"--device", "tpu"}, "tpu"},
+		{"stray argument", []string{"extra"}, "unexpected arguments"},
+		{"unknown flag", []string{"--layer", "2"}, "layer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var usage bytes.Buffer
+			o, err := parseFlags(tc.args, &usage)
+			if err == nil {
+				err = run(o, io.Discard)
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not mention %q", err, tc.want)
+			}
+		})
+	}
+}

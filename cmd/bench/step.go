@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+	"convrep/models"
+	"convrep/objectives"
+	"convrep/tokenizers"
+)
+
+// step is one optimiser step, the same calls trainer's step makes for one micro-batch without gradient
+// clipping (the trainer's default): batch to tensors, the objective's loss, reading the loss back (the NaN
+// check), the loss divided by the micro-batch count (1), backward, the learning rates, Adam, zeroed gradients.
+// It returns the loss.
+func (s *setup) step() (float64, error) {
+	var loss float64
+	err := torch.Catch("train step", func() error {
+		q, err := models.BatchInput(s.randomBatch(), s.dev)
+		if err != nil {
+			return err
+		}
+		defer q.Drop()
+		r, err := models.BatchInput(s.randomBatch(), s.dev)
+		if err != nil {
+			return err
+		}
+		defer r.Drop()
+		l, _, err := s.obj.Loss(s.model, objectives.DSEBatch{Query: q, Response: r}, true)
+		if err != nil {
+			return err
+		}
+		loss = l.Float64Values()[0]
+		if math.IsNaN(loss) || math.IsInf(loss, 0) {
+			l.MustDrop()
+			return fmt.Errorf("loss is %v", loss)
+		}
+		scaled := l.MustDivScalar(ts.FloatScalar(1), false)
+		err = scaled.Backward()
+		torch.Drop(scaled, l)
+		if err != nil {
+			return err
+		}
+		for i := 0; i < s.opt.NumGroups(); i++ {
+			s.opt.SetLR(i, learnRate)
+		}
+		if err := s.opt.Step(); err != nil {
+			return err
+		}
+		return s.opt.ZeroGrad()
+	})
+	return loss, err
+}
+
+// randomBatch is one view: B rows of T token ids drawn uniformly from the vocabulary, every token real,
+// with zero token types, as trainer's padded() lays a batch out.
+func (s *setup) randomBatch() *tokenizers.Batch {
+	b := &tokenizers.Batch{}
+	for i := int64(0); i < s.o.Batch; i++ {
+		ids, mask := make([]int64, s.o.Seq), make([]int64, s.o.Seq)
+		for j := range ids {
+			ids[j], mask[j] = s.rng.Int64N(s.o.Vocab), 1
+		}
+		b.InputIDs = append(b.InputIDs, ids)
+		b.AttentionMask = append(b.AttentionMask, mask)
+		b.TokenTypeIDs = append(b.TokenTypeIDs, make([]int64, s.o.Seq))
+		b.Lengths = append(b.Lengths, int(s.o.Seq))
+	}
+	return b
+}
