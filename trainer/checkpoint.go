@@ -118,8 +118,17 @@ func checkpoints(out string) ([]string, error) {
 	return paths, nil
 }
 
-// prune removes all but the newest keep checkpoints.
+// prune removes all but the newest keep checkpoints, and the temporary files of writes a killed run left.
 func prune(out string, keep int) error {
+	torn, err := filepath.Glob(filepath.Join(checkpointDir(out), ".step-*.tmp-*"))
+	if err != nil {
+		return err
+	}
+	for _, p := range torn {
+		if err := os.Remove(p); err != nil {
+			return err
+		}
+	}
 	paths, err := checkpoints(out)
 	if err != nil {
 		return err

@@ -43,7 +43,7 @@ func corpusFiles(d DataConfig) ([]string, error) {
 		}
 		fs, err := datasets.Files(name, filepath.Join(d.Root, c.Folder))
 		if err != nil {
-			return nil, fmt.Errorf("data.corpora: corpus %s: %w", name, err)
+			return nil, fmt.Errorf("data.corpora: %w", err)
 		}
 		if len(fs) == 0 {
 			return nil, fmt.Errorf("data.corpora: corpus %s: no files in %s", name, filepath.Join(d.Root, c.Folder))

@@ -49,7 +49,7 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 	var window lossWindow
 	for t.pos.Step < t.total {
 		order := datasets.Order(t.data.Len(), e.Seed, t.pos.Epoch)
-		for ; t.pos.Batch < perEpoch && t.pos.Step < t.total; t.pos.Batch++ {
+		for t.pos.Batch < perEpoch && t.pos.Step < t.total {
 			if ctx.Err() != nil {
 				if err := t.checkpoint(); err != nil {
 					return err
@@ -63,7 +63,9 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 			if err != nil {
 				return fmt.Errorf("step %d: %w", t.pos.Step+1, err)
 			}
-			t.pos.Step++
+			// The position moves past the batch before the checkpoint below records it: a resume starts
+			// with the next batch, not this one again.
+			t.pos.Step, t.pos.Batch = t.pos.Step+1, t.pos.Batch+1
 			window.add(loss, perStep, time.Since(stepStart))
 			bar.Describe(fmt.Sprintf("loss %.4f", loss))
 			bar.Add(1)
@@ -94,7 +96,7 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 
 // step is one optimiser step: for each micro-batch, forward and loss, backward (gradients accumulate); then
 // clipping, the learning rates of the schedule, the optimiser step and zeroed gradients. A NaN or infinite
-// loss stops the run before the step changes any weight.
+// loss or gradient norm stops the run before the step changes any weight.
 func (t *Trainer) step(idx []int, micro int) (loss, norm float64, objMetrics map[string]float64, err error) {
 	err = torch.Catch("train step", func() error {
 		parts := len(idx) / micro
@@ -124,14 +126,21 @@ func (t *Trainer) step(idx []int, micro int) (loss, norm float64, objMetrics map
 			loss += v / float64(parts)
 			objMetrics = m
 		}
-		if t.exp.Train.MaxGradNorm > 0 {
-			var all []*ts.Tensor
-			for _, g := range t.groups {
-				all = append(all, g.Params...)
-			}
-			if norm, err = optim.ClipGradNorm(all, t.exp.Train.MaxGradNorm); err != nil {
-				return err
-			}
+		var all []*ts.Tensor
+		for _, g := range t.groups {
+			all = append(all, g.Params...)
+		}
+		// The norm is measured even without clipping (a bound no finite norm reaches leaves the gradients
+		// as they are): a finite loss can still have a NaN gradient, which would turn every weight NaN.
+		maxNorm := t.exp.Train.MaxGradNorm
+		if maxNorm == 0 {
+			maxNorm = math.MaxFloat32
+		}
+		if norm, err = optim.ClipGradNorm(all, maxNorm); err != nil {
+			return err
+		}
+		if math.IsNaN(norm) || math.IsInf(norm, 0) {
+			return fmt.Errorf("gradient norm is %v; the run stops here and keeps its last good checkpoint", norm)
 		}
 		f := t.sched.Factor(t.pos.Step)
 		for i, g := range t.groups {

@@ -3,6 +3,7 @@ package trainer
 import (
 	"fmt"
 
+	"github.com/sugarme/gotch"
 	"go.uber.org/zap"
 
 	"convrep/internal/torch"
@@ -39,6 +40,9 @@ func (t *Trainer) checkpoint() error {
 	return prune(t.exp.OutputDir, t.exp.Train.KeepCheckpoints)
 }
 
+// storedDType is the dtype torch.ToSafetensor writes a parameter of each kind with.
+var storedDType = map[gotch.DType]safetensors.DType{gotch.Float: safetensors.F32, gotch.Double: safetensors.F64, gotch.Int64: safetensors.I64}
+
 // restore loads a checkpoint into the trainer: weights, optimiser, RNG, data position.
 func (t *Trainer) restore(path string) error {
 	c, err := readCheckpoint(path)
@@ -49,9 +53,14 @@ func (t *Trainer) restore(path string) error {
 		return fmt.Errorf("checkpoint %s belongs to another experiment (digest %s, this one %s): the settings changed since it was written",
 			path, c.meta.Experiment, t.digest)
 	}
-	for name := range t.params {
-		if _, ok := c.params[name]; !ok {
+	for name, p := range t.params {
+		st, ok := c.params[name]
+		if !ok {
 			return fmt.Errorf("checkpoint %s: no tensor for parameter %s", path, name)
+		}
+		// The copy below would convert another dtype silently; a checkpoint holds its parameters as written.
+		if want := storedDType[p.DType()]; st.DType != want {
+			return fmt.Errorf("checkpoint %s: tensor %s%s has dtype %s, the parameter is %s", path, paramPrefix, name, st.DType, want)
 		}
 	}
 	if len(c.params) != len(t.params) {

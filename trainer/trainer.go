@@ -158,10 +158,14 @@ func (t *Trainer) buildOptimizer() error {
 }
 
 // digest identifies what a checkpoint belongs to: the settings that change the trajectory. Output and
-// logging knobs, and max_steps (a run may be extended), are left out.
+// logging knobs are left out, and so is max_steps under a constant schedule, so that such a run may be
+// extended; a decaying schedule's rates depend on it.
 func (e *Experiment) digest() string {
 	c := *e
-	c.OutputDir, c.Train.LogEvery, c.Train.CheckpointEvery, c.Train.KeepCheckpoints, c.Train.MaxSteps = "", 0, 0, 0, 0
+	c.OutputDir, c.Train.LogEvery, c.Train.CheckpointEvery, c.Train.KeepCheckpoints = "", 0, 0, 0
+	if c.Train.Schedule == "constant" {
+		c.Train.MaxSteps = 0
+	}
 	c.Data.CacheDir = ""
 	b, _ := json.Marshal(c)
 	h := sha256.Sum256(b)

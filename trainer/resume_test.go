@@ -1,0 +1,323 @@
+package trainer
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestKillAndResumeIsBitIdentical trains the tiny experiment three ways with cmd/train and wants the same
+// bytes from each: A uninterrupted; B SIGKILLed twice at random moments and resumed; C SIGTERMed mid-way
+// (it must exit 0 with a checkpoint at its current step) and resumed. Dropout is on, so a resume that lost
+// libtorch's generator state, the optimiser's moments or the data position would drift.
+func TestKillAndResumeIsBitIdentical(t *testing.T) {
+	bin := buildTrain(t)
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("CONVREP_KILL_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("CONVREP_KILL_SEED: %v", err)
+		}
+	}
+	t.Logf("kill moments drawn with seed %d (CONVREP_KILL_SEED=%d repeats them)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+
+	root := t.TempDir()
+	dirA, dirB, dirC := filepath.Join(root, "a"), filepath.Join(root, "b"), filepath.Join(root, "c")
+	shared := filepath.Join(root, "cache-bc") // B builds the pairs, C reads them back; A builds its own
+	for _, d := range []string{dirA, dirB, dirC} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expA := tinyExperiment(t, dirA, "")
+	expB := tinyExperiment(t, dirB, shared)
+	expC := tinyExperiment(t, dirC, shared)
+	outA, outB, outC := filepath.Join(dirA, "out"), filepath.Join(dirB, "out"), filepath.Join(dirC, "out")
+	const steps, every = 30, 3
+
+	// A runs beside B: the machine has two cores and each run one libtorch thread.
+	runA := start(t, bin, dirA, expA)
+
+	// B: killed after a random number of checkpoints plus a random part of a checkpoint interval.
+	b := start(t, bin, dirB, expB)
+	killAt(t, b, outB, rng, int64(every*(1+rng.IntN(4))), syscall.SIGKILL)
+	first := newest(t, outB)
+	b = start(t, bin, dirB, "--resume", expB)
+	killAt(t, b, outB, rng, first+int64(every*(1+rng.IntN(2))), syscall.SIGKILL)
+	t.Logf("B killed after checkpoints %d and %d", first, newest(t, outB))
+	b = start(t, bin, dirB, "--resume", expB)
+	b.mustSucceed(t)
+
+	// C: SIGTERM finishes the step, checkpoints there and exits 0.
+	c := start(t, bin, dirC, expC)
+	killAt(t, c, outC, rng, int64(every*(1+rng.IntN(5))), syscall.SIGTERM)
+	stopped := newest(t, outC)
+	logged := metricSteps(t, outC)
+	if len(logged) == 0 || logged[len(logged)-1] != stopped || stopped >= steps {
+		t.Fatalf("C stopped by SIGTERM: newest checkpoint at step %d, metrics up to %v; want a checkpoint at the last step done, before %d",
+			stopped, logged[max(0, len(logged)-1):], steps)
+	}
+	if !strings.Contains(c.output(t), "stopped by signal") {
+		t.Errorf("C's log does not say it stopped by signal:\n%s", c.output(t))
+	}
+	t.Logf("C stopped by SIGTERM at step %d", stopped)
+	c = start(t, bin, dirC, "--resume", expC)
+	c.mustSucceed(t)
+	runA.mustSucceed(t)
+
+	final := filepath.Base(checkpointPath("", steps))
+	metricsA := readMetricLines(t, outA)
+	checkSteps(t, "A", metricsA, steps)
+	for _, run := range []struct{ name, out string }{{"B", outB}, {"C", outC}} {
+		sameFiles(t, filepath.Join(outA, "model", "model.safetensors"), filepath.Join(run.out, "model", "model.safetensors"))
+		sameFiles(t, filepath.Join(checkpointDir(outA), final), filepath.Join(checkpointDir(run.out), final))
+		ms := readMetricLines(t, run.out)
+		checkSteps(t, run.name, ms, steps)
+		for i := range min(len(ms), len(metricsA)) {
+			if !sameTrajectory(ms[i], metricsA[i]) {
+				t.Errorf("%s's metrics at step %d differ from A's:\n%+v\n%+v", run.name, ms[i].Step, ms[i], metricsA[i])
+			}
+		}
+		if _, err := os.Stat(filepath.Join(run.out, "loss.png")); err != nil {
+			t.Errorf("%s: no loss curve: %v", run.name, err)
+		}
+		// A SIGKILL during a checkpoint's write leaves its temporary file; say so, it is not an error.
+		if left, _ := filepath.Glob(filepath.Join(checkpointDir(run.out), ".*tmp-*")); len(left) > 0 {
+			t.Logf("%s: temporary files left in checkpoints/: %v", run.name, left)
+		}
+	}
+}
+
+// buildTrain builds cmd/train once for the test.
+func buildTrain(t *testing.T) string {
+	t.Helper()
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "train")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/train")
+	cmd.Dir = filepath.Dir(wd) // the repository root, above trainer/
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/train: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// proc is one cmd/train process, its output going to a log file.
+type proc struct {
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+	err  error
+}
+
+func start(t *testing.T, bin, dir string, args ...string) *proc {
+	t.Helper()
+	log, err := os.CreateTemp(dir, "train-*.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: exec.Command(bin, append([]string{"--quiet"}, args...)...), log: log.Name(), done: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = log, log
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		log.Close()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+func (p *proc) output(t *testing.T) string {
+	b, err := os.ReadFile(p.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func (p *proc) mustSucceed(t *testing.T) {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("%v still running after two minutes:\n%s", p.cmd.Args, p.output(t))
+	}
+	if p.err != nil {
+		t.Fatalf("%v: %v\n%s", p.cmd.Args, p.err, p.output(t))
+	}
+}
+
+// killAt waits until the run has checkpointed step `after` or later, waits a random part of a checkpoint
+// interval more, and sends sig. SIGKILL must kill the run; SIGTERM must let it exit 0. Either way it must
+// still have been training: a run that finished first proves nothing.
+func killAt(t *testing.T, p *proc, out string, rng *rand.Rand, after int64, sig syscall.Signal) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for newest(t, out) < after {
+		select {
+		case <-p.done:
+			t.Fatalf("%v ended (%v) before checkpoint %d:\n%s", p.cmd.Args, p.err, after, p.output(t))
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no checkpoint %d after a minute:\n%s", after, p.output(t))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond) // a checkpoint interval is about 3×50 ms
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("signal %v: %v", sig, err)
+	}
+	<-p.done
+	var exit *exec.ExitError
+	switch {
+	case sig == syscall.SIGKILL:
+		ws, ok := exitStatus(p.err, &exit)
+		if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+			t.Fatalf("%v was not killed by SIGKILL (%v): it ended on its own\n%s", p.cmd.Args, p.err, p.output(t))
+		}
+	case p.err != nil:
+		t.Fatalf("%v after %v: %v, want exit status 0\n%s", p.cmd.Args, sig, p.err, p.output(t))
+	}
+	if _, err := os.Stat(filepath.Join(out, "model")); err == nil {
+		t.Fatalf("%v had already finished when %v came: the kill moment is too late\n%s", p.cmd.Args, sig, p.output(t))
+	}
+}
+
+func exitStatus(err error, exit **exec.ExitError) (syscall.WaitStatus, bool) {
+	if !errors.As(err, exit) {
+		return 0, false
+	}
+	ws, ok := (*exit).Sys().(syscall.WaitStatus)
+	return ws, ok
+}
+
+// newest is the step of the newest checkpoint under out, 0 if none.
+func newest(t *testing.T, out string) int64 {
+	steps := checkpointSteps(t, out)
+	if len(steps) == 0 {
+		return 0
+	}
+	return steps[len(steps)-1]
+}
+
+func readMetricLines(t *testing.T, out string) []Metric {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []Metric
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for line := 1; sc.Scan(); line++ {
+		var m Metric
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("%s metrics.jsonl:%d: %v", out, line, err)
+		}
+		ms = append(ms, m)
+	}
+	return ms
+}
+
+func metricSteps(t *testing.T, out string) []int64 {
+	var steps []int64
+	for _, m := range readMetricLines(t, out) {
+		steps = append(steps, m.Step)
+	}
+	return steps
+}
+
+// checkSteps wants one metrics line per step, 1..n in order (log_every is 1).
+func checkSteps(t *testing.T, run string, ms []Metric, n int64) {
+	t.Helper()
+	var got []string
+	ok := len(ms) == int(n)
+	for i, m := range ms {
+		got = append(got, fmt.Sprint(m.Step))
+		ok = ok && m.Step == int64(i+1)
+	}
+	if !ok {
+		t.Errorf("%s's metrics.jsonl steps are %s, want 1..%d each once", run, strings.Join(got, ","), n)
+	}
+}
+
+// sameTrajectory compares what a metrics line says about training, leaving out the timings.
+func sameTrajectory(a, b Metric) bool {
+	return a.Step == b.Step && a.Epoch == b.Epoch && a.Loss == b.Loss && a.LR == b.LR && a.HeadLR == b.HeadLR &&
+		a.GradNorm == b.GradNorm && reflect.DeepEqual(a.Objective, b.Objective)
+}
+
+// TestResumeFromEveryCheckpoint is the deterministic half of the test above: a run of three epochs of four
+// batches keeps all its checkpoints, including those at the epochs' ends, and a run resumed from each one
+// alone must end in the same bytes and log the same trajectory from there on.
+func TestResumeFromEveryCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	exp := tinyExperiment(t, dir, "")
+	full := filepath.Join(dir, "out")
+	set := []string{"data.max_examples=64", "train.max_steps=10", "train.epochs=3", "train.checkpoint_every=2", "train.keep_checkpoints=10"}
+	if err := train(t, exp, set, false); err != nil {
+		t.Fatal(err)
+	}
+	if got := checkpointSteps(t, full); fmt.Sprint(got) != "[2 4 6 8 10]" {
+		t.Fatalf("checkpoints at %v, want [2 4 6 8 10]", got)
+	}
+	ref := readMetricLines(t, full)
+	checkSteps(t, "the full run", ref, 10)
+	if ref[len(ref)-1].Epoch != 2 {
+		t.Fatalf("the full run ends in epoch %d, want 2 (three epochs of four batches)", ref[len(ref)-1].Epoch)
+	}
+	for _, from := range []int64{2, 4, 6, 8} {
+		t.Run(fmt.Sprintf("from step %d", from), func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			if err := os.MkdirAll(checkpointDir(out), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(checkpointPath(full, from))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(checkpointPath(out, from), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := train(t, exp, append(set, fmt.Sprintf("output_dir=%q", out)), true); err != nil {
+				t.Fatal(err)
+			}
+			sameFiles(t, filepath.Join(full, "model", "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
+			sameFiles(t, checkpointPath(full, 10), checkpointPath(out, 10))
+			ms := readMetricLines(t, out)
+			if len(ms) != int(10-from) {
+				t.Fatalf("resumed run logged %d steps, want %d", len(ms), 10-from)
+			}
+			for i, m := range ms {
+				if !sameTrajectory(m, ref[int(from)+i]) {
+					t.Errorf("step %d differs from the full run:\n%+v\n%+v", m.Step, m, ref[int(from)+i])
+				}
+			}
+		})
+	}
+}
