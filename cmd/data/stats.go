@@ -14,10 +14,15 @@ import (
 func setupStats(fs *flag.FlagSet) func(io.Writer, *zap.Logger) error {
 	var rf readFlags
 	rf.add(fs)
+	var popt datasets.PairOptions
+	fs.StringVar(&popt.Variant, "pairs", "", "also count the training pairs of this variant: dse, dse2-1, dse3-1, dse123-1, dropout")
+	fs.IntVar(&popt.MinWords, "min-words", datasets.PaperMinWords, "with --pairs: drop pairs with a side of this many words or fewer")
+	fs.BoolVar(&popt.BothDirections, "both-directions", true, "with --pairs: consecutive utterances paired both ways")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: data stats [--data DIR] [--corpora LIST] [--merge-speakers] [--skip-bad]\n\n"+
+		fmt.Fprintf(fs.Output(), "usage: data stats [--data DIR] [--corpora LIST] [--merge-speakers] [--skip-bad] [--pairs VARIANT]\n\n"+
 			"Prints one row per corpus and a total: dialogues, turns, words (white-space separated) and\n"+
-			"turns/dialogue, counted after empty utterances are dropped (and turns merged with --merge-speakers).\n\nflags:\n")
+			"turns/dialogue, counted after empty utterances are dropped (and turns merged with --merge-speakers),\n"+
+			"and with --pairs the number of training pairs the variant makes.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	return func(stdout io.Writer, log *zap.Logger) error {
@@ -25,27 +30,51 @@ func setupStats(fs *flag.FlagSet) func(io.Writer, *zap.Logger) error {
 		if err != nil {
 			return err
 		}
-		return writeStats(stdout, names, per)
+		var pairs []int
+		if popt.Variant != "" {
+			for _, ds := range per {
+				ps, err := datasets.DSEPairs(ds, popt)
+				if err != nil {
+					return err
+				}
+				pairs = append(pairs, len(ps))
+			}
+		}
+		return writeStats(stdout, names, per, pairs)
 	}
 }
 
-// writeStats prints one row per corpus and a total row.
-func writeStats(w io.Writer, names []string, per [][]datasets.Dialogue) error {
+// writeStats prints one row per corpus and a total row; pairs, when given, adds a column.
+func writeStats(w io.Writer, names []string, per [][]datasets.Dialogue, pairs []int) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "corpus\tdialogues\tturns\twords\tturns/dialogue\t\n")
+	header := "corpus\tdialogues\tturns\twords\tturns/dialogue\t"
+	if pairs != nil {
+		header += "pairs\t"
+	}
+	fmt.Fprintln(tw, header)
 	var total datasets.Stats
-	row := func(name string, s datasets.Stats) {
+	totalPairs := 0
+	row := func(name string, s datasets.Stats, p int) {
 		avg := 0.0
 		if s.Dialogues > 0 {
 			avg = float64(s.Turns) / float64(s.Dialogues)
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f\t\n", name, s.Dialogues, s.Turns, s.Words, avg)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f\t", name, s.Dialogues, s.Turns, s.Words, avg)
+		if pairs != nil {
+			fmt.Fprintf(tw, "%d\t", p)
+		}
+		fmt.Fprintln(tw)
 	}
 	for i, name := range names {
 		s := datasets.Count(per[i])
 		total = total.Add(s)
-		row(name, s)
+		p := 0
+		if pairs != nil {
+			p = pairs[i]
+			totalPairs += p
+		}
+		row(name, s, p)
 	}
-	row("total", total)
+	row("total", total, totalPairs)
 	return tw.Flush()
 }
