@@ -43,20 +43,9 @@ func readMSR(root string, opt ReadOptions) ([]Dialogue, error) {
 	if strings.HasSuffix(files[0], ".zip") {
 		return readMSRZip(files[0], opt)
 	}
-	var all []Dialogue
-	for _, f := range files {
-		src := newSource("msr_e2e", f, opt)
-		err := readFile(f, func(r io.Reader) error {
-			ds, err := parseMSR(src, msrDomain(f), r)
-			all = append(all, ds...)
-			return err
-		})
-		src.finish()
-		if err != nil {
-			return nil, err
-		}
-	}
-	return all, nil
+	return readFiles("msr_e2e", files, opt, func(src *source, path string, r io.Reader) ([]Dialogue, error) {
+		return parseMSR(src, msrDomain(path), r)
+	})
 }
 
 func readMSRZip(zipPath string, opt ReadOptions) ([]Dialogue, error) {

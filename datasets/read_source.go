@@ -149,6 +149,25 @@ func baseNoExt(path string) string {
 	return strings.TrimSuffix(b, filepath.Ext(b))
 }
 
+// readFiles parses plain (or .gz) files in order; parse gets each file's source and path.
+func readFiles(corpus string, files []string, opt ReadOptions,
+	parse func(src *source, path string, r io.Reader) ([]Dialogue, error)) ([]Dialogue, error) {
+	var all []Dialogue
+	for _, f := range files {
+		src := newSource(corpus, f, opt)
+		err := readFile(f, func(r io.Reader) error {
+			ds, err := parse(src, f, r)
+			all = append(all, ds...)
+			return err
+		})
+		src.finish()
+		if err != nil {
+			return nil, err
+		}
+	}
+	return all, nil
+}
+
 // readZipMembers parses the members of an archive whose base names are in names, in that order (a member
 // may sit in a folder of the archive); at least one must be there.
 func readZipMembers(corpus, zipPath string, names []string, opt ReadOptions,

@@ -32,20 +32,9 @@ func readWOZ(root string, opt ReadOptions) ([]Dialogue, error) {
 	if err != nil {
 		return nil, err
 	}
-	var all []Dialogue
-	for _, f := range files {
-		src := newSource("woz2", f, opt)
-		err := readFile(f, func(r io.Reader) error {
-			ds, err := parseWOZ(src, wozSplit(f), r)
-			all = append(all, ds...)
-			return err
-		})
-		src.finish()
-		if err != nil {
-			return nil, err
-		}
-	}
-	return all, nil
+	return readFiles("woz2", files, opt, func(src *source, path string, r io.Reader) ([]Dialogue, error) {
+		return parseWOZ(src, wozSplit(path), r)
+	})
 }
 
 // wozSplit is the split in a file's name: "woz_validate_en.json" -> "validate".
