@@ -119,12 +119,13 @@ def main():
     for _ in range(a.warmup):
         step()
     sync()
-    start = time.perf_counter()
+    start, cpu0 = time.perf_counter(), time.process_time()
     for _ in range(a.steps):
         loss = step()
     sync()
     step_s = (time.perf_counter() - start) / a.steps
-    print(json.dumps({"impl": "pytorch", "step_s": step_s, "pairs_per_s": a.batch / step_s,
+    cpu_s = (time.process_time() - cpu0) / a.steps
+    print(json.dumps({"impl": "pytorch", "step_s": step_s, "cpu_s": cpu_s, "pairs_per_s": a.batch / step_s,
                       "tokens_per_s": 2 * a.batch * a.seq / step_s, "loss": loss, "layers": a.layers,
                       "hidden": a.hidden, "heads": a.heads, "intermediate": inter, "vocab": a.vocab,
                       "batch": a.batch, "seq": a.seq, "steps": a.steps, "warmup": a.warmup,

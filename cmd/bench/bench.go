@@ -1,10 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"sort"
+	"syscall"
 	"time"
 
 	"github.com/sugarme/gotch"
@@ -30,12 +34,14 @@ type options struct {
 	Steps, Warmup, Threads                                 int
 	Device                                                 string
 	Seed                                                   int64
+	CPUProfile                                             string // file for a CPU profile of the timed steps
 }
 
 // result is the JSON line; bench/dse_step_pytorch.py prints the same fields.
 type result struct {
 	Impl         string  `json:"impl"`
 	StepS        float64 `json:"step_s"`
+	CPUS         float64 `json:"cpu_s"` // process CPU time (user+system, all threads) per step: steadier than step_s on a busy machine
 	PairsPerS    float64 `json:"pairs_per_s"`
 	TokensPerS   float64 `json:"tokens_per_s"`
 	Loss         float64 `json:"loss"` // of the last timed step, to check that both sides train the same thing
@@ -105,18 +111,30 @@ func benchmark(o options) (result, error) {
 	if err := s.sync(); err != nil {
 		return result{}, err
 	}
-	var loss float64
-	start := time.Now()
-	for i := 0; i < o.Steps; i++ {
-		if loss, err = s.step(); err != nil {
-			return result{}, fmt.Errorf("step %d: %w", i+1, err)
-		}
-	}
-	if err := s.sync(); err != nil {
+	stop, err := startProfile(o.CPUProfile)
+	if err != nil {
 		return result{}, err
 	}
+	var loss float64
+	cpu0, err := cpuTime()
+	if err != nil {
+		return result{}, err
+	}
+	start := time.Now()
+	for i := 0; i < o.Steps && err == nil; i++ {
+		if loss, err = s.step(); err != nil {
+			err = fmt.Errorf("step %d: %w", i+1, err)
+		}
+	}
+	if err == nil {
+		err = s.sync()
+	}
 	stepS := time.Since(start).Seconds() / float64(o.Steps)
-	return result{Impl: "convrep", StepS: stepS, PairsPerS: float64(o.Batch) / stepS,
+	cpu1, cpuErr := cpuTime()
+	if err = errors.Join(err, cpuErr, stop()); err != nil {
+		return result{}, err
+	}
+	return result{Impl: "convrep", StepS: stepS, CPUS: (cpu1 - cpu0) / float64(o.Steps), PairsPerS: float64(o.Batch) / stepS,
 		TokensPerS: float64(2*o.Batch*o.Seq) / stepS, Loss: loss, Layers: o.Layers, Hidden: o.Hidden, Heads: o.Heads,
 		Intermediate: o.Intermediate, Vocab: o.Vocab, Batch: o.Batch, Seq: o.Seq, Steps: o.Steps, Warmup: o.Warmup,
 		Threads: torch.NumThreads(), Device: o.Device}, nil
@@ -197,4 +215,39 @@ func (s *setup) sync() error {
 		return fmt.Errorf("cuda synchronize: %w", err)
 	}
 	return nil
+}
+
+// startProfile starts Go's CPU profiler when path is set; the returned stop writes the profile. Time spent
+// inside libtorch shows up under the Go functions that called it (runtime.cgocall), which is enough to tell
+// model, loss, backward and optimiser apart; perf sees inside libtorch.
+func startProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile %s: %w", path, err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("cpu profile %s: %w", path, err)
+		}
+		return nil
+	}, nil
+}
+
+// cpuTime is the CPU time the process has used so far, user and system, in seconds (Python's
+// time.process_time()).
+func cpuTime() (float64, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage: %w", err)
+	}
+	sec := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return sec(ru.Utime) + sec(ru.Stime), nil
 }

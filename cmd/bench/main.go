@@ -48,12 +48,14 @@ func parseFlags(args []string, errOut io.Writer) (options, error) {
 	fs.IntVar(&o.Threads, "threads", 0, "libtorch intra-op threads; 0 = libtorch's default")
 	fs.StringVar(&o.Device, "device", "cpu", "cpu, cuda or cuda:N")
 	fs.Int64Var(&o.Seed, "seed", 42, "seed of the initialisation, the dropout masks and the token ids")
+	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a Go CPU profile of the timed steps to this file (go tool pprof)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: bench [flags]\n\n"+
 			"Times a DSE training step (forward of both views, contrastive loss, backward, Adam) of a randomly\n"+
 			"initialised BERT on random token ids and prints one JSON line:\n"+
-			"{\"impl\":\"convrep\",\"step_s\":...,\"pairs_per_s\":...,\"tokens_per_s\":...,<shape>,\"threads\":...,\"device\":...}\n"+
-			"step_s is the mean over the timed steps; tokens count both views (2·batch·seq per step).\n\nflags:\n")
+			"{\"impl\":\"convrep\",\"step_s\":...,\"cpu_s\":...,\"pairs_per_s\":...,\"tokens_per_s\":...,<shape>,\"threads\":...,\"device\":...}\n"+
+			"step_s is the mean wall time of a timed step, cpu_s the process CPU time per step (steadier on a busy\n"+
+			"machine); tokens count both views (2·batch·seq per step).\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

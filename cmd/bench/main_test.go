@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -12,8 +14,9 @@ import (
 // A tiny shape runs two timed steps and prints one JSON line whose numbers agree with each other and whose
 // shape is the one asked for.
 func TestBenchPrintsOneConsistentJSONLine(t *testing.T) {
+	profile := filepath.Join(t.TempDir(), "cpu.pprof")
 	o, err := parseFlags([]string{"--layers", "1", "--hidden", "32", "--heads", "2", "--vocab", "500", "--batch", "4",
-		"--seq", "8", "--steps", "2", "--warmup", "1", "--threads", "1", "--seed", "7"}, io.Discard)
+		"--seq", "8", "--steps", "2", "--warmup", "1", "--threads", "1", "--seed", "7", "--cpuprofile", profile}, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +32,7 @@ func TestBenchPrintsOneConsistentJSONLine(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[0]), &fields); err != nil {
 		t.Fatalf("not JSON: %v: %s", err, lines[0])
 	}
-	for _, k := range []string{"impl", "step_s", "pairs_per_s", "tokens_per_s", "loss", "layers", "hidden", "heads",
+	for _, k := range []string{"impl", "step_s", "cpu_s", "pairs_per_s", "tokens_per_s", "loss", "layers", "hidden", "heads",
 		"intermediate", "vocab", "batch", "seq", "steps", "warmup", "threads", "device"} {
 		if _, ok := fields[k]; !ok {
 			t.Errorf("field %q missing from %s", k, lines[0])
@@ -42,18 +45,24 @@ func TestBenchPrintsOneConsistentJSONLine(t *testing.T) {
 	want := result{Impl: "convrep", Layers: 1, Hidden: 32, Heads: 2, Intermediate: 128, Vocab: 500, Batch: 4, Seq: 8,
 		Steps: 2, Warmup: 1, Threads: 1, Device: "cpu"}
 	got := r
-	got.StepS, got.PairsPerS, got.TokensPerS, got.Loss = 0, 0, 0, 0
+	got.StepS, got.CPUS, got.PairsPerS, got.TokensPerS, got.Loss = 0, 0, 0, 0, 0
 	if got != want {
 		t.Errorf("shape %+v, want %+v", got, want)
 	}
 	if !(r.StepS > 0) {
 		t.Fatalf("step_s = %v", r.StepS)
 	}
+	if !(r.CPUS > 0) {
+		t.Errorf("cpu_s = %v", r.CPUS)
+	}
 	if d := math.Abs(r.PairsPerS*r.StepS - 4); d > 1e-6 {
 		t.Errorf("pairs_per_s·step_s = %v, want the batch 4", r.PairsPerS*r.StepS)
 	}
 	if d := math.Abs(r.TokensPerS*r.StepS - 2*4*8); d > 1e-6 {
 		t.Errorf("tokens_per_s·step_s = %v, want 2·batch·seq = 64", r.TokensPerS*r.StepS)
+	}
+	if fi, err := os.Stat(profile); err != nil || fi.Size() == 0 {
+		t.Errorf("cpu profile %s not written (%v)", profile, err)
 	}
 	// A random encoder's HardNeg loss over 2B = 8 views is near log(2B−1) ≈ 1.9, not 0 or NaN.
 	if !(r.Loss > 0.5 && r.Loss < 10) {
