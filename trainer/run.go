@@ -110,7 +110,11 @@ func (t *Trainer) step(idx []int, micro int) (loss, norm float64, objMetrics map
 				b.Drop()
 				return err
 			}
-			v := l.Float64Values()[0]
+			// Read the value through a detached tensor: the float64 copy Float64Values makes would otherwise
+			// keep the step's graph alive until the garbage collector frees it.
+			d := l.MustDetach(false)
+			v := d.Float64Values()[0]
+			d.MustDrop()
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				l.MustDrop()
 				b.Drop()
