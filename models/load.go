@@ -3,6 +3,7 @@ package models
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -171,7 +172,7 @@ func (m *Model) assign(file string, sd map[string]safetensors.Tensor, fresh map[
 			}
 			continue
 		}
-		if want := p.MustSize(); !sameShape(want, t.Shape) {
+		if want := p.MustSize(); !slices.Equal(want, t.Shape) {
 			misshaped = append(misshaped, fmt.Sprintf("%s: checkpoint %v, model %v", name, t.Shape, want))
 		}
 	}
@@ -220,16 +221,4 @@ func freshParam(c *Config, name string, fresh map[string]bool) bool {
 		}
 	}
 	return false
-}
-
-func sameShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

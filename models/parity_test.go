@@ -3,6 +3,7 @@ package models
 import (
 	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/sugarme/gotch"
@@ -125,7 +126,7 @@ func (e expected) tensor(t *testing.T, name string) *ts.Tensor {
 func (e expected) maxDiff(t *testing.T, name string, got *ts.Tensor) float64 {
 	t.Helper()
 	want := e.tensor(t, name)
-	if !sameShape(want.MustSize(), got.MustSize()) {
+	if !slices.Equal(want.MustSize(), got.MustSize()) {
 		t.Fatalf("%s: shape %v, HuggingFace %v", name, got.MustSize(), want.MustSize())
 	}
 	g, w := got.Float64Values(), want.Float64Values()
