@@ -99,24 +99,24 @@ type Candidates struct {
 	Answer int   `json:"answer"`
 }
 
-// SampleCandidates builds, for every pair in order, a list of size candidates (100 in the papers): the pair's
-// own answer and size-1 answers of other questions. Rows whose answer text equals the query's answer are
+// SampleCandidates builds, for every row of responses in order, a list of size candidates (100 in the papers):
+// the row's own response and size-1 responses of other rows. Rows whose response text equals the query's are
 // never drawn (AmazonQA repeats short answers such as "Yes", which would tie with the truth). One generator
 // is made per call, newRNG(seed, candidateStream); for each query the eligible rows (in file order, n of them)
 // are drawn from with draw(g, n, size-1), then the true row is inserted at position Uint64() mod size.
-func SampleCandidates(pairs []QAPair, size int, seed uint64) ([]Candidates, error) {
+func SampleCandidates(responses []string, size int, seed uint64) ([]Candidates, error) {
 	if size < 2 {
 		return nil, fmt.Errorf("sample candidates: size %d, want at least 2", size)
 	}
 	same := map[string][]int{} // rows sharing an answer text, ascending
-	for i, p := range pairs {
-		same[p.Answer] = append(same[p.Answer], i)
+	for i, r := range responses {
+		same[r] = append(same[r], i)
 	}
 	g := newRNG(seed, candidateStream)
-	out := make([]Candidates, len(pairs))
-	for q, p := range pairs {
-		excluded := same[p.Answer]
-		n := len(pairs) - len(excluded)
+	out := make([]Candidates, len(responses))
+	for q, r := range responses {
+		excluded := same[r]
+		n := len(responses) - len(excluded)
 		if n < size-1 {
 			return nil, fmt.Errorf("sample candidates: query %d: only %d rows with another answer, want %d", q, n, size-1)
 		}

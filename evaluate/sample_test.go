@@ -116,7 +116,7 @@ func TestCheckQueryLabels(t *testing.T) {
 
 func TestSampleCandidates(t *testing.T) {
 	pairs := []QAPair{{"q0", "Yes"}, {"q1", "No"}, {"q2", "Yes"}, {"q3", "maybe"}, {"q4", "sure"}, {"q5", "nope"}}
-	cands, err := SampleCandidates(pairs, 4, 7)
+	cands, err := SampleCandidates(AmazonQASet(pairs, "").Responses, 4, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,15 +135,15 @@ func TestSampleCandidates(t *testing.T) {
 			}
 		}
 	}
-	again, _ := SampleCandidates(pairs, 4, 7)
+	again, _ := SampleCandidates(AmazonQASet(pairs, "").Responses, 4, 7)
 	if !reflect.DeepEqual(cands, again) {
 		t.Error("same seed, different candidates")
 	}
 	// Query 0 has only 4 rows with another answer: 5 candidates would need 4 distractors (fine), 6 needs 5.
-	if _, err := SampleCandidates(pairs, 6, 0); err == nil {
+	if _, err := SampleCandidates(AmazonQASet(pairs, "").Responses, 6, 0); err == nil {
 		t.Error("too few distractors: want an error")
 	}
-	if _, err := SampleCandidates(pairs, 1, 0); err == nil {
+	if _, err := SampleCandidates(AmazonQASet(pairs, "").Responses, 1, 0); err == nil {
 		t.Error("size 1: want an error")
 	}
 }
@@ -163,7 +163,7 @@ func TestSampleCandidatesAmazonQA(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cands, err := SampleCandidates(pairs, 100, 0)
+	cands, err := SampleCandidates(AmazonQASet(pairs, "").Responses, 100, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func TestSupportFileRoundTrip(t *testing.T) {
 
 func TestCandidateFileRoundTrip(t *testing.T) {
 	pairs := []QAPair{{"q0", "a0"}, {"q1", "a1"}, {"q2", "a2"}, {"q3", "a3"}}
-	cands, err := SampleCandidates(pairs, 3, 1)
+	cands, err := SampleCandidates(AmazonQASet(pairs, "").Responses, 3, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
