@@ -28,6 +28,7 @@ require (
 	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/sys v0.46.0 // indirect
 	golang.org/x/term v0.44.0 // indirect
+	gonum.org/v1/gonum v0.16.0 // indirect
 )
 
 // third_party/gotch is gotch v0.9.1 patched for the libtorch found on this machine;

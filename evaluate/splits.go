@@ -16,7 +16,7 @@ type SplitFile struct {
 	Dataset    string       `json:"dataset"`     // e.g. "clinc150", "snips", "amazonqa", or a user file
 	Source     string       `json:"source"`      // the file and split the rows index, e.g. "data/data_full.json#train"
 	Rows       int          `json:"rows"`        // how many rows the source had when the split was drawn
-	K          int          `json:"k,omitempty"` // shots per label (support sets only)
+	K          int          `json:"k,omitempty"` // shots per label, or candidates per list
 	Seed       uint64       `json:"seed"`        // the seed given to SampleSupport or SampleCandidates
 	Derivation string       `json:"derivation"`  // how the rows were drawn, in words
 	Support    []Support    `json:"support,omitempty"`
@@ -31,7 +31,8 @@ const (
 		"drawing size-1 of the rows whose answer text differs from the query's, in file order; then the query's row is inserted at Uint64()%size"
 )
 
-// SplitFileName is the file name under a --write-splits folder: one file per dataset, task, k and seed.
+// SplitFileName is the file name under a --write-splits folder: one file per dataset, task, k (shots, or
+// candidates per list) and seed.
 func SplitFileName(dataset, task string, k int, seed uint64) string {
 	if k > 0 {
 		return fmt.Sprintf("%s-%s-k%d-seed%d.json", dataset, task, k, seed)

@@ -1,0 +1,72 @@
+package evaluate
+
+import (
+	"math"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
+)
+
+// prototypes returns one prototype per label (labels' order): the mean of the label's normalised support
+// embeddings (DSE §4.2: "the prototype is the mean of its class's normalised support embeddings"), left
+// unnormalised as in the paper. A label without support rows gets NaNs, so no query is ever assigned to it.
+func prototypes(labels []string, sets []Support, emb map[int][]float32, dim int) [][]float32 {
+	rowsOf := map[string][]int{}
+	for _, s := range sets {
+		rowsOf[s.Label] = append(rowsOf[s.Label], s.Rows...)
+	}
+	out := make([][]float32, len(labels))
+	for i, l := range labels {
+		p := make([]float32, dim)
+		rows := rowsOf[l]
+		if len(rows) == 0 {
+			for j := range p {
+				p[j] = float32(math.NaN())
+			}
+			out[i] = p
+			continue
+		}
+		acc := make([]float64, dim)
+		for _, r := range rows {
+			for j, x := range emb[r] {
+				acc[j] += float64(x)
+			}
+		}
+		for j := range p {
+			p[j] = float32(acc[j] / float64(len(rows)))
+		}
+		out[i] = p
+	}
+	return out
+}
+
+// similarities returns the dot products of every query with every prototype, [queries][prototypes], as one
+// matrix product (gonum's blocked, parallel Sgemm: 5,500 queries × 150 prototypes × 768 dims is 630M
+// multiply-adds per episode).
+func similarities(queries, protos [][]float32) [][]float64 {
+	if len(queries) == 0 || len(protos) == 0 {
+		return make([][]float64, len(queries))
+	}
+	dim := len(queries[0])
+	q := blas32.General{Rows: len(queries), Cols: dim, Stride: dim, Data: flatten(queries, dim)}
+	p := blas32.General{Rows: len(protos), Cols: dim, Stride: dim, Data: flatten(protos, dim)}
+	c := blas32.General{Rows: len(queries), Cols: len(protos), Stride: len(protos), Data: make([]float32, len(queries)*len(protos))}
+	blas32.Gemm(blas.NoTrans, blas.Trans, 1, q, p, 0, c)
+	out := make([][]float64, len(queries))
+	for i := range out {
+		row := make([]float64, len(protos))
+		for j := range row {
+			row[j] = float64(c.Data[i*len(protos)+j])
+		}
+		out[i] = row
+	}
+	return out
+}
+
+func flatten(rows [][]float32, dim int) []float32 {
+	out := make([]float32, 0, len(rows)*dim)
+	for _, r := range rows {
+		out = append(out, r...)
+	}
+	return out
+}
