@@ -9,50 +9,6 @@ import (
 	"strings"
 )
 
-// The Ubuntu IRC response-selection set, built from the manually disentangled logs of Kummerfeld et al.
-// (2019, "A Large-Scale Corpus for Conversation Disentanglement", ACL; data at github jkkummerfeld/
-// irc-disentanglement, data/README.md) the way DSTC7 track 1, subtask 1 built its Ubuntu examples
-// (Gunasekara et al. 2019, "DSTC7 Task 1: Noetic End-to-End Response Selection"; the track's data description,
-// IBM/dstc-noesis docs/source/data_description.rst). DSTC7 disentangled the whole channel with a model; here the
-// reply links are the human ones, so the choices below follow DSTC7 where the data allow and say where not.
-//
-//  1. Messages. Line n of FILE.ascii.txt is message n, counted from 0 (data/README.md). A message line is
-//     "[hh:mm] <nick> text" or the action "[hh:mm]  * nick text"; the speaker is nick and the text is what
-//     follows it, trimmed: speaker names and timestamps are stripped, but a name the text itself starts with
-//     ("Amaranth: try ...", IRC's way to address someone) is kept, as DSTC7's released utterances keep them.
-//     The files' "<unconvertable>" marks (non-ASCII characters) are kept as written. Lines starting "=== "
-//     are system messages (joins, quits, nick changes, and some logs' actions); they are dropped, as are
-//     messages with no text. Speakers are compared ignoring case, as IRC compares nicks; a nick change splits
-//     one person into two speakers.
-//  2. Conversations. Each "i j -" line of FILE.annotation.txt links messages i and j (either order; i == j
-//     marks a conversation start). A conversation is a connected component of these links, as the
-//     dataset's own tools/format_conversion/graph_to_cluster.py defines it. Components are formed over all
-//     linked lines, system messages included (an annotator may link a "=== nick waves" action into a
-//     conversation), and the dropped messages are removed afterwards. Messages run in line order.
-//  3. Complete conversations only. Only messages from the cutoff on have their own links annotated (1000 in
-//     these files; the cutoff is the smallest max(i, j) over the file's links, again as graph_to_cluster.py
-//     computes it). Earlier lines appear only when a later message replies to them, so a conversation that
-//     reaches before the cutoff may be missing its start and messages in between; it is dropped. DSTC7's
-//     dialogues were whole conversations starting with participant_1's question (data description).
-//  4. Participants. DSTC7 kept two-party conversations and asked for participant_2's next turn (data
-//     description). That filter leaves 56 examples in the test split here, fewer than the 100 candidates of a
-//     query, so any number of speakers is kept, as DSTC8 track 2 (NOESIS II, github dstc8-track2/NOESIS-II,
-//     README) did with this same data. What DSTC7 required of the response that carries over: it is the next
-//     message of the conversation and its speaker differs from the last context message's.
-//  5. Split point. A split point k (0-based message index within the conversation) is valid when
-//     k >= MinContext and speaker(k) != speaker(k-1); the context is messages 0..k-1 (oldest first; the last
-//     MaxContext of them when MaxContext > 0) and the response is message k. DSTC7's contexts hold "more than
-//     3 turns" (data description), hence MinContext 4 by default. One example is made per conversation with a
-//     valid split point, as DSTC7 made one per dialogue; conversations without one are skipped.
-//  6. The draw. One generator per call, newRNG(opt.Seed, ubuntuSplitStream) (Go's math/rand/v2 PCG seeded
-//     (Seed, 0x636f6e7672657033)). Files are visited in byte order of the annotation file names, the
-//     conversations of a file in order of their first line; for each conversation with n >= 1 valid split
-//     points, in ascending order, the one at position Uint64() mod n is taken (one draw per such conversation,
-//     even when n == 1).
-//  7. Candidates. Subtask 1 offers 100 candidates: the true next message and 99 others drawn at random. Rows
-//     here are one per conversation, so SampleCandidates(set.Responses, 100, seed) draws the 99 from the
-//     responses of other conversations of the same split (and never a text equal to the truth).
-
 // ubuntuSplitStream is the second PCG seed word of the split-point draw ("convrep3"), so that it is independent
 // of the support-set and candidate draws made with the same seed.
 const ubuntuSplitStream = 0x636f6e7672657033
@@ -60,7 +16,7 @@ const ubuntuSplitStream = 0x636f6e7672657033
 // DefaultUbuntuMinContext is MinContext's value when it is left at zero: DSTC7's "more than 3 turns".
 const DefaultUbuntuMinContext = 4
 
-// UbuntuOptions tunes ReadUbuntuIRC; the zero value follows DSTC7 (see the comment at the top of this file).
+// UbuntuOptions tunes ReadUbuntuIRC; the zero value follows DSTC7 (see ReadUbuntuIRC for the rules).
 type UbuntuOptions struct {
 	MinContext int    // the fewest context messages before the response; 0 means DefaultUbuntuMinContext
 	MaxContext int    // keep only the last MaxContext context messages; 0 keeps them all
@@ -77,15 +33,62 @@ type ubuntuMessage struct {
 // ReadUbuntuIRC builds the response-selection set of one split folder of the Ubuntu IRC disentanglement data
 // (e.g. .../ubuntu_irc/data/test): every FILE.annotation.txt in dir with its FILE.ascii.txt. The rows depend
 // on opt, which Source records beside dir.
+//
+// The logs and reply links are those of Kummerfeld et al. (2019, "A Large-Scale Corpus for Conversation
+// Disentanglement", ACL; github jkkummerfeld/irc-disentanglement, data/README.md). The examples are made the
+// way DSTC7 track 1, subtask 1 made its Ubuntu ones (Gunasekara et al. 2019, "DSTC7 Task 1: Noetic End-to-End
+// Response Selection"; the track's data description, github IBM/dstc-noesis docs/source/data_description.rst).
+// DSTC7 disentangled the whole channel with a model; here the links are the human ones. Each rule says where
+// it comes from, and where the data here forced a departure.
+//
+//  1. Messages. Line n of FILE.ascii.txt is message n, counted from 0 (data/README.md). A message line is
+//     "[hh:mm] <nick> text" or the action "[hh:mm]  * nick text"; the speaker is nick and the text what follows
+//     it, trimmed. Time stamps and speaker names are stripped; a name the text starts with ("Amaranth: try",
+//     IRC's way to address someone) is part of what was said and kept, as in the sample candidates of the data
+//     description. The "<unconvertable>" marks of the ASCII files are kept as written. Lines starting "=== "
+//     are system messages (joins, quits, nick changes, some logs' actions) and are dropped, as are messages
+//     with no text. Speakers compare ignoring case, as IRC nicks do; a nick change makes two speakers. A turn
+//     is one message: consecutive messages of one speaker are not merged.
+//  2. Conversations. Each "i j -" line of FILE.annotation.txt links messages i and j (either order; i == j
+//     starts a conversation). A conversation is a connected component of the links, as the dataset's own
+//     tools/format_conversion/graph_to_cluster.py defines it; components are formed over every linked line,
+//     system messages included (an annotator may link a "=== nick waves" action in), and the dropped messages
+//     are removed afterwards. A conversation's messages run in line order.
+//  3. Complete conversations only. Only messages from the cutoff on have their own links annotated (line 1000
+//     in these files; the cutoff is the smallest max(i, j) over a file's links, as graph_to_cluster.py takes
+//     it). Earlier lines appear only where a later message replies to them, so a conversation reaching before
+//     the cutoff may lack its start and messages in between; it is dropped (41 of 583 in the test split).
+//     DSTC7's dialogues were whole conversations ("a typical dialog starts with a question that was asked by
+//     participant_1", data description).
+//  4. Participants. DSTC7 kept two-party conversations and asked for participant_2's next turn (data
+//     description). Here that filter leaves 50 examples in the test split and 22 in dev, fewer than the 100
+//     candidates of a query, so any number of speakers is kept, as DSTC8 track 2 did with this same data
+//     ("conversations with more than 2 participants", github dstc8-track2/NOESIS-II, README). What carries
+//     over: the response is the conversation's next message, by another speaker than the last context message.
+//  5. Split point. A split point k (0-based message index in the conversation) is valid when k >= MinContext
+//     and speaker(k) != speaker(k-1). The context is messages 0..k-1, oldest first (only the last MaxContext of
+//     them when MaxContext > 0, this package's option, not DSTC7's), and the response is message k. DSTC7's
+//     contexts hold "more than 3 turns" (data description), hence MinContext 4 by default. One example is made
+//     per conversation that has a valid split point, as DSTC7 made one per dialogue; the others are skipped.
+//  6. The draw. One generator per call, newRNG(opt.Seed, ubuntuSplitStream), i.e. Go's math/rand/v2
+//     rand.NewPCG(Seed, 0x636f6e7672657033). Files are visited in byte order of the annotation file names and
+//     a file's conversations in order of their first line. For each conversation with n >= 1 valid split
+//     points, listed ascending, the one at position Uint64() mod n is taken: one draw per such conversation,
+//     even when n == 1.
+//  7. Candidates. Subtask 1 offers 100 candidates: the true next message and 99 others drawn at random. The
+//     rows here are one per conversation, so SampleCandidates(set.Responses, 100, seed) draws the 99 from the
+//     responses of the split's other conversations (never a text equal to the truth).
 func ReadUbuntuIRC(dir string, opt UbuntuOptions) (*RetrievalSet, error) {
 	if opt.MinContext < 0 || opt.MaxContext < 0 {
-		return nil, fmt.Errorf("read ubuntu irc %s: MinContext %d and MaxContext %d must not be negative", dir, opt.MinContext, opt.MaxContext)
+		return nil, fmt.Errorf("read ubuntu irc %s: MinContext %d and MaxContext %d must not be negative",
+			dir, opt.MinContext, opt.MaxContext)
 	}
 	if opt.MinContext == 0 {
 		opt.MinContext = DefaultUbuntuMinContext
 	}
 	if opt.MaxContext > 0 && opt.MaxContext < opt.MinContext {
-		return nil, fmt.Errorf("read ubuntu irc %s: MaxContext %d is below MinContext %d", dir, opt.MaxContext, opt.MinContext)
+		return nil, fmt.Errorf("read ubuntu irc %s: MaxContext %d is below MinContext %d",
+			dir, opt.MaxContext, opt.MinContext)
 	}
 	files, err := ubuntuAnnotationFiles(dir)
 	if err != nil {
@@ -118,7 +121,8 @@ func ReadUbuntuIRC(dir string, opt UbuntuOptions) (*RetrievalSet, error) {
 		}
 	}
 	if len(set.Responses) == 0 {
-		return nil, fmt.Errorf("read ubuntu irc %s: no conversation has a split point with %d context messages", dir, opt.MinContext)
+		return nil, fmt.Errorf("read ubuntu irc %s: no conversation has a split point with %d context messages",
+			dir, opt.MinContext)
 	}
 	return set, nil
 }
@@ -136,7 +140,8 @@ func ubuntuAnnotationFiles(dir string) ([]string, error) {
 		}
 		ann := filepath.Join(dir, e.Name())
 		if _, err := os.Stat(ubuntuASCIIPath(ann)); err != nil {
-			return nil, fmt.Errorf("read ubuntu irc %s: its log %s is missing: %w", ann, filepath.Base(ubuntuASCIIPath(ann)), err)
+			return nil, fmt.Errorf("read ubuntu irc %s: its log %s is missing: %w",
+				ann, filepath.Base(ubuntuASCIIPath(ann)), err)
 		}
 		files = append(files, ann)
 	}
@@ -215,7 +220,7 @@ func ubuntuConversations(ann string) ([][]ubuntuMessage, error) {
 		for _, n := range ms {
 			m, keep, err := parseUbuntuLine(lines[n])
 			if err != nil {
-				return nil, fmt.Errorf("read ubuntu irc %s:%d: %w", logPath, n+1, err)
+				return nil, fmt.Errorf("read ubuntu irc %s:%d (message %d): %w", logPath, n+1, n, err)
 			}
 			if keep {
 				m.Line = n
@@ -249,7 +254,8 @@ func readUbuntuLinks(ann string, nLines int, logName string) ([][2]int, error) {
 		for k := range l {
 			n, err := strconv.Atoi(f[k])
 			if err != nil || n < 0 {
-				return nil, fmt.Errorf("read ubuntu irc %s: want a link \"i j -\" of line numbers, got %q", where, strings.TrimSpace(text))
+				return nil, fmt.Errorf("read ubuntu irc %s: want a link \"i j -\" of line numbers, got %q",
+					where, strings.TrimSpace(text))
 			}
 			if n >= nLines {
 				return nil, fmt.Errorf("read ubuntu irc %s: link %s %s names line %d, but %s has %d lines (0-%d)",
