@@ -21,8 +21,13 @@ type LoadOptions struct {
 	Heads *Heads
 	// WeightsFile overrides the file looked for in the folder (model.safetensors, then pytorch_model.bin).
 	WeightsFile string
-	Device      gotch.Device
-	Logger      *zap.Logger
+	// VocabSize, when larger than the checkpoint's vocabulary, grows the model to it (tokens added to the
+	// tokenizer, such as role tokens): the checkpoint fills the first rows of the word embeddings and of
+	// the MLM head's bias, the new rows are initialised as a fresh model's (HuggingFace's
+	// resize_token_embeddings). A smaller value is ignored.
+	VocabSize int64
+	Device    gotch.Device
+	Logger    *zap.Logger
 }
 
 // Load builds a model from a folder holding HuggingFace's config.json and a weight file. Loading is strict:
@@ -48,6 +53,7 @@ func Load(dir string, opt LoadOptions) (*Model, error) {
 		return nil, err
 	}
 	sd := canonical(cfg, raw)
+	grown := growVocab(cfg, opt.VocabSize)
 	has := headsIn(cfg, sd)
 	heads := has
 	if opt.Heads != nil {
@@ -80,8 +86,11 @@ func Load(dir string, opt LoadOptions) (*Model, error) {
 			log.Info("checkpoint's "+g.name+" left out", zap.String("file", file))
 		}
 	}
-	if err := m.assign(file, sd, fresh); err != nil {
+	if err := m.assign(file, sd, fresh, grown); err != nil {
 		return nil, err
+	}
+	if grown > 0 {
+		log.Info("grew the vocabulary", zap.Int64("checkpoint", grown), zap.Int64("model", cfg.VocabSize))
 	}
 	log.Info("loaded model", zap.String("arch", string(cfg.Arch)), zap.String("file", file), zap.Int("tensors", len(m.params)))
 	return m, nil
@@ -162,7 +171,10 @@ func isUnder(c *Config, key, prefix string) bool {
 }
 
 // assign copies checkpoint tensors into the parameters, after checking that they fit one to one.
-func (m *Model) assign(file string, sd map[string]safetensors.Tensor, fresh map[string]bool) error {
+// grown is the checkpoint's vocabulary when the model's is larger (0 otherwise): vocabulary tensors then
+// fill their first grown rows.
+func (m *Model) assign(file string, sd map[string]safetensors.Tensor, fresh map[string]bool, grown int64) error {
+	vocab := vocabTensors(m.Config)
 	var missing, misshaped, unexpected []string
 	for name, p := range m.params {
 		t, ok := sd[name]
@@ -172,7 +184,11 @@ func (m *Model) assign(file string, sd map[string]safetensors.Tensor, fresh map[
 			}
 			continue
 		}
-		if want := p.MustSize(); !slices.Equal(want, t.Shape) {
+		want := p.MustSize()
+		if grown > 0 && vocab[name] {
+			want[0] = grown
+		}
+		if !slices.Equal(want, t.Shape) {
 			misshaped = append(misshaped, fmt.Sprintf("%s: checkpoint %v, model %v", name, t.Shape, want))
 		}
 	}
@@ -206,7 +222,14 @@ func (m *Model) assign(file string, sd map[string]safetensors.Tensor, fresh map[
 				if err != nil {
 					return fmt.Errorf("%s: %w", file, err)
 				}
-				p.Copy_(src) // converts dtype and device
+				dst := p
+				if grown > 0 && vocab[name] {
+					dst = p.MustNarrow(0, 0, grown, false) // a view: copying into it fills p's first rows
+				}
+				dst.Copy_(src) // converts dtype and device
+				if dst != p {
+					dst.MustDrop()
+				}
 				src.MustDrop()
 			}
 			return nil

@@ -36,10 +36,11 @@ type Factory func(m *models.Model, s Settings) (Objective, error)
 type registry struct {
 	mu        sync.RWMutex
 	factories map[string]Factory
+	needs     map[string]Requirements
 	refused   []error
 }
 
-var builtin = &registry{factories: map[string]Factory{}}
+var builtin = &registry{factories: map[string]Factory{}, needs: map[string]Requirements{}}
 
 // Register makes the objective f available under name (matched case-insensitively). An empty name, a nil
 // factory or a name already taken is refused: the error is returned and also reported by New.

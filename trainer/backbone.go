@@ -10,6 +10,7 @@ import (
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/models/hub"
+	"convrep/objectives"
 	"convrep/tokenizers"
 )
 
@@ -38,18 +39,25 @@ func resolveBackbone(ctx context.Context, m ModelConfig, log *zap.Logger) (model
 }
 
 // buildBackbone loads the pretrained backbone, or builds a random one from the experiment's sizes and the
-// tokenizer's vocabulary. libtorch is seeded first, so a random initialisation repeats.
+// tokenizer's vocabulary. libtorch is seeded first, so a random initialisation repeats. What the objective
+// requires comes first: its special tokens join the tokenizer (the embeddings grow to fit) and the model
+// gets its heads.
 func buildBackbone(e *Experiment, modelDir, tokDir string, dev gotch.Device, log *zap.Logger) (*backbone, error) {
 	tok, err := tokenizers.Load(tokDir)
 	if err != nil {
 		return nil, fmt.Errorf("model.tokenizer: %w", err)
+	}
+	name, _ := e.Objective["name"].(string)
+	req := objectives.RequirementsOf(name)
+	if n := tok.AddSpecialTokens(req.SpecialTokens...); n > 0 {
+		log.Info("added the objective's special tokens", zap.Strings("tokens", req.SpecialTokens), zap.Int("new_ids", n))
 	}
 	if err := torch.ManualSeed(uint64(e.Seed)); err != nil {
 		return nil, err
 	}
 	b := &backbone{tok: tok, tokDir: tokDir}
 	if e.Model.Random == nil {
-		b.model, err = models.Load(modelDir, models.LoadOptions{Heads: &models.Heads{}, Device: dev, Logger: log})
+		b.model, err = models.Load(modelDir, models.LoadOptions{Heads: &req.Heads, VocabSize: int64(tok.VocabSize()), Device: dev, Logger: log})
 		return b, err
 	}
 	r := e.Model.Random
@@ -68,7 +76,7 @@ func buildBackbone(e *Experiment, modelDir, tokDir string, dev gotch.Device, log
 	if cfg.InitializerRange == 0 {
 		cfg.InitializerRange = 0.02
 	}
-	b.model, err = models.New(cfg, models.Heads{}, dev)
+	b.model, err = models.New(cfg, req.Heads, dev)
 	if err != nil {
 		return nil, fmt.Errorf("model.random: %w", err)
 	}

@@ -12,8 +12,9 @@ import (
 )
 
 // A checkpoint is one safetensors file holding everything a run needs to continue exactly: every trainable
-// tensor ("param/<name>"), the optimiser's moments ("optim/<name>..."), libtorch's CPU generator state
-// ("rng/cpu", bytes), and, as JSON in the metadata, the position in the data and the optimiser's scalars.
+// tensor ("param/<name>"), the optimiser's moments ("optim/<name>..."), the objective's own state when it
+// has one ("objective/<name>", such as FutureTOD's teacher), libtorch's CPU generator state ("rng/cpu",
+// bytes), and, as JSON in the metadata, the position in the data and the optimiser's scalars.
 // It is written atomically (temporary file, fsync, rename), so a run killed at any moment leaves the
 // previous checkpoint or the new one, never a torn file.
 
@@ -21,6 +22,7 @@ const (
 	checkpointFormat = "convrep-checkpoint-1"
 	paramPrefix      = "param/"
 	optimPrefix      = "optim/"
+	objectivePrefix  = "objective/"
 	rngKey           = "rng/cpu"
 )
 
@@ -42,6 +44,7 @@ type checkpoint struct {
 	meta   checkpointMeta
 	params map[string]safetensors.Tensor
 	optim  []safetensors.Tensor
+	obj    map[string]safetensors.Tensor // the objective's state (objectives.Stateful), by its own names
 	rngCPU []byte
 	path   string
 }
@@ -66,6 +69,10 @@ func writeCheckpoint(path string, c *checkpoint) error {
 		t.Name = optimPrefix + t.Name
 		tensors = append(tensors, t)
 	}
+	for name, t := range c.obj {
+		t.Name = objectivePrefix + name
+		tensors = append(tensors, t)
+	}
 	tensors = append(tensors, safetensors.Tensor{Name: rngKey, DType: "U8", Shape: []int64{int64(len(c.rngCPU))}, Data: c.rngCPU})
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
@@ -78,7 +85,7 @@ func readCheckpoint(path string) (*checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	c := &checkpoint{params: map[string]safetensors.Tensor{}, path: path}
+	c := &checkpoint{params: map[string]safetensors.Tensor{}, obj: map[string]safetensors.Tensor{}, path: path}
 	raw, ok := f.Metadata["convrep"]
 	if !ok {
 		return nil, fmt.Errorf("checkpoint %s: no convrep metadata; not a checkpoint convrep wrote", path)
@@ -96,6 +103,8 @@ func readCheckpoint(path string) (*checkpoint, error) {
 		case strings.HasPrefix(t.Name, optimPrefix):
 			t.Name = strings.TrimPrefix(t.Name, optimPrefix)
 			c.optim = append(c.optim, t)
+		case strings.HasPrefix(t.Name, objectivePrefix):
+			c.obj[strings.TrimPrefix(t.Name, objectivePrefix)] = t
 		case t.Name == rngKey:
 			c.rngCPU = t.Data
 		default:

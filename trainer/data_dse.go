@@ -72,4 +72,3 @@ func (d *dsePairs) Batch(idx []int, dev gotch.Device) (Batch, error) {
 	}
 	return Batch{Value: objectives.DSEBatch{Query: query, Response: resp}, Drop: func() { query.Drop(); resp.Drop() }}, nil
 }
-

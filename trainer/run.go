@@ -49,6 +49,7 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 	var window lossWindow
 	for t.pos.Step < t.total {
 		order := datasets.Order(t.data.Len(), e.Seed, t.pos.Epoch)
+		enterEpoch(t.data, t.pos.Epoch)
 		for t.pos.Batch < perEpoch && t.pos.Step < t.total {
 			if ctx.Err() != nil {
 				if err := t.checkpoint(); err != nil {
@@ -66,6 +67,9 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 			// The position moves past the batch before the checkpoint below records it: a resume starts
 			// with the next batch, not this one again.
 			t.pos.Step, t.pos.Batch = t.pos.Step+1, t.pos.Batch+1
+			if err := t.afterStep(perEpoch); err != nil {
+				return fmt.Errorf("step %d: %w", t.pos.Step, err)
+			}
 			window.add(loss, perStep, time.Since(stepStart))
 			bar.Describe(fmt.Sprintf("loss %.4f", loss))
 			bar.Add(1)

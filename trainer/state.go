@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
 	"go.uber.org/zap"
 
 	"convrep/internal/torch"
@@ -13,7 +14,7 @@ import (
 // checkpoint writes the run's complete state at its current position and keeps the newest few.
 func (t *Trainer) checkpoint() error {
 	c := &checkpoint{meta: checkpointMeta{Format: checkpointFormat, Experiment: t.digest, Position: t.pos},
-		params: map[string]safetensors.Tensor{}}
+		params: map[string]safetensors.Tensor{}, obj: map[string]safetensors.Tensor{}}
 	err := torch.Catch("checkpoint", func() error {
 		for name, p := range t.params {
 			st, err := torch.ToSafetensor(name, p)
@@ -21,6 +22,13 @@ func (t *Trainer) checkpoint() error {
 				return err
 			}
 			c.params[name] = st
+		}
+		for name, x := range t.objectiveState() {
+			st, err := torch.ToSafetensor(name, x)
+			if err != nil {
+				return fmt.Errorf("objective state: %w", err)
+			}
+			c.obj[name] = st
 		}
 		var err error
 		if c.optim, c.meta.Optimizer, err = t.opt.State(); err != nil {
@@ -43,7 +51,7 @@ func (t *Trainer) checkpoint() error {
 // storedDType is the dtype torch.ToSafetensor writes a parameter of each kind with.
 var storedDType = map[gotch.DType]safetensors.DType{gotch.Float: safetensors.F32, gotch.Double: safetensors.F64, gotch.Int64: safetensors.I64}
 
-// restore loads a checkpoint into the trainer: weights, optimiser, RNG, data position.
+// restore loads a checkpoint into the trainer: weights, optimiser, the objective's state, RNG, data position.
 func (t *Trainer) restore(path string) error {
 	c, err := readCheckpoint(path)
 	if err != nil {
@@ -66,10 +74,19 @@ func (t *Trainer) restore(path string) error {
 	if len(c.params) != len(t.params) {
 		return fmt.Errorf("checkpoint %s holds %d parameters, the model has %d", path, len(c.params), len(t.params))
 	}
+	state := t.objectiveState()
+	if err := checkObjectiveState(path, c.obj, state); err != nil {
+		return err
+	}
 	err = torch.Catch("restore "+path, func() error {
 		for name, p := range t.params {
 			if err := torch.CopyFromSafetensor(p, c.params[name]); err != nil {
 				return fmt.Errorf("checkpoint %s: %w", path, err)
+			}
+		}
+		for name, x := range state {
+			if err := torch.CopyFromSafetensor(x, c.obj[name]); err != nil {
+				return fmt.Errorf("checkpoint %s: objective state: %w", path, err)
 			}
 		}
 		return nil
@@ -85,5 +102,25 @@ func (t *Trainer) restore(path string) error {
 	}
 	t.pos = c.meta.Position
 	t.log.Info("resumed", zap.String("checkpoint", path), zap.Int64("step", t.pos.Step), zap.Int("epoch", t.pos.Epoch))
+	return nil
+}
+
+// checkObjectiveState wants the stored objective state to hold exactly the objective's tensors, each in the
+// dtype it is written with: a checkpoint of another objective, or one that lost its teacher, is refused.
+func checkObjectiveState(path string, stored map[string]safetensors.Tensor, live map[string]*ts.Tensor) error {
+	for name, x := range live {
+		st, ok := stored[name]
+		if !ok {
+			return fmt.Errorf("checkpoint %s: no tensor %s%s of the objective's state", path, objectivePrefix, name)
+		}
+		if want := storedDType[x.DType()]; st.DType != want {
+			return fmt.Errorf("checkpoint %s: tensor %s%s has dtype %s, the objective's is %s", path, objectivePrefix, name, st.DType, want)
+		}
+	}
+	for name := range stored {
+		if _, ok := live[name]; !ok {
+			return fmt.Errorf("checkpoint %s: tensor %s%s is no part of this objective's state", path, objectivePrefix, name)
+		}
+	}
 	return nil
 }

@@ -110,7 +110,9 @@ func New(ctx context.Context, e *Experiment, opt Options, log *zap.Logger) (*Tra
 }
 
 // buildOptimizer puts the encoder's parameters in one group (train.lr) and those the objective added, such
-// as DSE's contrastive head, in another (train.head_lr).
+// as DSE's contrastive head, in another (train.head_lr). Parameters the objective freezes (frozenNames) stay
+// in the checkpoints but out of every group, so neither the optimiser nor the gradient clipping sees them,
+// and autograd stops at them.
 func (t *Trainer) buildOptimizer() error {
 	e := t.exp
 	perEpoch := int64(t.data.Len() / (e.Train.BatchSize * e.Train.GradAccumulation))
@@ -122,6 +124,10 @@ func (t *Trainer) buildOptimizer() error {
 		t.total = e.Train.MaxSteps
 	}
 	encoder := t.bb.model.Params()
+	frozen, err := frozenNames(t.obj, t.bb.model)
+	if err != nil {
+		return err
+	}
 	t.params = map[string]*ts.Tensor{}
 	enc := optim.Group{Name: "encoder", LR: e.Train.LR, WeightDecay: e.Train.WeightDecay}
 	head := optim.Group{Name: "head", LR: e.Train.HeadLR, WeightDecay: e.Train.WeightDecay}
@@ -139,17 +145,23 @@ func (t *Trainer) buildOptimizer() error {
 			continue
 		}
 		t.params[name] = p
+		if frozen[name] {
+			p.MustRequiresGrad_(false)
+			continue
+		}
 		g := &head
 		if encoder[name] != nil {
 			g = &enc
 		}
 		g.Params, g.ParamNames = append(g.Params, p), append(g.ParamNames, name)
 	}
+	if len(frozen) > 0 {
+		t.log.Info("frozen parameters", zap.Int("tensors", len(frozen)))
+	}
 	t.groups = []optim.Group{enc}
 	if len(head.Params) > 0 {
 		t.groups = append(t.groups, head)
 	}
-	var err error
 	if t.opt, err = optim.New(optim.Config{Kind: strings.ToLower(e.Train.Optimizer)}, t.groups); err != nil {
 		return err
 	}

@@ -1,0 +1,160 @@
+package buckets
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+)
+
+// Options size the negatives Build draws.
+type Options struct {
+	Segments  int   // L: how many granularities (§4.2: 5)
+	Negatives int   // k−1 per example and segment
+	Sample    int   // S: responses scored per example to place the segment boundaries (see the package comment)
+	Seed      int64 // fixes every draw
+	Workers   int   // goroutines; 0 = GOMAXPROCS
+}
+
+func (o Options) check(poolSize int) error {
+	switch {
+	case o.Segments < 1 || o.Negatives < 1:
+		return fmt.Errorf("buckets: %d segments of %d negatives: both must be positive", o.Segments, o.Negatives)
+	case o.Sample < o.Segments*o.Negatives:
+		return fmt.Errorf("buckets: a sample of %d cannot give %d segments %d distinct negatives each", o.Sample, o.Segments, o.Negatives)
+	case poolSize-1 < o.Segments:
+		return fmt.Errorf("buckets: a pool of %d responses cannot fill %d segments", poolSize, o.Segments)
+	case o.Workers < 0:
+		return fmt.Errorf("buckets: %d workers", o.Workers)
+	}
+	return nil
+}
+
+// Negatives are the negatives drawn for each example: Idx[(e·Segments + l−1)·PerSegment + j] is the pool
+// index of negative j of example e in segment l (1 = the closest to the ground truth).
+type Negatives struct {
+	Examples, Segments, PerSegment int
+	Idx                            []int32
+}
+
+// Of returns example e's negatives from segment l (1-based).
+func (n *Negatives) Of(e, l int) []int32 {
+	at := (e*n.Segments + l - 1) * n.PerSegment
+	return n.Idx[at : at+n.PerSegment]
+}
+
+// Build draws, for each example e with ground truth gts[e] (a pool index), opt.Negatives distinct negatives
+// from each of opt.Segments segments of the other responses ordered by cosine similarity to the ground
+// truth, most similar first (MGT Eq. 12; the package comment says how the segments are placed).
+func Build(p *Pool, gts []int32, opt Options) (*Negatives, error) {
+	if err := opt.check(p.N); err != nil {
+		return nil, err
+	}
+	for e, g := range gts {
+		if g < 0 || int(g) >= p.N {
+			return nil, fmt.Errorf("buckets: example %d: ground truth %d outside the pool of %d", e, g, p.N)
+		}
+	}
+	out := &Negatives{Examples: len(gts), Segments: opt.Segments, PerSegment: opt.Negatives,
+		Idx: make([]int32, len(gts)*opt.Segments*opt.Negatives)}
+	workers := opt.Workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	workers = max(1, min(workers, len(gts)))
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			s := newScratch(p.N, opt.Sample)
+			for e := w; e < len(gts); e += workers {
+				s.example(p, gts[e], opt, uint64(e), out)
+			}
+		}(w)
+	}
+	wg.Wait()
+	return out, nil
+}
+
+// scored is one sampled response and its cosine with the ground truth.
+type scored struct {
+	sim float32
+	idx int32
+}
+
+// scratch is one worker's memory: O(S) plus a bitmap of the pool.
+type scratch struct {
+	mark   []uint64 // responses already in this example's sample
+	sample []scored
+	pick   []int32
+}
+
+func newScratch(n, sample int) *scratch {
+	return &scratch{mark: make([]uint64, (n+63)/64), sample: make([]scored, 0, min(sample, n)), pick: make([]int32, 0, sample)}
+}
+
+// example fills example e's negatives in out.
+func (s *scratch) example(p *Pool, gt int32, opt Options, e uint64, out *Negatives) {
+	g := generator(opt.Seed, 0, e)
+	s.draw(p.N, gt, opt.Sample, g)
+	v := p.Row(int(gt))
+	for i := range s.sample {
+		s.sample[i].sim = dot(v, p.Row(int(s.sample[i].idx)))
+	}
+	// Most similar first; equal scores by index, so the order is fixed.
+	slices.SortFunc(s.sample, func(a, b scored) int {
+		if c := cmp.Compare(b.sim, a.sim); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.idx, b.idx)
+	})
+	m := len(s.sample)
+	for l := 0; l < opt.Segments; l++ {
+		seg := s.sample[l*m/opt.Segments : (l+1)*m/opt.Segments]
+		dst := out.Of(int(e), l+1)
+		s.pick = s.pick[:0]
+		for _, x := range seg {
+			s.pick = append(s.pick, x.idx)
+		}
+		// A partial Fisher–Yates shuffle: the first k−1 are a uniform draw without replacement.
+		for j := range dst {
+			if j >= len(s.pick) { // a segment smaller than k−1 (tiny pools only): draw again from it
+				dst[j] = s.pick[below(g, len(s.pick))]
+				continue
+			}
+			r := j + below(g, len(s.pick)-j)
+			s.pick[j], s.pick[r] = s.pick[r], s.pick[j]
+			dst[j] = s.pick[j]
+		}
+	}
+}
+
+// draw fills s.sample with min(S, n−1) distinct pool indices other than gt, uniformly; all of them when the
+// pool is no larger than the sample.
+func (s *scratch) draw(n int, gt int32, size int, g *rand.PCG) {
+	s.sample = s.sample[:0]
+	if n-1 <= size {
+		for i := 0; i < n; i++ {
+			if int32(i) != gt {
+				s.sample = append(s.sample, scored{idx: int32(i)})
+			}
+		}
+		return
+	}
+	s.mark[gt/64] |= 1 << (gt % 64)
+	for len(s.sample) < size {
+		i := int32(below(g, n))
+		if s.mark[i/64]&(1<<(i%64)) != 0 {
+			continue
+		}
+		s.mark[i/64] |= 1 << (i % 64)
+		s.sample = append(s.sample, scored{idx: i})
+	}
+	for _, x := range s.sample {
+		s.mark[x.idx/64] = 0
+	}
+	s.mark[gt/64] = 0
+}

@@ -1,0 +1,229 @@
+package objectives
+
+import (
+	"fmt"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+	"convrep/models"
+)
+
+// DialogueCSE: "DialogueCSE: Dialogue-based Contrastive Learning of Sentence Embeddings" (Liu et al.,
+// EMNLP 2021). A response r and its bidirectional context C (the turns around r, §3) are encoded turn by
+// turn with the one shared encoder (§4.1, Eq. 1-2). The matching-guided embedding (§4.2, Eq. 3-4) refines
+// r's token matrix R̄ from each context utterance's Ū; the refined matrices are aggregated over the turns
+// (§4.3: I1 attention, Eq. 5-6, or I2 mean, Eq. 7) into the context-aware R̃. (R̄, R̃) is a positive pair;
+// a response r′ of another dialogue refined by the same C gives the negative pair (R̄′, R̃′); NT-Xent
+// (Eq. 8) with token-level mean pooling and cosine similarity trains the encoder (see cseLoss). The
+// sentence embedding afterwards is the encoder's mean-pooled output (§4.4), models.Pool(models.Mean, ...),
+// which is what the trainer saves the encoder for.
+//
+// Settings ([objective] table, DialogueCSEConfig): temperature (0.1), aggregation ("mean" = I2, the
+// default, or "attention" = I1), attention_hidden (I1's FFN width, default the hidden size), negatives (9),
+// context_turns (3 on each side), min_turns (2), freeze_layers (6: the embeddings and the bottom six layers
+// are not trained, §5.3; see LayerFreezer). I1's FFN lives in the model's VarStore under
+// dialoguecse_attention in optimiser group HeadGroup (train.head_lr); the encoder the trainer saves leaves
+// it out. The paper's continued-MLM stage (§5.3) is a run of its own with the MLM objective, whose saved
+// model is this run's backbone (experiments/dialoguecse_mlm_bert_base.toml).
+
+// DialogueCSEName is the name DialogueCSE registers under.
+const DialogueCSEName = "dialoguecse"
+
+// DialogueCSEBatch is B examples: example i is the response in row i of Responses with its context turns.
+type DialogueCSEBatch struct {
+	Responses models.Input // [B,Tr]: r_1 … r_B
+	Context   models.Input // [U,Tu]: every context utterance of the batch, one per row
+	// ContextOf[i] lists the rows of Context that make C_i (at least one), in dialogue order.
+	ContextOf [][]int
+	// Negatives[i] lists the rows j ≠ i of Responses whose r_j, refined by C_i, is a negative pair of example i.
+	Negatives [][]int
+}
+
+func init() { Register(DialogueCSEName, newDialogueCSE) }
+
+type dialogueCSE struct {
+	model *models.Model
+	cfg   DialogueCSEConfig
+	att   *turnAttention // nil for I2
+}
+
+func newDialogueCSE(m *models.Model, s Settings) (Objective, error) {
+	cfg, err := ParseDialogueCSE(s)
+	if err != nil {
+		return nil, err
+	}
+	if n := int(m.Config.NumLayers); cfg.FreezeLayers >= n {
+		return nil, fmt.Errorf("setting freeze_layers = %d: the model has %d layers, at least one must train", cfg.FreezeLayers, n)
+	}
+	o := &dialogueCSE{model: m, cfg: cfg}
+	if cfg.Aggregation == TurnAttention {
+		h := cfg.AttentionHidden
+		if h == 0 {
+			h = m.Config.HiddenSize
+		}
+		if o.att, err = newTurnAttention(m, "dialoguecse_attention", h, HeadGroup); err != nil {
+			return nil, err
+		}
+	} else if cfg.AttentionHidden != 0 {
+		return nil, fmt.Errorf("setting attention_hidden is for aggregation = \"attention\" (I1), not %q", cfg.Aggregation)
+	}
+	return o, nil
+}
+
+func (o *dialogueCSE) Name() string { return DialogueCSEName }
+
+// Loss takes a DialogueCSEBatch (or *DialogueCSEBatch). metrics: pos_cos and neg_cos, the mean cosines of
+// the positive and the negative pairs, and negatives, the mean number of negatives per example.
+func (o *dialogueCSE) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+	var b DialogueCSEBatch
+	switch x := batch.(type) {
+	case DialogueCSEBatch:
+		b = x
+	case *DialogueCSEBatch:
+		if x == nil {
+			return nil, nil, fmt.Errorf("dialoguecse loss: nil batch")
+		}
+		b = *x
+	default:
+		return nil, nil, fmt.Errorf("dialoguecse loss: batch is %T, want objectives.DialogueCSEBatch", batch)
+	}
+	if m != o.model {
+		return nil, nil, fmt.Errorf("dialoguecse loss: called with another model than the one it was built for")
+	}
+	if err := b.check(); err != nil {
+		return nil, nil, fmt.Errorf("dialoguecse loss: %w", err)
+	}
+	outR, err := m.Forward(b.Responses, train)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dialoguecse loss: responses: %w", err)
+	}
+	defer outR.Drop()
+	outC, err := m.Forward(b.Context, train)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dialoguecse loss: context: %w", err)
+	}
+	defer outC.Drop()
+
+	var loss *ts.Tensor
+	metrics := map[string]float64{}
+	err = torch.Catch("dialoguecse loss", func() error {
+		x := b.tokens(outR.Last, outC.Last)
+		defer torch.Drop(x.respMask, x.ctx, x.ctxMask, x.cand)
+		if _, err := x.check(); err != nil {
+			return err
+		}
+		var sims *ts.Tensor
+		loss, sims = cseLoss(x, o.att, o.cfg.Temperature)
+		defer sims.MustDrop()
+		pos, neg, count := b.cosines(sims)
+		metrics["pos_cos"], metrics["neg_cos"], metrics["negatives"] = pos, neg, count
+		return nil
+	})
+	if err != nil {
+		torch.Drop(loss)
+		return nil, nil, err
+	}
+	return loss, metrics, nil
+}
+
+// check validates the batch's shapes and its index lists.
+func (b DialogueCSEBatch) check() error {
+	if b.Responses.IDs == nil || b.Context.IDs == nil || b.Responses.Mask == nil || b.Context.Mask == nil {
+		return fmt.Errorf("responses and context both need ids and a mask")
+	}
+	rs, err1 := b.Responses.IDs.Size()
+	cs, err2 := b.Context.IDs.Size()
+	if err1 != nil || err2 != nil || len(rs) != 2 || len(cs) != 2 {
+		return fmt.Errorf("input ids must be [rows, length], got %v and %v", rs, cs)
+	}
+	n, u := int(rs[0]), int(cs[0])
+	if len(b.ContextOf) != n || len(b.Negatives) != n {
+		return fmt.Errorf("%d responses but %d context lists and %d negative lists", n, len(b.ContextOf), len(b.Negatives))
+	}
+	for i := range n {
+		if len(b.ContextOf[i]) == 0 {
+			return fmt.Errorf("example %d has no context turn", i)
+		}
+		for _, k := range b.ContextOf[i] {
+			if k < 0 || k >= u {
+				return fmt.Errorf("example %d: context row %d outside the %d rows", i, k, u)
+			}
+		}
+		if len(b.Negatives[i]) == 0 {
+			return fmt.Errorf("example %d has no negative", i)
+		}
+		seen := map[int]bool{}
+		for _, j := range b.Negatives[i] {
+			if j < 0 || j >= n || j == i || seen[j] {
+				return fmt.Errorf("example %d: negative %d is not another row of the %d responses, or repeats", i, j, n)
+			}
+			seen[j] = true
+		}
+	}
+	return nil
+}
+
+// tokens lays the encoder outputs out as cseLoss wants them: the context rows gathered into [B,C,Tu,d] turn
+// slots (C the most turns of an example), unused slots reading an all-zero row with an all-zero mask.
+// It panics on a libtorch error (callers Catch).
+func (b DialogueCSEBatch) tokens(resp, ctx *ts.Tensor) cseTokens {
+	dev := ctx.MustDevice()
+	n, u := len(b.ContextOf), b.Context.IDs.MustSize()[0]
+	cs := ctx.MustSize()
+	turns := 0
+	for _, c := range b.ContextOf {
+		turns = max(turns, len(c))
+	}
+	idx := make([]int64, 0, n*turns)
+	cand := make([]int64, n*n)
+	for i, c := range b.ContextOf {
+		for k := range turns {
+			if k < len(c) {
+				idx = append(idx, int64(c[k]))
+			} else {
+				idx = append(idx, u) // the zero row appended below
+			}
+		}
+		cand[i*n+i] = 1
+		for _, j := range b.Negatives[i] {
+			cand[i*n+j] = 1
+		}
+	}
+	index := ts.MustOfSlice(idx).MustTo(dev, true)
+	defer index.MustDrop()
+	gather := func(x *ts.Tensor, shape []int64) *ts.Tensor {
+		zs := append([]int64{1}, x.MustSize()[1:]...)
+		zero := ts.MustZeros(zs, x.DType(), dev)
+		all := ts.MustCat([]*ts.Tensor{x, zero}, 0)
+		zero.MustDrop()
+		return all.MustIndexSelect(0, index, true).MustView(shape, true)
+	}
+	nb, c := int64(n), int64(turns)
+	return cseTokens{
+		resp:     resp,
+		respMask: b.Responses.Mask.MustTo(dev, false),
+		ctx:      gather(ctx, []int64{nb, c, cs[1], cs[2]}),
+		ctxMask:  gather(b.Context.Mask, []int64{nb, c, cs[1]}),
+		cand:     ts.MustOfSlice(cand).MustTo(dev, true).MustView([]int64{nb, nb}, true).MustNe(ts.IntScalar(0), true),
+	}
+}
+
+// cosines averages the similarities of the positive and the negative pairs, and counts the negatives.
+func (b DialogueCSEBatch) cosines(sims *ts.Tensor) (pos, neg, count float64) {
+	n := len(b.ContextOf)
+	d := sims.MustTotype(gotch.Double, false).MustTo(gotch.CPU, true)
+	vals := make([]float64, n*n)
+	d.MustCopyData(vals, uint(n*n))
+	d.MustDrop()
+	negs := 0
+	for i := range n {
+		pos += vals[i*n+i]
+		for _, j := range b.Negatives[i] {
+			neg += vals[i*n+j]
+			negs++
+		}
+	}
+	return pos / float64(n), neg / float64(negs), float64(negs) / float64(n)
+}

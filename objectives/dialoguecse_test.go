@@ -1,0 +1,185 @@
+package objectives
+
+import (
+	"math"
+	"strings"
+	"testing"
+
+	"convrep/models"
+)
+
+// A batch of three examples: responses, five context utterances, and which belong to whom.
+var (
+	cseResponses = [][]int64{{2, 12, 13, 14, 3}, {2, 7, 3}, {2, 20, 21, 22, 23, 3}}
+	cseContext   = [][]int64{{2, 7, 9, 3}, {2, 11, 3}, {2, 5, 6, 8, 3}, {2, 40, 41, 3}, {2, 30, 31, 32, 3}}
+	cseContextOf = [][]int{{0, 1}, {2, 3, 4}, {1}}
+	cseNegatives = [][]int{{1}, {0, 2}, {0, 1}}
+)
+
+func cseBatch(ctxRows [][]int64, contextOf [][]int) DialogueCSEBatch {
+	return DialogueCSEBatch{Responses: padded(cseResponses, 7), Context: padded(ctxRows, 6), ContextOf: contextOf, Negatives: cseNegatives}
+}
+
+func newCSEObjective(t *testing.T, m *models.Model, s Settings) Objective {
+	t.Helper()
+	o, err := New("DialogueCSE", m, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o
+}
+
+func TestDialogueCSETrainsEncoder(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		settings Settings
+	}{
+		{"I2", Settings{"freeze_layers": int64(0)}},
+		{"I1", Settings{"freeze_layers": int64(1), "aggregation": "I1", "attention_hidden": int64(8), "temperature": 0.2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := tinyBERT(t, 11)
+			o := newCSEObjective(t, m, tc.settings)
+			b := cseBatch(cseContext, cseContextOf)
+			loss, metrics, err := o.Loss(m, &b, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := loss.Float64Values()[0]
+			// With three candidates at most, −log of a softmax share lies in (0, log 3 + 2/τ].
+			if !(v > 0) || v > math.Log(3)+2/0.1 {
+				t.Fatalf("loss %v out of range", v)
+			}
+			for _, k := range []string{"pos_cos", "neg_cos"} {
+				if c, ok := metrics[k]; !ok || c < -1-1e-6 || c > 1+1e-6 {
+					t.Fatalf("metrics %v: want %s in [-1, 1]", metrics, k)
+				}
+			}
+			if metrics["negatives"] != 5.0/3 {
+				t.Fatalf("metrics %v: want 5/3 negatives per example", metrics)
+			}
+			loss.MustBackward()
+			enc := m.Params()["bert.encoder.layer.1.attention.self.query.weight"]
+			if g := absSum(t, enc.MustGrad(false)); g == 0 {
+				t.Error("the encoder got no gradient")
+			}
+			w, err := m.VS.Root().Get("dialoguecse_attention.0.weight")
+			if (err == nil) != (tc.name == "I1") {
+				t.Fatalf("attention FFN present: %v, want it only for I1", err == nil)
+			}
+			if err == nil {
+				if s := w.MustSize(); s[0] != 8 || s[1] != 16 {
+					t.Errorf("FFN first layer is %v, want [8 16]", s)
+				}
+				if g := absSum(t, w.MustGrad(false)); g == 0 {
+					t.Error("the attention FFN got no gradient")
+				}
+			}
+			if f, ok := o.(LayerFreezer); !ok || f.FrozenLayers() != int(tc.settings["freeze_layers"].(int64)) {
+				t.Errorf("the objective does not report its frozen layers")
+			}
+		})
+	}
+}
+
+// The context rows may come in any order: the batch's lists say which is whose. Unused rows change nothing.
+func TestDialogueCSEContextRowsGathered(t *testing.T) {
+	m := tinyBERT(t, 12)
+	for _, agg := range []string{"mean", "attention"} {
+		o := newCSEObjective(t, m, Settings{"freeze_layers": int64(0), "aggregation": agg})
+		eval := func(b DialogueCSEBatch) float64 {
+			loss, _, err := o.Loss(m, b, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return loss.Float64Values(true)[0]
+		}
+		ref := eval(cseBatch(cseContext, cseContextOf))
+		perm := []int{3, 0, 4, 2, 1}                    // new row k holds old row perm[k]
+		at := map[int]int{3: 0, 0: 1, 4: 2, 2: 3, 1: 4} // old row → new row
+		rows := [][]int64{}
+		for _, k := range perm {
+			rows = append(rows, cseContext[k])
+		}
+		rows = append(rows, []int64{2, 44, 45, 3}) // an unused row
+		var of [][]int
+		for _, c := range cseContextOf {
+			var l []int
+			for _, k := range c {
+				l = append(l, at[k])
+			}
+			of = append(of, l)
+		}
+		if got := eval(cseBatch(rows, of)); math.Abs(got-ref) > 1e-5 {
+			t.Fatalf("%s: permuted context rows give %g, want %g", agg, got, ref)
+		}
+		// Giving example 0 another context changes its loss: the context is used.
+		swapped := [][]int{{2, 3}, {2, 3, 4}, {1}}
+		if got := eval(cseBatch(cseContext, swapped)); math.Abs(got-ref) < 1e-7 {
+			t.Fatalf("%s: another context gives the same loss %g", agg, got)
+		}
+	}
+}
+
+func TestDialogueCSEBadSettings(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		settings Settings
+		want     string
+	}{
+		{"unknown key", Settings{"freeze_layers": int64(0), "negative": int64(4)}, "negative"},
+		{"paper's freeze on a 2-layer model", Settings{}, "freeze_layers = 6"},
+		{"freeze all", Settings{"freeze_layers": int64(2)}, "at least one must train"},
+		{"negative freeze", Settings{"freeze_layers": int64(-1)}, "freeze_layers"},
+		{"unknown aggregation", Settings{"freeze_layers": int64(0), "aggregation": "max"}, "max"},
+		{"no negatives", Settings{"freeze_layers": int64(0), "negatives": int64(0)}, "negatives"},
+		{"no context", Settings{"freeze_layers": int64(0), "context_turns": int64(0)}, "context_turns"},
+		{"one-turn dialogues", Settings{"freeze_layers": int64(0), "min_turns": int64(1)}, "min_turns"},
+		{"zero temperature", Settings{"freeze_layers": int64(0), "temperature": 0.0}, "temperature"},
+		{"FFN width for I2", Settings{"freeze_layers": int64(0), "attention_hidden": int64(8)}, "attention_hidden"},
+		{"fractional negatives", Settings{"freeze_layers": int64(0), "negatives": 4.5}, "negatives"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := New("dialoguecse", tinyBERT(t, 13), tc.settings)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error mentioning %q", err, tc.want)
+			}
+		})
+	}
+	c, err := ParseDialogueCSE(nil)
+	if err != nil || c.Temperature != 0.1 || c.Negatives != 9 || c.ContextTurns != 3 || c.FreezeLayers != 6 || c.Aggregation != TurnMean {
+		t.Fatalf("defaults %+v (%v), want the paper's τ 0.1, 9 negatives, 3 turns, 6 frozen layers, I2", c, err)
+	}
+}
+
+func TestDialogueCSEBadBatch(t *testing.T) {
+	m := tinyBERT(t, 14)
+	o := newCSEObjective(t, m, Settings{"freeze_layers": int64(0)})
+	good := func() DialogueCSEBatch { return cseBatch(cseContext, cseContextOf) }
+	with := func(f func(*DialogueCSEBatch)) DialogueCSEBatch { b := good(); f(&b); return b }
+	for _, tc := range []struct {
+		name  string
+		model *models.Model
+		batch any
+		want  string
+	}{
+		{"wrong type", m, DSEBatch{}, "want objectives.DialogueCSEBatch"},
+		{"nil pointer", m, (*DialogueCSEBatch)(nil), "nil batch"},
+		{"no context", m, with(func(b *DialogueCSEBatch) { b.Context = models.Input{} }), "need ids and a mask"},
+		{"lists short", m, with(func(b *DialogueCSEBatch) { b.ContextOf = b.ContextOf[:2] }), "3 responses but 2 context lists"},
+		{"empty context", m, with(func(b *DialogueCSEBatch) { b.ContextOf = [][]int{{0}, {}, {1}} }), "example 1 has no context"},
+		{"context row out of range", m, with(func(b *DialogueCSEBatch) { b.ContextOf = [][]int{{0}, {5}, {1}} }), "outside the 5 rows"},
+		{"self as negative", m, with(func(b *DialogueCSEBatch) { b.Negatives = [][]int{{0}, {0}, {0}} }), "negative 0"},
+		{"repeated negative", m, with(func(b *DialogueCSEBatch) { b.Negatives = [][]int{{1, 1}, {0}, {0}} }), "repeats"},
+		{"no negative", m, with(func(b *DialogueCSEBatch) { b.Negatives = [][]int{{1}, {}, {0}} }), "example 1 has no negative"},
+		{"another model", tinyBERT(t, 15), good(), "another model"},
+		{"token outside the vocabulary", m, with(func(b *DialogueCSEBatch) { b.Responses = padded([][]int64{{2, 99}, {2}, {2}}, 2) }), "outside the vocabulary"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := o.Loss(tc.model, tc.batch, true)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error mentioning %q", err, tc.want)
+			}
+		})
+	}
+}

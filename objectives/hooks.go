@@ -1,0 +1,32 @@
+package objectives
+
+import (
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/models"
+)
+
+// Optional interfaces an objective may implement beside Objective. The trainer checks for them with a type
+// assertion, so an objective that needs neither (DSE) is unaffected.
+
+// Progress is where training stands when a hook runs.
+type Progress struct {
+	Step       int64 // optimiser steps done, the one just made included
+	Epoch      int   // the epoch the step belonged to, counted from 0
+	EndOfEpoch bool  // the step was the last of its epoch
+}
+
+// AfterStepper is an objective that acts after each optimiser step, once the weights have changed (FutureTOD
+// copies the student into its teacher every E epochs or steps). The trainer calls it before it logs and
+// checkpoints the step, so a checkpoint holds the state the hook left.
+type AfterStepper interface {
+	AfterStep(m *models.Model, p Progress) error
+}
+
+// Stateful is an objective holding tensors of its own that are not trained by the optimiser but that a
+// resumed run needs to continue exactly (FutureTOD's teacher). State returns the live tensors by name; the
+// trainer saves their values in each checkpoint and, on resume, copies the stored values back into the same
+// tensors in place (names, shapes and dtypes must match).
+type Stateful interface {
+	State() map[string]*ts.Tensor
+}

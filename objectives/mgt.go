@@ -1,0 +1,130 @@
+package objectives
+
+import (
+	"fmt"
+
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+	"convrep/models"
+)
+
+// MGT: "Multi-Granularity Representations of Dialog" (Mehri and Eskenazi, EMNLP 2019), §3, on BERT backbones.
+//
+// A dual encoder (§3.1): the context encoder f_c is the trainer's backbone, the response encoder f_r a second
+// encoder of the same configuration that starts from the backbone's weights ("two distinct encoders",
+// §4.2.1). c = f_c(context), r_i = f_r(candidate i) pooled (Eq. 1-3), α_i = cᵀ r_i (Eq. 4-5), and the loss
+// is Eq. 6: pick the ground truth among k candidates. The objective does not know where the negatives come
+// from: the dataset (trainer/data_mgt.go, package buckets) draws them uniformly (single, ensemble; Eq. 8) or
+// from segment l of the candidates ranked by cosine similarity to the ground truth under a frozen encoder
+// (mgt; Eq. 9-12). One run trains one member; L runs (segment = 1..L, or member = 1..L) give the L models that
+// EnsembleProbabilities combines (Eq. 7).
+//
+// The response encoder's parameters live in the model's VarStore under ResponsePrefix, so the trainer
+// optimises (in its second parameter group, train.head_lr: set it equal to train.lr), clips and checkpoints
+// them with the backbone's. The trainer's model/ folder holds the context encoder only; LoadDualEncoder
+// reads both encoders back from a run's final checkpoint.
+
+// MGTName is the name MGT and its baselines register under (settings.variant picks the row of Table 2).
+const MGTName = "mgt"
+
+// ResponsePrefix is the VarStore prefix of the response encoder's parameters.
+const ResponsePrefix = "mgt_response"
+
+// MGTBatch is B contexts with k candidates each: row i of Context is context i, rows i·k … i·k+k−1 of
+// Candidates its candidates, the ground truth first.
+type MGTBatch struct {
+	Context, Candidates models.Input
+	K                   int64
+}
+
+func init() { Register(MGTName, newMGT) }
+
+type mgt struct {
+	model    *models.Model
+	response *models.Model
+	settings MGTSettings
+}
+
+func newMGT(m *models.Model, s Settings) (Objective, error) {
+	o, err := ParseMGTSettings(s)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := models.NewAt(m.VS, ResponsePrefix, m.Config)
+	if err != nil {
+		return nil, fmt.Errorf("response encoder: %w", err)
+	}
+	if err := resp.CopyEncoder(m); err != nil {
+		return nil, fmt.Errorf("response encoder: %w", err)
+	}
+	return &mgt{model: m, response: resp, settings: o}, nil
+}
+
+func (g *mgt) Name() string { return MGTName }
+
+// Settings are the objective's parsed settings.
+func (g *mgt) Settings() MGTSettings { return g.settings }
+
+// Loss takes an MGTBatch (or *MGTBatch); metrics holds hits1, the share of contexts whose ground truth
+// scores highest among its k candidates.
+func (g *mgt) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+	var b MGTBatch
+	switch x := batch.(type) {
+	case MGTBatch:
+		b = x
+	case *MGTBatch:
+		if x == nil {
+			return nil, nil, fmt.Errorf("mgt loss: nil batch")
+		}
+		b = *x
+	default:
+		return nil, nil, fmt.Errorf("mgt loss: batch is %T, want objectives.MGTBatch", batch)
+	}
+	if m != g.model {
+		return nil, nil, fmt.Errorf("mgt loss: called with another model than the one the response encoder was built beside")
+	}
+	de := DualEncoder{Context: m, Response: g.response, Pooling: g.settings.Pooling}
+	c, r, err := de.embed(b.Context, b.Candidates, train)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mgt loss: %w", err)
+	}
+	defer torch.Drop(c, r)
+	loss, scores, err := DualEncoderLoss(c, r, b.K)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mgt loss: %w", err)
+	}
+	defer scores.MustDrop()
+	hits, err := hitsAt1(scores)
+	if err != nil {
+		loss.MustDrop()
+		return nil, nil, fmt.Errorf("mgt loss: %w", err)
+	}
+	return loss, map[string]float64{"hits1": hits}, nil
+}
+
+// hitsAt1 is the share of rows of scores [B,k] whose column 0 (the ground truth) is strictly the largest.
+func hitsAt1(scores *ts.Tensor) (float64, error) {
+	rows, err := tensorRows(scores)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, row := range rows {
+		if rankOfFirst(row) == 1 {
+			n++
+		}
+	}
+	return float64(n) / float64(len(rows)), nil
+}
+
+// rankOfFirst is the rank of row[0] among row, ties counted against it (pessimistic).
+func rankOfFirst(row []float64) int {
+	rank := 1
+	for _, v := range row[1:] {
+		if v >= row[0] {
+			rank++
+		}
+	}
+	return rank
+}

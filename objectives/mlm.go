@@ -1,0 +1,163 @@
+package objectives
+
+import (
+	"fmt"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+	"convrep/models"
+)
+
+// Masked language modelling, BERT's pretraining task (Devlin et al. 2019, §3.1 "Task #1: Masked LM";
+// Appendix A.1): a share of the input tokens is chosen (15%); of the chosen ones 80% become the mask token,
+// 10% a random token and 10% stay as they were; the model predicts the original token at each chosen position
+// through the MLM head, whose decoder is tied to the word embeddings. The loss is the mean cross-entropy over
+// the chosen positions only. It is the "BERT-mlm" baseline here and a part of TOD-BERT's, FutureTOD's and
+// DialogueCSE's losses, which call MaskTokens and MLMLoss.
+//
+// As the "mlm" objective (TOD-BERT-mlm, Wu et al. 2020 §2.2) each example is a whole dialogue flattened with
+// the role tokens, "[CLS] [USR] u1 [SYS] s1 ... [SEP]" (datasets.FlattenTurns), masked afresh each epoch
+// (trainer/data_mlm.go). Settings ([objective] table): mask_prob (0.15).
+
+// MLMName is the name the masked-LM objective registers under.
+const MLMName = "mlm"
+
+// MLMBatch is a masked batch: Input holds the corrupted ids, Labels (int64 [B,T]) the original token at
+// each chosen position and IgnoreLabel elsewhere (see MaskTokens).
+type MLMBatch struct {
+	Input  models.Input
+	Labels *ts.Tensor
+}
+
+// MLMRequirements is what every objective with an MLM loss over flattened dialogues needs: the MLM head
+// and the role tokens.
+var MLMRequirements = Requirements{Heads: models.Heads{MLM: true}, SpecialTokens: []string{"[USR]", "[SYS]"}}
+
+func init() {
+	Register(MLMName, newMLM)
+	Require(MLMName, MLMRequirements)
+}
+
+// DefaultMaskProb is BERT's share of chosen tokens.
+const DefaultMaskProb = 0.15
+
+// MaskProb reads the mask_prob setting (DefaultMaskProb when absent); datasets that mask read it with this
+// too, so the objective and its data agree.
+func MaskProb(s Settings) (float64, error) {
+	r := s.reader()
+	p := r.number("mask_prob", DefaultMaskProb)
+	if r.err != nil {
+		return 0, r.err
+	}
+	if !(p > 0 && p <= 1) {
+		return 0, fmt.Errorf("setting mask_prob = %v: must be in (0, 1]", p)
+	}
+	return p, nil
+}
+
+type mlm struct{ model *models.Model }
+
+func newMLM(m *models.Model, s Settings) (Objective, error) {
+	r := s.reader()
+	r.number("mask_prob", DefaultMaskProb) // the dataset masks; read here so the key is known and checked
+	if err := r.done(); err != nil {
+		return nil, err
+	}
+	if _, err := MaskProb(s); err != nil {
+		return nil, err
+	}
+	if err := needMLMHead(m); err != nil {
+		return nil, err
+	}
+	return &mlm{model: m}, nil
+}
+
+func needMLMHead(m *models.Model) error {
+	if !m.Heads.MLM {
+		return fmt.Errorf("the model has no MLM head (the trainer builds one from the objective's Requirements)")
+	}
+	return nil
+}
+
+func (o *mlm) Name() string { return MLMName }
+
+// Loss takes an MLMBatch (or *MLMBatch) and returns the mean cross-entropy over the chosen tokens.
+// metrics holds masked, the number of chosen tokens.
+func (o *mlm) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+	var b MLMBatch
+	switch x := batch.(type) {
+	case MLMBatch:
+		b = x
+	case *MLMBatch:
+		if x == nil {
+			return nil, nil, fmt.Errorf("mlm loss: nil batch")
+		}
+		b = *x
+	default:
+		return nil, nil, fmt.Errorf("mlm loss: batch is %T, want objectives.MLMBatch", batch)
+	}
+	loss, err := MLMLoss(m, b.Input, b.Labels, train)
+	if err != nil {
+		return nil, nil, err
+	}
+	return loss, nil, nil
+}
+
+// MLMLoss runs the encoder on the masked input and returns the mean cross-entropy of the MLM head's
+// predictions at the positions whose label is not IgnoreLabel. labels is int64 [B,T] like masked.IDs.
+// Only the chosen positions go through the head (the vocabulary projection is the costly part). m must
+// have an MLM head (an objective asks for one with Requirements). A batch without a chosen token is an error.
+func MLMLoss(m *models.Model, masked models.Input, labels *ts.Tensor, train bool) (*ts.Tensor, error) {
+	out, err := m.Forward(masked, train)
+	if err != nil {
+		return nil, fmt.Errorf("mlm loss: %w", err)
+	}
+	defer out.Drop()
+	return MLMLossFromHidden(m, out.Last, labels)
+}
+
+// MLMLossFromHidden is MLMLoss on hidden states [B,T,H] already computed (an objective that also needs the
+// encoder's output for another loss runs the encoder once).
+func MLMLossFromHidden(m *models.Model, hidden, labels *ts.Tensor) (*ts.Tensor, error) {
+	if labels == nil || hidden == nil {
+		return nil, fmt.Errorf("mlm loss: hidden states and labels are required")
+	}
+	hs, ls := hidden.MustSize(), labels.MustSize()
+	if len(hs) != 3 || len(ls) != 2 || hs[0] != ls[0] || hs[1] != ls[1] {
+		return nil, fmt.Errorf("mlm loss: hidden states %v do not fit labels %v", hs, ls)
+	}
+	if labels.DType() != gotch.Int64 {
+		return nil, fmt.Errorf("mlm loss: labels must be int64, got %v", labels.DType())
+	}
+	var loss *ts.Tensor
+	err := torch.Catch("mlm loss", func() error {
+		flatL := labels.MustView([]int64{-1}, false)
+		defer flatL.MustDrop()
+		pos := flatL.MustNe(ts.IntScalar(IgnoreLabel), false).MustNonzero(true).MustView([]int64{-1}, true)
+		defer pos.MustDrop()
+		if pos.MustSize()[0] == 0 {
+			return fmt.Errorf("no token of the batch was chosen for prediction")
+		}
+		flatH := hidden.MustView([]int64{-1, hs[2]}, false)
+		chosen := flatH.MustIndexSelect(0, pos, false)
+		flatH.MustDrop()
+		target := flatL.MustIndexSelect(0, pos, false)
+		defer target.MustDrop()
+		logits, err := m.MLMLogits(chosen)
+		chosen.MustDrop()
+		if err != nil {
+			return err
+		}
+		// Mean cross-entropy: −log softmax at the original token, averaged over the chosen positions.
+		logp := logits.MustLogSoftmax(1, logits.DType(), true)
+		loss = logp.MustNLLLoss(target, true)
+		return nil
+	})
+	if err != nil {
+		torch.Drop(loss)
+		return nil, err
+	}
+	return loss, nil
+}

@@ -1,0 +1,127 @@
+package objectives
+
+import (
+	"fmt"
+
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+	"convrep/models"
+)
+
+// TOD-BERT: "TOD-BERT: Pre-trained Natural Language Understanding for Task-Oriented Dialogue" (Wu et al.,
+// EMNLP 2020), §2.2. Each dialogue, flattened with the role tokens [USR] and [SYS], is split at a random
+// system turn t into a context (the turns before t) and a response (turn t); the contexts and the
+// responses of the batch are encoded separately and their [CLS] vectors (the last layer at position 0)
+// compared with RCLLoss, the other responses of the batch being the negatives. TOD-BERT-jnt adds the MLM
+// loss on the masked context (the authors' code masks the context and takes its [CLS] from the same
+// forward pass): L = L_mlm + L_rcl. The split and the masking are the data's (trainer/data_rcl.go), drawn
+// afresh each epoch from (seed, epoch, dialogue).
+//
+// Settings ([objective] table): mask_prob (0.15), mlm_weight (1; 0 trains RCL alone, without masking).
+
+// RCLName is the name TOD-BERT's objective registers under.
+const RCLName = "rcl"
+
+// RCLBatch is b dialogues cut into context and response. Context is masked when Labels is not nil
+// (int64 [b,T], IgnoreLabel where nothing was chosen); Response row i is the response of context i.
+type RCLBatch struct {
+	Context  models.Input
+	Labels   *ts.Tensor
+	Response models.Input
+}
+
+func init() {
+	Register(RCLName, newRCL)
+	Require(RCLName, MLMRequirements)
+}
+
+type rcl struct {
+	mlmWeight float64
+}
+
+// RCLMasks reports whether the rcl objective with settings s trains MLM too, so its data mask the context.
+func RCLMasks(s Settings) bool {
+	r := s.reader()
+	return r.number("mlm_weight", 1) != 0
+}
+
+func newRCL(m *models.Model, s Settings) (Objective, error) {
+	r := s.reader()
+	r.number("mask_prob", DefaultMaskProb) // the dataset masks; checked by MaskProb below
+	w := r.number("mlm_weight", 1)
+	if err := r.done(); err != nil {
+		return nil, err
+	}
+	if _, err := MaskProb(s); err != nil {
+		return nil, err
+	}
+	if w < 0 {
+		return nil, fmt.Errorf("setting mlm_weight = %v: must not be negative", w)
+	}
+	if w > 0 {
+		if err := needMLMHead(m); err != nil {
+			return nil, err
+		}
+	}
+	return &rcl{mlmWeight: w}, nil
+}
+
+func (o *rcl) Name() string { return RCLName }
+
+// Loss takes an RCLBatch (or *RCLBatch). metrics holds rcl and, with MLM, mlm.
+func (o *rcl) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+	var b RCLBatch
+	switch x := batch.(type) {
+	case RCLBatch:
+		b = x
+	case *RCLBatch:
+		if x == nil {
+			return nil, nil, fmt.Errorf("rcl loss: nil batch")
+		}
+		b = *x
+	default:
+		return nil, nil, fmt.Errorf("rcl loss: batch is %T, want objectives.RCLBatch", batch)
+	}
+	if o.mlmWeight > 0 && b.Labels == nil {
+		return nil, nil, fmt.Errorf("rcl loss: mlm_weight is %v but the batch has no MLM labels", o.mlmWeight)
+	}
+	ctx, err := m.Forward(b.Context, train)
+	if err != nil {
+		return nil, nil, fmt.Errorf("rcl loss: context: %w", err)
+	}
+	defer ctx.Drop()
+	resp, err := m.Forward(b.Response, train)
+	if err != nil {
+		return nil, nil, fmt.Errorf("rcl loss: response: %w", err)
+	}
+	defer resp.Drop()
+	metrics := map[string]float64{}
+	var loss *ts.Tensor
+	err = torch.Catch("rcl loss", func() error {
+		c, r := ctx.Last.MustSelect(1, 0, false), resp.Last.MustSelect(1, 0, false) // [CLS]
+		defer torch.Drop(c, r)
+		var err error
+		if loss, err = RCLLoss(c, r); err != nil {
+			return err
+		}
+		metrics["rcl"] = mean(loss)
+		if o.mlmWeight == 0 {
+			return nil
+		}
+		lm, err := MLMLossFromHidden(m, ctx.Last, b.Labels)
+		if err != nil {
+			return err
+		}
+		metrics["mlm"] = mean(lm)
+		scaled := lm.MustMulScalar(ts.FloatScalar(o.mlmWeight), true)
+		loss = loss.MustAdd(scaled, true)
+		scaled.MustDrop()
+		return nil
+	})
+	if err != nil {
+		torch.Drop(loss)
+		return nil, nil, err
+	}
+	return loss, metrics, nil
+}

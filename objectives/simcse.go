@@ -1,0 +1,166 @@
+package objectives
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+	"convrep/models"
+)
+
+// SimCSE-dropout: "SimCSE: Simple Contrastive Learning of Sentence Embeddings" (Gao et al., EMNLP 2021),
+// unsupervised. Each utterance is encoded twice; the two encodings differ only by the encoder's dropout
+// masks (§3) and form a positive pair, the other utterances of the batch being the negatives, with the loss
+// of SimCSELoss (Eq. 4, τ = 0.05). The data are DSE's "dropout" pairs, every distinct utterance paired with
+// itself (datasets.VariantDropout; trainer/data_simcse.go).
+//
+// Settings ([objective] table): temperature (0.05), pooler: "cls" (the default: the [CLS] vector through
+// an MLP, Linear(d,d) then tanh, during training only, §3 and Appendix A of the paper: "we take [CLS]
+// representation with an MLP layer on top of it" and drop the MLP at test time), "cls_before_pooler"
+// ([CLS] without MLP) or "avg" (mean of the last layer). The MLP's parameters live under simcse_mlp.dense
+// in optimiser group HeadGroup and are not part of the saved encoder.
+
+// SimCSEName is the name SimCSE registers under.
+const SimCSEName = "simcse"
+
+func init() { Register(SimCSEName, newSimCSE) }
+
+type simcse struct {
+	model  *models.Model
+	tau    float64
+	pooler string
+	w, b   *ts.Tensor // the MLP's Linear(d,d); nil unless pooler is "cls"
+}
+
+func newSimCSE(m *models.Model, s Settings) (Objective, error) {
+	r := s.reader()
+	tau := r.number("temperature", 0.05)
+	pooler := r.text("pooler", "cls")
+	if err := r.done(); err != nil {
+		return nil, err
+	}
+	if err := checkContrast(tau, Orig); err != nil {
+		return nil, fmt.Errorf("setting temperature: %w", err)
+	}
+	o := &simcse{model: m, tau: tau, pooler: pooler}
+	switch pooler {
+	case "cls":
+		if err := o.buildMLP(); err != nil {
+			return nil, err
+		}
+	case "cls_before_pooler", "avg":
+	default:
+		return nil, fmt.Errorf("setting pooler = %q: want cls, cls_before_pooler or avg", pooler)
+	}
+	return o, nil
+}
+
+// buildMLP adds SimCSE's MLPLayer, torch.nn.Linear(d,d) with its default initialisation, to the model.
+func (o *simcse) buildMLP() error {
+	if _, err := o.model.VS.Root().Get("simcse_mlp.dense.weight"); err == nil {
+		return fmt.Errorf("the model already has a simcse_mlp")
+	}
+	d := o.model.Config.HiddenSize
+	return torch.Catch("build the simcse_mlp", func() error {
+		p := o.model.VS.Root().Sub("simcse_mlp")
+		p.SetGroup(HeadGroup)
+		init := uniform{bound: 1 / math.Sqrt(float64(d))}
+		o.w = p.Sub("dense").MustNewVar("weight", []int64{d, d}, init)
+		o.b = p.Sub("dense").MustNewVar("bias", []int64{d}, init)
+		return nil
+	})
+}
+
+func (o *simcse) Name() string { return SimCSEName }
+
+// Loss takes a DSEBatch whose two views hold the same utterances (or *DSEBatch); PairSimi is ignored.
+// metrics holds pos_cos, the mean cosine of the two views of an utterance.
+func (o *simcse) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+	var b DSEBatch
+	switch x := batch.(type) {
+	case DSEBatch:
+		b = x
+	case *DSEBatch:
+		if x == nil {
+			return nil, nil, fmt.Errorf("simcse loss: nil batch")
+		}
+		b = *x
+	default:
+		return nil, nil, fmt.Errorf("simcse loss: batch is %T, want objectives.DSEBatch", batch)
+	}
+	if m != o.model {
+		return nil, nil, fmt.Errorf("simcse loss: called with another model than the one it was built for")
+	}
+	n, err := pairRows(DSEBatch{Query: b.Query, Response: b.Response})
+	if err != nil {
+		return nil, nil, fmt.Errorf("simcse loss: %w", err)
+	}
+	// Both views in one batch: every row gets its own dropout masks, as the paper's code does by
+	// repeating each sentence twice within one forward pass.
+	e, err := o.embed(m, b.Query, b.Response, train)
+	if err != nil {
+		return nil, nil, fmt.Errorf("simcse loss: %w", err)
+	}
+	defer e.MustDrop()
+	var loss *ts.Tensor
+	metrics := map[string]float64{}
+	err = torch.Catch("simcse loss", func() error {
+		h1, h2 := e.MustNarrow(0, 0, n, false), e.MustNarrow(0, n, n, false)
+		defer torch.Drop(h1, h2)
+		var err error
+		if loss, err = SimCSELoss(h1, h2, o.tau); err != nil {
+			return err
+		}
+		cos := ts.MustCosineSimilarity(h1, h2, 1, 1e-8)
+		metrics["pos_cos"] = mean(cos)
+		cos.MustDrop()
+		return nil
+	})
+	if err != nil {
+		torch.Drop(loss)
+		return nil, nil, err
+	}
+	return loss, metrics, nil
+}
+
+// embed pools the two views into one [2N,d] tensor with the configured pooler.
+func (o *simcse) embed(m *models.Model, q, r models.Input, train bool) (*ts.Tensor, error) {
+	if o.pooler == "avg" {
+		return embedPairs(m, q, r, train)
+	}
+	var in models.Input
+	err := torch.Catch("stack the two views", func() error {
+		if q.IDs.MustSize()[1] != r.IDs.MustSize()[1] {
+			return fmt.Errorf("the two views must have the same width (the same utterances), got %v and %v", q.IDs.MustSize(), r.IDs.MustSize())
+		}
+		in.IDs = ts.MustCat([]*ts.Tensor{q.IDs, r.IDs}, 0)
+		in.Mask = ts.MustCat([]*ts.Tensor{q.Mask, r.Mask}, 0)
+		if q.TypeIDs != nil && r.TypeIDs != nil {
+			in.TypeIDs = ts.MustCat([]*ts.Tensor{q.TypeIDs, r.TypeIDs}, 0)
+		}
+		return nil
+	})
+	defer torch.Drop(in.IDs, in.Mask, in.TypeIDs)
+	if err != nil {
+		return nil, err
+	}
+	out, err := m.Forward(in, train)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Drop()
+	var e *ts.Tensor
+	err = torch.Catch("simcse pooler", func() error {
+		cls := out.Last.MustSelect(1, 0, false)
+		if o.w == nil {
+			e = cls
+			return nil
+		}
+		e = ts.MustLinear(cls, o.w, o.b).MustTanh(true)
+		cls.MustDrop()
+		return nil
+	})
+	return e, err
+}

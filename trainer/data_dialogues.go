@@ -1,0 +1,118 @@
+package trainer
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+	"go.uber.org/zap"
+
+	"convrep/datasets"
+	"convrep/internal/torch"
+	"convrep/models"
+	"convrep/objectives"
+	"convrep/tokenizers"
+)
+
+// readDialogueTokens reads the experiment's corpora and tokenises every dialogue turn by turn with the role
+// tokens (which the objective's Requirements added to tok). With data.max_examples, a random subset of that
+// many dialogues (the same for every run of the seed) is kept, in corpus order. keep drops dialogues an
+// objective cannot use before the subset is drawn. The result is not cached on disk: tokenising turns is
+// fast next to training, and the dialogues' cuts change every epoch.
+func readDialogueTokens(e *Experiment, tok *tokenizers.Tokenizer, keep func(datasets.Dialogue) bool, log *zap.Logger) (*datasets.DialogueTokens, error) {
+	ds, err := datasets.ReadAll(e.Data.Root, e.Data.Corpora, datasets.ReadOptions{SkipBad: e.Data.SkipBad, MergeSameSpeaker: e.Data.MergeSameSpeaker, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	read := len(ds)
+	ds = slices.DeleteFunc(ds, func(d datasets.Dialogue) bool { return !keep(d) })
+	if n := e.Data.MaxExamples; n > 0 && len(ds) > n {
+		g := rand.New(rand.NewPCG(uint64(e.Seed), 0x6469616c6f677565))
+		pick := g.Perm(len(ds))[:n]
+		slices.Sort(pick)
+		sub := make([]datasets.Dialogue, n)
+		for i, j := range pick {
+			sub[i] = ds[j]
+		}
+		ds = sub
+	}
+	dt, err := datasets.TokenizeDialogues(ds, tok, datasets.FlattenOptions{}, runtime.NumCPU())
+	if err != nil {
+		return nil, err
+	}
+	log.Info("tokenised dialogues", zap.Int("read", read), zap.Int("kept", dt.Len()))
+	return dt, nil
+}
+
+// maskOptions are the masking settings of the experiment for tok: mask_prob from the [objective] table,
+// the mask token and every special token of the tokenizer.
+func maskOptions(e *Experiment, tok *tokenizers.Tokenizer) (objectives.MaskOptions, error) {
+	s := objectives.Settings{}
+	if v, ok := e.Objective["mask_prob"]; ok {
+		s["mask_prob"] = v
+	}
+	p, err := objectives.MaskProb(s)
+	if err != nil {
+		return objectives.MaskOptions{}, fmt.Errorf("[objective]: %w", err)
+	}
+	opt := objectives.MaskOptions{Prob: p, MaskID: tok.MaskID(), VocabSize: int64(tok.VocabSize()), Special: map[int64]bool{}}
+	for id := int64(0); id < opt.VocabSize; id++ {
+		if tok.IsSpecial(id) {
+			opt.Special[id] = true
+		}
+	}
+	if pad := tok.PadID(); pad >= 0 {
+		opt.Special[pad] = true
+	}
+	if err := opt.Validate(); err != nil {
+		return opt, fmt.Errorf("masking with this tokenizer: %w", err)
+	}
+	return opt, nil
+}
+
+// paddedRows right-pads rows to the longest with fill, and gives the 1/0 mask of the real tokens.
+func paddedRows(rows [][]int64, fill int64) (ids, mask [][]int64) {
+	width := 0
+	for _, r := range rows {
+		width = max(width, len(r))
+	}
+	for _, r := range rows {
+		id, m := make([]int64, width), make([]int64, width)
+		for j := range id {
+			id[j] = fill
+			if j < len(r) {
+				id[j], m[j] = r[j], 1
+			}
+		}
+		ids, mask = append(ids, id), append(mask, m)
+	}
+	return ids, mask
+}
+
+// inputOf builds a model input (zero token types) from unpadded rows.
+func inputOf(rows [][]int64, pad int64, dev gotch.Device) (models.Input, error) {
+	ids, mask := paddedRows(rows, pad)
+	b := &tokenizers.Batch{InputIDs: ids, AttentionMask: mask}
+	for _, r := range ids {
+		b.TokenTypeIDs = append(b.TokenTypeIDs, make([]int64, len(r)))
+	}
+	return models.BatchInput(b, dev)
+}
+
+// labelsOf pads label rows with IgnoreLabel into an int64 tensor on dev.
+func labelsOf(rows [][]int64, dev gotch.Device) (*ts.Tensor, error) {
+	ids, _ := paddedRows(rows, objectives.IgnoreLabel)
+	var x *ts.Tensor
+	err := torch.Catch("labels to a tensor", func() error {
+		flat := slices.Concat(ids...)
+		x = ts.MustOfSlice(flat).MustView([]int64{int64(len(ids)), int64(len(ids[0]))}, true)
+		if dev != gotch.CPU {
+			x = x.MustTo(dev, true)
+		}
+		return nil
+	})
+	return x, err
+}

@@ -1,0 +1,158 @@
+package trainer
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/sugarme/gotch"
+
+	"convrep/internal/shared"
+	"convrep/models"
+	"convrep/objectives"
+)
+
+// mgtExperiment writes a tiny MGT experiment (woz2, a 2-layer BERT of width 32, the previous turn as context,
+// k = 4 candidates, member 3 of L = 3 segments) of the given steps with its output under dir/out and its
+// caches under cache, and returns the file's path.
+func mgtExperiment(t *testing.T, dir, cache string, steps int) string {
+	t.Helper()
+	tok := shared.MustPath(t, "data", "vocab", "bert-base-uncased")
+	root := shared.MustPath(t, "data", "pretrain")
+	for _, p := range []string{filepath.Join(tok, "vocab.txt"), filepath.Join(root, "woz2")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("shared data missing: %v", err)
+		}
+	}
+	body := fmt.Sprintf(`name = "tiny_mgt"
+output_dir = %q
+seed = 7
+
+[model]
+tokenizer = %q
+max_length = 24
+
+[model.random]
+arch = "bert"
+layers = 2
+hidden = 32
+heads = 2
+intermediate = 64
+max_positions = 64
+dropout = 0.1
+
+[data]
+root = %q
+corpora = ["woz2"]
+max_examples = 320
+cache_dir = %q
+
+[objective]
+name = "mgt"
+variant = "mgt"
+segment = 3
+models = 3
+candidates = 4
+max_context_turns = 1
+bucket_sample = 60
+
+[train]
+batch_size = 8
+epochs = 2
+max_steps = %d
+lr = 3e-3
+head_lr = 3e-3
+checkpoint_every = 3
+log_every = 1
+threads = 1
+`, filepath.Join(dir, "out"), tok, root, cache, steps)
+	p := filepath.Join(dir, "exp.toml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestMGTTrainsWithFallingLoss trains the tiny MGT experiment for 60 steps and wants the mean loss of the last
+// fifteen steps below that of the first fifteen by a margin, and the response encoder in the checkpoint.
+func TestMGTTrainsWithFallingLoss(t *testing.T) {
+	dir := t.TempDir()
+	exp := mgtExperiment(t, dir, filepath.Join(dir, "cache"), 60)
+	if err := train(t, exp, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	ms := readMetricLines(t, out)
+	if len(ms) != 60 {
+		t.Fatalf("%d metric lines, want 60", len(ms))
+	}
+	first, last := 0.0, 0.0
+	for i := 0; i < 15; i++ {
+		first += ms[i].Loss / 15
+		last += ms[45+i].Loss / 15
+	}
+	t.Logf("mean loss of steps 1-15 %.4f, of steps 46-60 %.4f (ln 4 = 1.386)", first, last)
+	if !(last < first-0.03) {
+		t.Fatalf("loss did not fall: first fifteen steps %.4f, last fifteen %.4f", first, last)
+	}
+	c, err := readCheckpoint(checkpointPath(out, 60))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.params[objectives.ResponsePrefix+".bert.encoder.layer.1.output.dense.weight"]; !ok {
+		t.Fatal("the checkpoint holds no response encoder")
+	}
+	// Eq. 7's members are read back from a run: both encoders, trained apart from one starting point.
+	de, err := objectives.LoadDualEncoder(out, models.Mean, gotch.CPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := "bert.encoder.layer.0.attention.self.query.weight"
+	diff := de.Context.Params()[name].MustSub(de.Response.Params()[name], false).MustAbs(true).MustMax(true).Float64Values(true)[0]
+	if diff == 0 {
+		t.Fatal("the loaded context and response encoders are the same: the response encoder was not read from the checkpoint")
+	}
+}
+
+// TestMGTKillAndResumeIsBitIdentical trains the tiny MGT experiment uninterrupted (A) and SIGKILLed at a random
+// moment and resumed (B); the final checkpoints and models must be the same bytes. Each has its own cache:
+// B's first start embeds the pool and draws the segments, its resume reads them back, so a cache miss and a
+// cache hit must give the same run.
+func TestMGTKillAndResumeIsBitIdentical(t *testing.T) {
+	bin := buildTrain(t)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("kill moment drawn with seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	root := t.TempDir()
+	dirA, dirB := filepath.Join(root, "a"), filepath.Join(root, "b")
+	for _, d := range []string{dirA, dirB} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expA := mgtExperiment(t, dirA, filepath.Join(dirA, "cache"), 30)
+	expB := mgtExperiment(t, dirB, filepath.Join(dirB, "cache"), 30)
+	outA, outB := filepath.Join(dirA, "out"), filepath.Join(dirB, "out")
+	a := start(t, bin, dirA, expA)
+	b := start(t, bin, dirB, expB)
+	killAt(t, b, outB, rng, int64(3*(1+rng.IntN(6))), syscall.SIGKILL)
+	t.Logf("B killed after checkpoint %d", newest(t, outB))
+	b = start(t, bin, dirB, "--resume", expB)
+	b.mustSucceed(t)
+	a.mustSucceed(t)
+	final := filepath.Base(checkpointPath("", 30))
+	sameFiles(t, filepath.Join(checkpointDir(outA), final), filepath.Join(checkpointDir(outB), final))
+	sameFiles(t, filepath.Join(outA, "model", "model.safetensors"), filepath.Join(outB, "model", "model.safetensors"))
+	ma, mb := readMetricLines(t, outA), readMetricLines(t, outB)
+	checkSteps(t, "A", ma, 30)
+	checkSteps(t, "B", mb, 30)
+	for i := range min(len(ma), len(mb)) {
+		if !sameTrajectory(ma[i], mb[i]) {
+			t.Errorf("B's metrics at step %d differ from A's:\n%+v\n%+v", mb[i].Step, mb[i], ma[i])
+		}
+	}
+}
