@@ -41,6 +41,7 @@ func commands() []command {
 		{"oos", "out-of-scope detection on CLINC150 (or --train/--test files with an oos label)", runOOS},
 		{"response", "k-to-100 response selection (AmazonQA, Ubuntu IRC, MultiWOZ, or a --test file)", runResponse},
 		{"suite", "every similarity-based task of the papers' tables, one JSON and Markdown file each", runSuite},
+		{"tsne", "a t-SNE PNG of CLINC150 test coloured by intent, out-of-scope in black (Figure 1)", runTSNE},
 		{"report", "lay the results of several models side by side, like the papers' tables", runReport},
 	}
 }
