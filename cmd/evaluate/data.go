@@ -12,7 +12,7 @@ import (
 // dataFlags say where a task's examples come from: a dataset name read from the shared evaluation folder in
 // its upstream layout, or a user's files.
 type dataFlags struct {
-	dataset, root, train, test string
+	dataset, root, train, test  string
 	textCol, labelCol, oosLabel string
 	splitSeed                   uint64 // where a dataset's test examples are themselves drawn (Ubuntu's split points)
 }

@@ -41,6 +41,8 @@ func commands() []command {
 		{"oos", "out-of-scope detection on CLINC150 (or --train/--test files with an oos label)", runOOS},
 		{"response", "k-to-100 response selection (AmazonQA, Ubuntu IRC, MultiWOZ, or a --test file)", runResponse},
 		{"suite", "every similarity-based task of the papers' tables, one JSON and Markdown file each", runSuite},
+		{"acts", "dialogue act prediction by fine-tuning: DSTC2, GSIM few-shot, MultiWOZ fractions (multi-label F1)", runActs},
+		{"finetune-intent", "intent classification by fine-tuning: k-shot and full, CLINC150 with oos as class 151", runFinetuneIntent},
 		{"tsne", "a t-SNE PNG of CLINC150 test coloured by intent, out-of-scope in black (Figure 1)", runTSNE},
 		{"report", "lay the results of several models side by side, like the papers' tables", runReport},
 	}
@@ -49,7 +51,7 @@ func commands() []command {
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "usage: evaluate TASK [flags]   (evaluate TASK --help for the task's flags)\n\ntasks:\n")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-16s %s\n", c.name, c.summary)
 	}
 }
 

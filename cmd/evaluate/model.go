@@ -37,55 +37,50 @@ func checkModelRef(ref string) error {
 	return nil
 }
 
-// openModel loads the model named by ref:
+// loadModel loads the model named by ref:
 //   - an experiment file (.toml): its backbone before training (the untrained baseline, same seed and files);
 //   - a convrep run folder (holding model/config.json): the trained model in it;
 //   - a model folder or a hub name: as cmd/embed loads it.
-//
-// It returns a Session whose encoders embed as DSE evaluates (masked mean of the last layer; contexts
-// truncated from the head).
-func openModel(ctx context.Context, m modelRef, log *zap.Logger) (*evaluate.Session, error) {
+func loadModel(ctx context.Context, m modelRef, log *zap.Logger) (*models.Model, *tokenizers.Tokenizer, string, error) {
 	dev, err := torch.ParseDevice(m.device)
 	if err != nil {
-		return nil, err
+		return nil, nil, "", err
 	}
 	if m.threads > 0 {
 		if err := torch.SetNumThreads(m.threads); err != nil {
-			return nil, err
+			return nil, nil, "", err
 		}
 	}
+	if strings.HasSuffix(m.ref, ".toml") {
+		e, err := trainer.LoadExperiment(m.ref, nil)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		model, tok, err := trainer.Untrained(ctx, e, dev, log)
+		return model, tok, e.Name + " (untrained)", err
+	}
+	dir := m.ref
+	if _, err := os.Stat(filepath.Join(dir, "model", "config.json")); err == nil {
+		dir = filepath.Join(dir, "model") // a convrep run folder
+	}
+	model, dir, err := models.LoadPretrained(ctx, dir, hub.OptionsFromEnv(), models.LoadOptions{Heads: &models.Heads{}, Device: dev, Logger: log})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	tok, err := tokenizers.Load(dir)
+	return model, tok, strings.TrimSuffix(m.ref, "/"), err
+}
+
+// openModel loads the model and returns a Session whose encoders embed as DSE evaluates (masked mean of the
+// last layer; contexts truncated from the head).
+func openModel(ctx context.Context, m modelRef, log *zap.Logger) (*evaluate.Session, error) {
 	pooling, err := models.ParsePooling(m.pooling)
 	if err != nil {
 		return nil, err
 	}
-	var (
-		model *models.Model
-		tok   *tokenizers.Tokenizer
-		name  string
-	)
-	switch {
-	case strings.HasSuffix(m.ref, ".toml"):
-		e, err := trainer.LoadExperiment(m.ref, nil)
-		if err != nil {
-			return nil, err
-		}
-		if model, tok, err = trainer.Untrained(ctx, e, dev, log); err != nil {
-			return nil, err
-		}
-		name = e.Name + " (untrained)"
-	default:
-		dir := m.ref
-		if _, err := os.Stat(filepath.Join(dir, "model", "config.json")); err == nil {
-			dir = filepath.Join(dir, "model") // a convrep run folder
-		}
-		model, dir, err = models.LoadPretrained(ctx, dir, hub.OptionsFromEnv(), models.LoadOptions{Heads: &models.Heads{}, Device: dev, Logger: log})
-		if err != nil {
-			return nil, err
-		}
-		if tok, err = tokenizers.Load(dir); err != nil {
-			return nil, err
-		}
-		name = strings.TrimSuffix(m.ref, "/")
+	model, tok, name, err := loadModel(ctx, m, log)
+	if err != nil {
+		return nil, err
 	}
 	sep, _ := tok.SpecialToken("sep_token")
 	return &evaluate.Session{

@@ -47,3 +47,16 @@ func (c *Classifier) score(ex []Example) (float64, error) {
 	}
 	return m.Accuracy, err
 }
+
+// Predict returns each text's most probable class (single-label tasks).
+func (c *Classifier) Predict(texts []string) ([]int, error) {
+	probs, err := c.Scores(texts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int, len(probs))
+	for i, p := range probs {
+		out[i], _ = evaluate.Argmax(p)
+	}
+	return out, nil
+}
