@@ -98,8 +98,8 @@ func (s *Session) embed(ctx context.Context, kind textKind, texts []string) ([][
 	return out, nil
 }
 
-// joinHistory turns a dialogue history into the text its encoder reads.
-func (s *Session) joinHistory(turns []string) string { return strings.Join(turns, s.Sep) }
+// JoinHistory turns a dialogue history into the text its encoder reads.
+func (s *Session) JoinHistory(turns []string) string { return strings.Join(turns, s.Sep) }
 
 // normalized returns v / ‖v‖ (a zero vector stays zero), as DSE L2-normalises embeddings before comparing.
 func normalized(v []float32) []float32 {

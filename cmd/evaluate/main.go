@@ -43,6 +43,7 @@ func commands() []command {
 		{"suite", "every similarity-based task of the papers' tables, one JSON and Markdown file each", runSuite},
 		{"acts", "dialogue act prediction by fine-tuning: DSTC2, GSIM few-shot, MultiWOZ fractions (multi-label F1)", runActs},
 		{"finetune-intent", "intent classification by fine-tuning: k-shot and full, CLINC150 with oos as class 151", runFinetuneIntent},
+		{"finetune-response", "response selection after fine-tuning a dual encoder with in-batch negatives (Ubuntu, MultiWOZ)", runFinetuneResponse},
 		{"probe", "linear probes on frozen representations: bag-of-words and dialogue acts on MultiWOZ (MGT §5.2-5.3)", runProbe},
 		{"tsne", "a t-SNE PNG of CLINC150 test coloured by intent, out-of-scope in black (Figure 1)", runTSNE},
 		{"report", "lay the results of several models side by side, like the papers' tables", runReport},

@@ -145,3 +145,23 @@ func TestRefusesBadExamples(t *testing.T) {
 		}
 	}
 }
+
+func TestDualEncoderLossFalls(t *testing.T) {
+	m, tok := tinyBERT(t)
+	topics := []string{"hotel", "train", "music", "cheap", "book", "play", "taxi", "restaurant"}
+	var pairs []Pair
+	for i := 0; i < 64; i++ {
+		w := topics[i%len(topics)]
+		pairs = append(pairs, Pair{Query: "i am looking for a " + w, Response: "here is the " + w + " you wanted"})
+	}
+	losses, err := TrainDual(context.Background(), m, tok, pairs, DualConfig{Epochs: 8, BatchSize: 8, LR: 3e-3, Temperature: 0.1, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(losses) != 8 || !(losses[7] < 0.7*losses[0]) {
+		t.Errorf("epoch losses %v: want the last below 70%% of the first", losses)
+	}
+	if _, err := TrainDual(context.Background(), m, tok, pairs[:1], DualConfig{}); err == nil {
+		t.Error("one pair accepted")
+	}
+}
