@@ -21,12 +21,21 @@ import (
 // modelRef says which model to evaluate and how to embed with it.
 type modelRef struct {
 	ref, device, pooling string
+	checkpoint           string // with an experiment file: the weights of this checkpoint
 	maxLength, batch     int
 	threads              int
 }
 
 // checkModelRef fails at once on a model path that does not exist, before any data are read.
-func checkModelRef(ref string) error {
+func checkModelRef(ref, checkpoint string) error {
+	if checkpoint != "" && !strings.HasSuffix(ref, ".toml") {
+		return fmt.Errorf("--checkpoint goes with an experiment file as --model (the checkpoint's own experiment)")
+	}
+	if checkpoint != "" {
+		if _, err := os.Stat(checkpoint); err != nil {
+			return fmt.Errorf("--checkpoint: %w", err)
+		}
+	}
 	if ref == "" {
 		return fmt.Errorf("--model is required (a convrep run folder, a model folder, a hub name, or an experiment .toml for its untrained backbone)")
 	}
@@ -55,6 +64,10 @@ func loadModel(ctx context.Context, m modelRef, log *zap.Logger) (*models.Model,
 		e, err := trainer.LoadExperiment(m.ref, nil)
 		if err != nil {
 			return nil, nil, "", err
+		}
+		if m.checkpoint != "" {
+			model, tok, err := trainer.FromCheckpoint(ctx, e, m.checkpoint, dev, log)
+			return model, tok, e.Name + " @ " + strings.TrimSuffix(filepath.Base(m.checkpoint), ".safetensors"), err
 		}
 		model, tok, err := trainer.Untrained(ctx, e, dev, log)
 		return model, tok, e.Name + " (untrained)", err

@@ -18,7 +18,7 @@ type prepared struct {
 }
 
 func prepare(c *common, withShots bool, shots string) (*prepared, error) {
-	if err := checkModelRef(c.model.ref); err != nil {
+	if err := checkModelRef(c.model.ref, c.model.checkpoint); err != nil {
 		return nil, err
 	}
 	p := &prepared{c: c}

@@ -26,7 +26,7 @@ func runTSNE(ctx context.Context, args []string, log *zap.Logger) error {
 	if c.output == "" {
 		return fmt.Errorf("--output FIG.png is required")
 	}
-	if err := checkModelRef(c.model.ref); err != nil {
+	if err := checkModelRef(c.model.ref, c.model.checkpoint); err != nil {
 		return err
 	}
 	if c.data.dataset == "" && c.data.train == "" {
