@@ -119,22 +119,9 @@ func dualStep(m *models.Model, tok *tokenizers.Tokenizer, opt *optim.Optimizer, 
 		target := ts.MustArange(ts.IntScalar(int64(len(batch))), gotch.Int64, scores.MustDevice())
 		loss := scores.CrossEntropyForLogits(target)
 		torch.Drop(scores, target)
-		d := loss.MustDetach(false)
-		v = d.Float64Values()[0]
-		d.MustDrop()
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			loss.MustDrop()
-			return fmt.Errorf("loss is %v", v)
-		}
-		err := loss.Backward()
-		loss.MustDrop()
-		if err != nil {
-			return err
-		}
-		if err := opt.Step(); err != nil {
-			return err
-		}
-		return opt.ZeroGrad()
+		var err error
+		v, err = optimize(loss, opt)
+		return err
 	})
 	return v, err
 }

@@ -143,23 +143,31 @@ func (c *Classifier) step(opt *optim.Optimizer, train []Example, idx []int, cach
 		if err != nil {
 			return err
 		}
-		d := loss.MustDetach(false)
-		v := d.Float64Values()[0]
-		d.MustDrop()
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			loss.MustDrop()
-			return fmt.Errorf("loss is %v", v)
-		}
-		err = loss.Backward()
-		loss.MustDrop()
-		if err != nil {
-			return err
-		}
-		if err := opt.Step(); err != nil {
-			return err
-		}
-		return opt.ZeroGrad()
+		_, err = optimize(loss, opt)
+		return err
 	})
+}
+
+// optimize backpropagates a scalar loss (and frees it), takes one optimiser step and clears the gradients.
+// It returns the loss value, and an error without stepping when the loss is not finite. It panics on a
+// libtorch error (callers Catch).
+func optimize(loss *ts.Tensor, opt *optim.Optimizer) (float64, error) {
+	d := loss.MustDetach(false)
+	v := d.Float64Values()[0]
+	d.MustDrop()
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		loss.MustDrop()
+		return v, fmt.Errorf("loss is %v", v)
+	}
+	err := loss.Backward()
+	loss.MustDrop()
+	if err != nil {
+		return v, err
+	}
+	if err := opt.Step(); err != nil {
+		return v, err
+	}
+	return v, opt.ZeroGrad()
 }
 
 // frozenFeatures pools the fixed encoder's output for texts once, as Go rows.
