@@ -2,7 +2,7 @@
 GO ?= go
 SHARED ?= ../shared
 
-.PHONY: setup test demo bench fuzz
+.PHONY: setup test demo compare bench fuzz
 
 # Installs libtorch when missing and prepares third_party/gotch; returns at once when nothing changed.
 setup:
@@ -16,6 +16,13 @@ test: setup
 demo: setup
 	$(GO) run ./cmd/train --resume experiments/dse_small_cpu.toml
 	@echo "model: runs/dse_small_cpu/model  metrics: runs/dse_small_cpu/metrics.jsonl  loss curve: runs/dse_small_cpu/loss.png"
+
+# The papers' similarity-based tables for the demo's model beside its untrained backbone (run make demo first).
+compare: setup
+	$(GO) run ./cmd/evaluate suite --model experiments/dse_small_cpu.toml --output-dir runs/eval/untrained
+	$(GO) run ./cmd/evaluate suite --model runs/dse_small_cpu --output-dir runs/eval/dse_small_cpu
+	$(GO) run ./cmd/evaluate report --output runs/eval/report.md runs/eval/untrained runs/eval/dse_small_cpu
+	@cat runs/eval/report.md
 
 bench: setup
 	$(GO) test -run XXX -bench . -benchtime 20x ./models

@@ -40,6 +40,11 @@ const (
 	history   textKind = 'h'
 )
 
+// Embed returns the L2-normalised embeddings of utterances, in order (each distinct text embedded once).
+func (s *Session) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return s.embed(ctx, utterance, texts)
+}
+
 // embed returns the normalised embeddings of texts, in order, embedding only those not seen before.
 // Texts are sorted by length before batching so that a batch pads little.
 func (s *Session) embed(ctx context.Context, kind textKind, texts []string) ([][]float32, error) {
@@ -93,8 +98,8 @@ func (s *Session) embed(ctx context.Context, kind textKind, texts []string) ([][
 	return out, nil
 }
 
-// joinHistory turns a dialogue history into the text its encoder reads.
-func (s *Session) joinHistory(turns []string) string { return strings.Join(turns, s.Sep) }
+// JoinHistory turns a dialogue history into the text its encoder reads.
+func (s *Session) JoinHistory(turns []string) string { return strings.Join(turns, s.Sep) }
 
 // normalized returns v / ‖v‖ (a zero vector stays zero), as DSE L2-normalises embeddings before comparing.
 func normalized(v []float32) []float32 {

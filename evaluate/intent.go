@@ -31,7 +31,7 @@ func episodes(dataset, task, source string, train Split, shots []int, seeds []ui
 	out := map[int][][]Support{}
 	for _, k := range shots {
 		for _, seed := range seeds {
-			sets, err := io.support(dataset, task, source, train, k, seed)
+			sets, err := io.Support(dataset, task, source, train, k, seed)
 			if err != nil {
 				return nil, fmt.Errorf("%s %s %d-shot seed %d: %w", dataset, task, k, seed, err)
 			}

@@ -91,7 +91,7 @@ func (s *Session) embedContexts(ctx context.Context, contexts [][]string) ([][]f
 		if len(c) == 1 {
 			single = append(single, c[0])
 		} else {
-			multi = append(multi, s.joinHistory(c))
+			multi = append(multi, s.JoinHistory(c))
 		}
 	}
 	sv, err := s.embed(ctx, utterance, single)

@@ -12,8 +12,8 @@ type SplitIO struct {
 	Read, Write string
 }
 
-// support returns the k-shot support sets of one seed.
-func (io SplitIO) support(dataset, task, source string, train Split, k int, seed uint64) ([]Support, error) {
+// Support returns the k-shot support sets of one seed: read, or drawn with SampleSupport; saved when asked.
+func (io SplitIO) Support(dataset, task, source string, train Split, k int, seed uint64) ([]Support, error) {
 	var sets []Support
 	if io.Read != "" {
 		sf, err := ReadSupportFile(filepath.Join(io.Read, SplitFileName(dataset, task, k, seed)), train)

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"convrep/evaluate"
+	"convrep/evaluate/finetune"
+	"convrep/tokenizers"
+)
+
+func runFinetuneIntent(ctx context.Context, args []string, log *zap.Logger) error {
+	var c common
+	var f ftFlags
+	fs := newFlags("finetune-intent", "--model M [--dataset clinc150|snips | --train F --test F] [--shots 1,5] [--full] [flags]",
+		"Intent classification by fine-tuning a softmax classifier on the pooled representation (FutureTOD §3.2, Table 1).\n"+
+			"On CLINC150 out-of-scope is a 151st class (as TOD-BERT and FutureTOD): k-shot runs draw k examples per intent\n"+
+			"(oos included) from the training split with the seed; --full trains on all of it. Reports Acc(all), Acc(in),\n"+
+			"Acc(out) (in/out decision) and Recall(out); early stopping on the validation split when the data have one.")
+	c.register(fs)
+	f.register(fs, 5e-5)
+	shots := fs.String("shots", "1,5", "shots per intent, a list (empty: none)")
+	full := fs.Bool("full", false, "also train on the whole training split (one run per seed)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if c.data.dataset == "" && c.data.train == "" {
+		c.data.dataset = "clinc150"
+	}
+	p, err := prepare(&c, *shots != "", *shots)
+	if err != nil {
+		return err
+	}
+	name, source, train, test, oos, err := c.data.intentData()
+	if err != nil {
+		return err
+	}
+	var val, oosVal evaluate.Split
+	if name == "clinc150" {
+		root, err := c.data.evalRoot()
+		if err != nil {
+			return err
+		}
+		clinc, err := evaluate.ReadCLINC150(root + "/clinc150/data/data_full.json")
+		if err != nil {
+			return err
+		}
+		train = append(append(evaluate.Split{}, clinc.Train...), clinc.OOSTrain...)
+		val, oosVal = clinc.Val, clinc.OOSVal
+	}
+	if err := evaluate.CheckQueryLabels(train, test); err != nil {
+		return fmt.Errorf("%s: test %w", name, err)
+	}
+	labels := train.Labels()
+	toExamples := func(s evaluate.Split) []finetune.Example {
+		out := make([]finetune.Example, len(s))
+		for i, e := range s {
+			out[i] = finetune.Example{Text: e.Text, Labels: []int{indexOf(labels, e.Label)}}
+		}
+		return out
+	}
+	allTest := append(append(evaluate.Split{}, test...), oos...)
+	allVal := toExamples(append(append(evaluate.Split{}, val...), oosVal...))
+	var runs []ftRun
+	for _, k := range p.shots {
+		for _, seed := range p.seeds {
+			sets, err := c.splitIO().Support(name, "finetune-intent", source, train, k, seed)
+			if err != nil {
+				return err
+			}
+			var tr evaluate.Split
+			for _, s := range sets {
+				for _, r := range s.Rows {
+					tr = append(tr, train[r])
+				}
+			}
+			runs = append(runs, ftRun{variant: fmt.Sprintf("%d-shot", k), seed: seed, train: toExamples(tr), val: allVal})
+		}
+	}
+	if *full {
+		for _, seed := range p.seeds {
+			runs = append(runs, ftRun{variant: "full", seed: seed, train: toExamples(train), val: allVal})
+		}
+	}
+	if len(runs) == 0 {
+		return fmt.Errorf("nothing to run: give --shots or --full")
+	}
+	start := time.Now()
+	cfg := finetune.Config{Classes: len(labels), MaxLength: c.model.maxLength, Truncation: tokenizers.TruncateRight}
+	if cfg.MaxLength == 0 {
+		cfg.MaxLength = 64
+	}
+	gold := toExamples(allTest)
+	oosIndex := indexOf(labels, c.data.oosLabel)
+	metrics := []string{"accuracy"}
+	if oosIndex >= 0 {
+		metrics = []string{"acc_all", "acc_in", "acc_out", "recall_out"}
+	}
+	score := func(clf *finetune.Classifier) (map[string]float64, error) {
+		pred, err := clf.Predict(texts(allTest))
+		if err != nil {
+			return nil, err
+		}
+		return intentMetrics(pred, gold, oosIndex)
+	}
+	settings := map[string]any{"epochs": f.epochs, "batch_size": f.batch, "lr": f.lr, "classes": len(labels), "test_examples": len(allTest), "source": source}
+	rows, model, err := fineTune(ctx, &c, f, cfg, runs, score, name, "finetune-intent", metrics, settings, log)
+	if err != nil {
+		return err
+	}
+	res := &evaluate.Result{Model: model, Task: "finetune-intent", Rows: rows, WallSeconds: time.Since(start).Seconds()}
+	if oosIndex >= 0 {
+		res.Notes = []string{"Out-of-scope is one more class (151 on CLINC150), as TOD-BERT and FutureTOD (Table 1): Acc(all) over every query, " +
+			"Acc(in) over in-scope queries, Acc(out) the in/out decision over every query, Recall(out) over out-of-scope queries."}
+	}
+	return writeResult(res, c.output)
+}
+
+// intentMetrics scores predicted classes; with an out-of-scope class (oos ≥ 0), FutureTOD's four numbers.
+func intentMetrics(pred []int, gold []finetune.Example, oos int) (map[string]float64, error) {
+	g := make([]int, len(gold))
+	for i, e := range gold {
+		g[i] = e.Labels[0]
+	}
+	if oos < 0 {
+		acc, err := evaluate.Accuracy(pred, g)
+		return map[string]float64{"accuracy": acc}, err
+	}
+	// OOSMetrics flags a query out-of-scope when its score is below the threshold: here, when the classifier
+	// chose the out-of-scope class.
+	best := make([]float64, len(pred))
+	for i := range pred {
+		if pred[i] != oos {
+			best[i] = 1
+		}
+		if g[i] == oos {
+			g[i] = evaluate.OOS
+		}
+	}
+	m, err := evaluate.OOSMetrics(pred, best, g, 0.5)
+	return map[string]float64{"acc_all": m.Accuracy, "acc_in": m.InAccuracy, "acc_out": m.OOSAccuracy, "recall_out": m.OOSRecall}, err
+}
+
+func indexOf(xs []string, x string) int {
+	for i, v := range xs {
+		if v == x {
+			return i
+		}
+	}
+	return -1
+}
+
+func texts(s evaluate.Split) []string {
+	out := make([]string, len(s))
+	for i, e := range s {
+		out[i] = e.Text
+	}
+	return out
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap"
+)
+
+// Bad input must fail with a clear error before any model is loaded or text embedded. The model given is a
+// folder whose config.json is garbage: reaching the model would give a config error instead of the one wanted.
+func TestBadInputFailsBeforeTheModel(t *testing.T) {
+	dir := t.TempDir()
+	model := filepath.Join(dir, "model")
+	write(t, filepath.Join(model, "config.json"), "not json")
+	train := write(t, filepath.Join(dir, "train.csv"), "text,label\nbook a table,restaurant\nplay music,music\n")
+	test := write(t, filepath.Join(dir, "test.csv"), "text,label\nreserve a table,restaurant\n")
+	noLabel := write(t, filepath.Join(dir, "nolabel.csv"), "text,intent\nbook a table,restaurant\n")
+	empty := write(t, filepath.Join(dir, "empty.jsonl"), "")
+	unseen := write(t, filepath.Join(dir, "unseen.csv"), "text,label\nwhat's the weather,weather\n")
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"label column missing", []string{"intent", "--model", model, "--train", noLabel, "--test", test}, `"label"`},
+		{"empty file", []string{"intent", "--model", model, "--train", train, "--test", empty}, "empty"},
+		{"class with no training example", []string{"intent", "--model", model, "--train", train, "--test", unseen}, `label "weather" has no training example`},
+		{"model path that does not exist", []string{"intent", "--model", filepath.Join(dir, "nope"), "--train", train, "--test", test}, "no such file"},
+		{"no model", []string{"intent", "--train", train, "--test", test}, "--model is required"},
+		{"train without test", []string{"intent", "--model", model, "--train", train}, "go together"},
+		{"unknown dataset", []string{"response", "--model", model, "--dataset", "nosuch"}, `"nosuch"`},
+		{"bad seeds", []string{"intent", "--model", model, "--train", train, "--test", test, "--seeds", "9-1"}, "not a range"},
+		{"bad shots", []string{"intent", "--model", model, "--train", train, "--test", test, "--shots", "0"}, "not a positive number"},
+		{"oos without oos rows", []string{"oos", "--model", model, "--train", train, "--test", test}, "no out-of-scope test rows"},
+		{"more candidates than responses", []string{"response", "--model", model, "--test", train, "--label-column", "label"}, "fewer than --candidates"},
+		{"unknown suite task", []string{"suite", "--model", model, "--output-dir", dir, "--tasks", "intent:nosuch"}, "unknown task"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := dispatch(context.Background(), c.args, zap.NewNop())
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one containing %q", err, c.want)
+			}
+			if strings.Contains(err.Error(), "config") {
+				t.Fatalf("reached the model before refusing the data: %v", err)
+			}
+		})
+	}
+}
+
+func TestParseSeeds(t *testing.T) {
+	cases := []struct {
+		in   string
+		want string
+		err  bool
+	}{
+		{"0-9", "[0 1 2 3 4 5 6 7 8 9]", false},
+		{"3", "[3]", false},
+		{"0,2, 5", "[0 2 5]", false},
+		{"1-3,7", "[1 2 3 7]", false},
+		{"x", "", true},
+		{"5-1", "", true},
+		{"-1", "", true},
+	}
+	for _, c := range cases {
+		got, err := parseSeeds(c.in)
+		if (err != nil) != c.err {
+			t.Errorf("%q: error %v", c.in, err)
+			continue
+		}
+		if !c.err && fmt.Sprint(got) != c.want {
+			t.Errorf("%q: got %v, want %s", c.in, got, c.want)
+		}
+	}
+}
+
+func write(t *testing.T, path, content string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

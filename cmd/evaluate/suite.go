@@ -1,0 +1,106 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"convrep/evaluate"
+)
+
+// suiteTasks are the similarity-based evaluations of DSE's tables, in the order they run.
+var suiteTasks = []string{"intent:clinc150", "intent:snips", "oos:clinc150", "response:amazonqa", "response:ubuntu", "response:multiwoz"}
+
+func runSuite(ctx context.Context, args []string, log *zap.Logger) error {
+	var c common
+	fs := newFlags("suite", "--model M --output-dir DIR [flags]",
+		"Runs every similarity-based task of the papers' tables with one model, sharing its embeddings: "+strings.Join(suiteTasks, ", ")+".\n"+
+			"Writes DIR/TASK-DATASET.json and .md per task, and DIR/suite.json and DIR/suite.md with every row and the wall time.")
+	c.register(fs)
+	shots := fs.String("shots", "1,5", "shots per label for intent and oos")
+	size := fs.Int("candidates", 100, "candidates per response-selection query")
+	outDir := fs.String("output-dir", "", "folder for the results (required)")
+	only := fs.String("tasks", strings.Join(suiteTasks, ","), "the tasks to run, a list of TASK:DATASET")
+	fs.Uint64Var(&c.data.splitSeed, "split-seed", 1, "seed choosing each Ubuntu IRC conversation's split point")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if *outDir == "" {
+		return fmt.Errorf("--output-dir is required")
+	}
+	if c.data.train != "" || c.data.test != "" || c.data.dataset != "" || c.output != "" {
+		return fmt.Errorf("suite reads the named datasets and writes to --output-dir; use a single task for --dataset/--train/--test/--output")
+	}
+	p, err := prepare(&c, true, *shots)
+	if err != nil {
+		return err
+	}
+	tasks := strings.Split(*only, ",")
+	runs := make([]func(*evaluate.Session) (*evaluate.Result, error), len(tasks))
+	// Every dataset is read and checked before the model loads, so that a bad file fails at once.
+	for i, t := range tasks {
+		kind, name, _ := strings.Cut(strings.TrimSpace(t), ":")
+		if !slices.Contains(suiteTasks, kind+":"+name) {
+			return fmt.Errorf("--tasks: unknown task %q (known: %s)", t, strings.Join(suiteTasks, ", "))
+		}
+		d := c.data
+		d.dataset = name
+		switch kind {
+		case "intent", "oos":
+			ds, source, train, test, oos, err := d.intentData()
+			if err != nil {
+				return err
+			}
+			if kind == "intent" {
+				task := evaluate.IntentTask{Dataset: ds, Source: source, Train: train, Test: test, Shots: p.shots, Seeds: p.seeds, Splits: c.splitIO()}
+				runs[i] = func(s *evaluate.Session) (*evaluate.Result, error) { return s.Intent(ctx, task) }
+			} else {
+				task := evaluate.OOSTask{Dataset: ds, Source: source, Train: train, Test: test, OOS: oos, Shots: p.shots, Seeds: p.seeds, Splits: c.splitIO()}
+				runs[i] = func(s *evaluate.Session) (*evaluate.Result, error) { return s.OOS(ctx, task) }
+			}
+		case "response":
+			set, err := d.responseData()
+			if err != nil {
+				return err
+			}
+			task := evaluate.ResponseTask{Set: set, Size: *size, Seeds: p.seeds, Splits: c.splitIO()}
+			runs[i] = func(s *evaluate.Session) (*evaluate.Result, error) { return s.Response(ctx, task) }
+		}
+	}
+	start := time.Now()
+	s, err := p.session(ctx, log)
+	if err != nil {
+		return err
+	}
+	all := &evaluate.Result{Model: s.Model, Task: "suite"}
+	for i, run := range runs {
+		log.Info("running", zap.String("task", tasks[i]), zap.String("model", s.Model))
+		res, err := run(s)
+		if err != nil {
+			return fmt.Errorf("%s: %w", tasks[i], err)
+		}
+		if err := writeResult(res, filepath.Join(*outDir, strings.ReplaceAll(tasks[i], ":", "-")+".json")); err != nil {
+			return err
+		}
+		all.Rows = append(all.Rows, res.Rows...)
+		for _, n := range res.Notes {
+			if !slices.Contains(all.Notes, n) {
+				all.Notes = append(all.Notes, n)
+			}
+		}
+		log.Info("done", zap.String("task", tasks[i]), zap.Float64("seconds", res.WallSeconds))
+	}
+	all.WallSeconds = time.Since(start).Seconds()
+	all.Notes = append(all.Notes, fmt.Sprintf("Wall time of the suite, model loading included: %.1f s.", all.WallSeconds))
+	if err := writeResult(all, filepath.Join(*outDir, "suite.json")); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "results in %s (suite.md: every table; %.1f s)\n", *outDir, all.WallSeconds)
+	return nil
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"go.uber.org/zap"
+
+	"convrep/evaluate"
+)
+
+// prepared is a task whose data, splits and flags have been checked; only the model is left to load.
+type prepared struct {
+	c     *common
+	seeds []uint64
+	shots []int
+}
+
+func prepare(c *common, withShots bool, shots string) (*prepared, error) {
+	if err := checkModelRef(c.model.ref, c.model.checkpoint); err != nil {
+		return nil, err
+	}
+	p := &prepared{c: c}
+	var err error
+	if p.seeds, err = parseSeeds(c.seeds); err != nil {
+		return nil, err
+	}
+	if withShots {
+		if p.shots, err = parseShots(shots); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// session loads the model; progress goes to stderr unless --quiet.
+func (p *prepared) session(ctx context.Context, log *zap.Logger) (*evaluate.Session, error) {
+	s, err := openModel(ctx, p.c.model, log)
+	if err != nil {
+		return nil, err
+	}
+	if !p.c.quiet {
+		s.Progress = os.Stderr
+	}
+	return s, nil
+}
+
+func runIntent(ctx context.Context, args []string, log *zap.Logger) error {
+	var c common
+	fs := newFlags("intent", "--model M (--dataset clinc150|snips | --train F --test F) [flags]",
+		"Few-shot intent classification with prototypical networks (DSE §4.2): per label, a k-shot support set is drawn\n"+
+			"from the training split (min(2k, n) rows drawn with the seed, the first half kept); a query goes to the\n"+
+			"prototype (mean of normalised support embeddings) with the largest dot product. Accuracy, mean and std over seeds.")
+	c.register(fs)
+	shots := fs.String("shots", "1,5", "shots per label, a list")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	p, err := prepare(&c, true, *shots)
+	if err != nil {
+		return err
+	}
+	name, source, train, test, _, err := c.data.intentData()
+	if err != nil {
+		return err
+	}
+	if err := evaluate.CheckQueryLabels(train, test); err != nil {
+		return fmt.Errorf("%s: test %w", name, err)
+	}
+	s, err := p.session(ctx, log)
+	if err != nil {
+		return err
+	}
+	res, err := s.Intent(ctx, evaluate.IntentTask{Dataset: name, Source: source, Train: train, Test: test, Shots: p.shots, Seeds: p.seeds, Splits: c.splitIO()})
+	if err != nil {
+		return err
+	}
+	return writeResult(res, c.output)
+}
+
+func runOOS(ctx context.Context, args []string, log *zap.Logger) error {
+	var c common
+	fs := newFlags("oos", "--model M [--dataset clinc150 | --train F --test F] [flags]",
+		"Out-of-scope detection (DSE §4.2): in-scope prototypes as for intent; a query whose best similarity is below the\n"+
+			"threshold is out-of-scope. Thresholds: mean and mean−std of the test queries' best similarities (computed on the\n"+
+			"test queries, as the paper does). Accuracy, In-Accuracy, OOS-Accuracy, OOS-Recall.")
+	c.register(fs)
+	shots := fs.String("shots", "1,5", "shots per label, a list")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if c.data.dataset == "" && c.data.train == "" {
+		c.data.dataset = "clinc150"
+	}
+	p, err := prepare(&c, true, *shots)
+	if err != nil {
+		return err
+	}
+	name, source, train, test, oos, err := c.data.intentData()
+	if err != nil {
+		return err
+	}
+	if len(oos) == 0 {
+		return fmt.Errorf("%s has no out-of-scope test rows (label %q)", name, c.data.oosLabel)
+	}
+	if err := evaluate.CheckQueryLabels(train, test); err != nil {
+		return fmt.Errorf("%s: in-scope test %w", name, err)
+	}
+	s, err := p.session(ctx, log)
+	if err != nil {
+		return err
+	}
+	res, err := s.OOS(ctx, evaluate.OOSTask{Dataset: name, Source: source, Train: train, Test: test, OOS: oos, Shots: p.shots, Seeds: p.seeds, Splits: c.splitIO()})
+	if err != nil {
+		return err
+	}
+	return writeResult(res, c.output)
+}
+
+func runResponse(ctx context.Context, args []string, log *zap.Logger) error {
+	var c common
+	fs := newFlags("response", "--model M (--dataset amazonqa|ubuntu|multiwoz | --test F) [flags]",
+		"Response selection without training (DSE §4.2): each query (a question, or a dialogue history joined with the\n"+
+			"separator token and truncated from the head) ranks its true response among --candidates by cosine similarity.\n"+
+			"Top-1, Top-3, Top-10, MRR; ties rank the truth last among equals.")
+	c.register(fs)
+	size := fs.Int("candidates", 100, "candidates per query, the true response included")
+	fs.Uint64Var(&c.data.splitSeed, "split-seed", 1, "seed choosing each Ubuntu IRC conversation's split point (the test set itself)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	p, err := prepare(&c, false, "")
+	if err != nil {
+		return err
+	}
+	set, err := c.data.responseData()
+	if err != nil {
+		return err
+	}
+	if len(set.Responses) < *size {
+		return fmt.Errorf("%s: %d responses, fewer than --candidates %d", set.Dataset, len(set.Responses), *size)
+	}
+	s, err := p.session(ctx, log)
+	if err != nil {
+		return err
+	}
+	res, err := s.Response(ctx, evaluate.ResponseTask{Set: set, Size: *size, Seeds: p.seeds, Splits: c.splitIO()})
+	if err != nil {
+		return err
+	}
+	return writeResult(res, c.output)
+}

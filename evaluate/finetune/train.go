@@ -1,0 +1,270 @@
+package finetune
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/progress"
+	"convrep/internal/torch"
+	"convrep/models"
+	"convrep/models/safetensors"
+	"convrep/tokenizers"
+	"convrep/trainer/optim"
+)
+
+// Run records how a fine-tuning run went.
+type Run struct {
+	Epochs    int       `json:"epochs"`     // epochs trained before the end or the early stop
+	BestEpoch int       `json:"best_epoch"` // 1-based epoch whose weights were kept
+	BestScore float64   `json:"best_score"` // its validation score (micro F1 or accuracy)
+	ValScores []float64 `json:"val_scores"`
+}
+
+// batchStream is the stream of the generator that orders batches (the seed is the run's).
+const batchStream = 0x66696e6574756e65 // "finetune"
+
+// Train fine-tunes m (in place: load a fresh model per run) with a new classifier on train, scoring val after
+// every epoch, and returns the classifier holding the best epoch's weights. Without val the last epoch is kept.
+func Train(ctx context.Context, m *models.Model, tok *tokenizers.Tokenizer, train, val []Example, cfg Config) (*Classifier, *Run, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, set := range []struct {
+		name string
+		ex   []Example
+	}{{"training", train}, {"validation", val}} {
+		if err := check(set.ex, cfg); err != nil {
+			return nil, nil, fmt.Errorf("finetune: %s set: %w", set.name, err)
+		}
+	}
+	if len(train) == 0 {
+		return nil, nil, fmt.Errorf("finetune: no training examples")
+	}
+	if err := torch.ManualSeed(cfg.Seed); err != nil {
+		return nil, nil, err
+	}
+	c, err := newClassifier(m, tok, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	encoder, names, head := c.params()
+	groups := []optim.Group{{Name: "head", Params: head, ParamNames: []string{"classifier.weight", "classifier.bias"}, LR: cfg.LR}}
+	if len(encoder) > 0 {
+		groups = append(groups, optim.Group{Name: "encoder", Params: encoder, ParamNames: names, LR: cfg.LR})
+	}
+	opt, err := optim.New(optim.Config{Kind: optim.AdamW}, groups)
+	if err != nil {
+		return nil, nil, err
+	}
+	var cached [][]float32 // a probe's frozen features, computed once
+	if cfg.Frozen {
+		if cached, err = c.frozenFeatures(texts(train)); err != nil {
+			return nil, nil, err
+		}
+	}
+	g := rand.New(rand.NewPCG(cfg.Seed, batchStream))
+	run := &Run{BestScore: math.Inf(-1)}
+	var best map[string]safetensors.Tensor
+	bar := progress.New(cfg.Progress, "fine-tuning", "epochs", int64(cfg.Epochs), 0)
+	defer bar.Finish()
+	for epoch := 1; epoch <= cfg.Epochs; epoch++ {
+		order := g.Perm(len(train))
+		for start := 0; start < len(order); start += cfg.BatchSize {
+			if err := ctx.Err(); err != nil {
+				return nil, nil, fmt.Errorf("finetune: stopped in epoch %d: %w", epoch, err)
+			}
+			idx := order[start:min(start+cfg.BatchSize, len(order))]
+			if err := c.step(opt, train, idx, cached); err != nil {
+				return nil, nil, fmt.Errorf("finetune: epoch %d: %w", epoch, err)
+			}
+		}
+		run.Epochs = epoch
+		bar.Add(1)
+		if len(val) == 0 {
+			continue
+		}
+		score, err := c.score(val)
+		if err != nil {
+			return nil, nil, err
+		}
+		run.ValScores = append(run.ValScores, score)
+		bar.Describe(fmt.Sprintf("fine-tuning (val %.4f)", score))
+		if score > run.BestScore {
+			run.BestScore, run.BestEpoch = score, epoch
+			if best, err = c.snapshot(); err != nil {
+				return nil, nil, err
+			}
+		} else if cfg.Patience > 0 && epoch-run.BestEpoch >= cfg.Patience {
+			break
+		}
+	}
+	if best != nil {
+		if err := c.restore(best); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		run.BestEpoch = run.Epochs
+	}
+	return c, run, nil
+}
+
+// step runs one optimiser step on the examples at idx.
+func (c *Classifier) step(opt *optim.Optimizer, train []Example, idx []int, cached [][]float32) error {
+	ex := make([]Example, len(idx))
+	for i, j := range idx {
+		ex[i] = train[j]
+	}
+	var x *ts.Tensor
+	var err error
+	if cached != nil {
+		rows := make([][]float32, len(idx))
+		for i, j := range idx {
+			rows[i] = cached[j]
+		}
+		x, err = matrix(rows, c.model.VS.Device())
+	} else {
+		x, err = c.features(texts(ex), true)
+	}
+	if err != nil {
+		return err
+	}
+	defer x.MustDrop()
+	return torch.Catch("fine-tuning step", func() error {
+		l := c.logits(x)
+		loss, err := c.loss(l, ex)
+		l.MustDrop()
+		if err != nil {
+			return err
+		}
+		_, err = optimize(loss, opt)
+		return err
+	})
+}
+
+// optimize backpropagates a scalar loss (and frees it), takes one optimiser step and clears the gradients.
+// It returns the loss value, and an error without stepping when the loss is not finite. It panics on a
+// libtorch error (callers Catch).
+func optimize(loss *ts.Tensor, opt *optim.Optimizer) (float64, error) {
+	d := loss.MustDetach(false)
+	v := d.Float64Values()[0]
+	d.MustDrop()
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		loss.MustDrop()
+		return v, fmt.Errorf("loss is %v", v)
+	}
+	err := loss.Backward()
+	loss.MustDrop()
+	if err != nil {
+		return v, err
+	}
+	if err := opt.Step(); err != nil {
+		return v, err
+	}
+	return v, opt.ZeroGrad()
+}
+
+// frozenFeatures pools the fixed encoder's output for texts once, as Go rows.
+func (c *Classifier) frozenFeatures(all []string) ([][]float32, error) {
+	var out [][]float32
+	for start := 0; start < len(all); start += c.cfg.BatchSize {
+		end := min(start+c.cfg.BatchSize, len(all))
+		err := torch.NoGrad(func() error {
+			x, err := c.features(all[start:end], false)
+			if err != nil {
+				return err
+			}
+			defer x.MustDrop()
+			return torch.Catch("probe features", func() error {
+				cpu := x.MustTo(gotch.CPU, false).MustContiguous(true)
+				defer cpu.MustDrop()
+				vals := cpu.Float64Values()
+				h := len(vals) / (end - start)
+				for i := 0; i < end-start; i++ {
+					row := make([]float32, h)
+					for j := range row {
+						row[j] = float32(vals[i*h+j])
+					}
+					out = append(out, row)
+				}
+				return nil
+			})
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func matrix(rows [][]float32, dev gotch.Device) (*ts.Tensor, error) {
+	var x *ts.Tensor
+	err := torch.Catch("features to a tensor", func() error {
+		flat := make([]float32, 0, len(rows)*len(rows[0]))
+		for _, r := range rows {
+			flat = append(flat, r...)
+		}
+		x = ts.MustOfSlice(flat).MustView([]int64{int64(len(rows)), int64(len(rows[0]))}, true).MustTo(dev, true)
+		return nil
+	})
+	return x, err
+}
+
+// snapshot copies the trained weights (the classifier's, and the encoder's unless frozen) to host memory.
+func (c *Classifier) snapshot() (map[string]safetensors.Tensor, error) {
+	out := map[string]safetensors.Tensor{}
+	encoder, names, head := c.params()
+	names = append(names, "classifier.weight", "classifier.bias")
+	for i, p := range append(encoder, head...) {
+		st, err := torch.ToSafetensor(names[i], p)
+		if err != nil {
+			return nil, err
+		}
+		out[names[i]] = st
+	}
+	return out, nil
+}
+
+func (c *Classifier) restore(s map[string]safetensors.Tensor) error {
+	encoder, names, head := c.params()
+	names = append(names, "classifier.weight", "classifier.bias")
+	for i, p := range append(encoder, head...) {
+		if err := torch.CopyFromSafetensor(p, s[names[i]]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// check refuses examples the classifier cannot learn from: an empty text, a label out of range, a
+// single-label example without exactly one label.
+func check(ex []Example, cfg Config) error {
+	for i, e := range ex {
+		if strings.TrimSpace(e.Text) == "" {
+			return fmt.Errorf("example %d has no text", i)
+		}
+		if !cfg.MultiLabel && len(e.Labels) != 1 {
+			return fmt.Errorf("example %d has %d labels, want one", i, len(e.Labels))
+		}
+		for _, l := range e.Labels {
+			if l < 0 || l >= cfg.Classes {
+				return fmt.Errorf("example %d: label %d is out of range [0, %d)", i, l, cfg.Classes)
+			}
+		}
+	}
+	return nil
+}
+
+func texts(ex []Example) []string {
+	out := make([]string, len(ex))
+	for i, e := range ex {
+		out[i] = e.Text
+	}
+	return out
+}

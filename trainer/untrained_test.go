@@ -1,0 +1,75 @@
+package trainer
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/sugarme/gotch"
+	"go.uber.org/zap/zaptest"
+
+	"convrep/models"
+)
+
+// The untrained baseline the evaluation suite compares with is exactly the backbone training starts from.
+func TestUntrainedIsTheStartingPoint(t *testing.T) {
+	dir := t.TempDir()
+	e, err := LoadExperiment(tinyExperiment(t, dir, ""), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _, err := Untrained(context.Background(), e, gotch.CPU, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := New(context.Background(), e, Options{}, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := tr.bb.model.Params()
+	if len(start) == 0 || len(start) != len(base.Params()) {
+		t.Fatalf("%d parameters at the start of training, %d in the untrained backbone", len(start), len(base.Params()))
+	}
+	for name, p := range base.Params() {
+		q, ok := start[name]
+		if !ok {
+			t.Fatalf("training has no parameter %s", name)
+		}
+		if !p.MustEqual(q, false) {
+			t.Errorf("parameter %s differs between the untrained backbone and the start of training", name)
+		}
+	}
+}
+
+// A checkpoint loads into the experiment's backbone with the weights the run saved at that step.
+func TestFromCheckpointGivesTheSavedModel(t *testing.T) {
+	dir := t.TempDir()
+	path := tinyExperiment(t, dir, "")
+	if err := train(t, path, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	e, err := LoadExperiment(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := FromCheckpoint(context.Background(), e, checkpointPath(e.OutputDir, 30), gotch.CPU, zaptest.NewLogger(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := models.Load(filepath.Join(e.OutputDir, "model"), models.LoadOptions{Heads: &models.Heads{}, Device: gotch.CPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, p := range want.Params() {
+		if !p.MustEqual(got.Params()[name], false) {
+			t.Errorf("parameter %s differs from the saved model", name)
+		}
+	}
+	other, err := LoadExperiment(path, []string{"train.lr=0.5"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := FromCheckpoint(context.Background(), other, checkpointPath(e.OutputDir, 30), gotch.CPU, zaptest.NewLogger(t)); err == nil {
+		t.Error("a checkpoint of other settings was accepted")
+	}
+}
