@@ -12,7 +12,7 @@ test: setup
 	$(GO) vet ./...
 	$(GO) test -timeout 20m ./...
 
-# The demo trains DSE on a small randomly initialised BERT over the shared corpora (a few minutes on CPU).
+# The demo trains DSE on a small randomly initialised BERT over the shared corpora (about 15 minutes on CPU).
 demo: setup
 	$(GO) run ./cmd/train --resume experiments/dse_small_cpu.toml
 	@echo "model: runs/dse_small_cpu/model  metrics: runs/dse_small_cpu/metrics.jsonl  loss curve: runs/dse_small_cpu/loss.png"
