@@ -76,17 +76,9 @@ func (d *dse) Name() string { return DSEName }
 // Loss takes a DSEBatch (or *DSEBatch). metrics holds pos_cos, the mean cosine of the positive pairs in
 // the head's space.
 func (d *dse) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[string]float64, error) {
-	var b DSEBatch
-	switch x := batch.(type) {
-	case DSEBatch:
-		b = x
-	case *DSEBatch:
-		if x == nil {
-			return nil, nil, fmt.Errorf("dse loss: nil batch")
-		}
-		b = *x
-	default:
-		return nil, nil, fmt.Errorf("dse loss: batch is %T, want objectives.DSEBatch", batch)
+	b, err := asDSEBatch(batch)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dse loss: %w", err)
 	}
 	if m != d.model {
 		return nil, nil, fmt.Errorf("dse loss: called with another model than the one the contrast head was built for")
@@ -116,6 +108,20 @@ func (d *dse) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[stri
 		return nil, nil, err
 	}
 	return loss, metrics, nil
+}
+
+// asDSEBatch accepts a DSEBatch or a non-nil *DSEBatch.
+func asDSEBatch(batch any) (DSEBatch, error) {
+	switch x := batch.(type) {
+	case DSEBatch:
+		return x, nil
+	case *DSEBatch:
+		if x != nil {
+			return *x, nil
+		}
+		return DSEBatch{}, fmt.Errorf("nil batch")
+	}
+	return DSEBatch{}, fmt.Errorf("batch is %T, want objectives.DSEBatch", batch)
 }
 
 // pairRows checks that both views hold the same number B ≥ 2 of rows and returns B.

@@ -78,17 +78,9 @@ func (o *simcse) Name() string { return SimCSEName }
 // Loss takes a DSEBatch whose two views hold the same utterances (or *DSEBatch); PairSimi is ignored.
 // metrics holds pos_cos, the mean cosine of the two views of an utterance.
 func (o *simcse) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[string]float64, error) {
-	var b DSEBatch
-	switch x := batch.(type) {
-	case DSEBatch:
-		b = x
-	case *DSEBatch:
-		if x == nil {
-			return nil, nil, fmt.Errorf("simcse loss: nil batch")
-		}
-		b = *x
-	default:
-		return nil, nil, fmt.Errorf("simcse loss: batch is %T, want objectives.DSEBatch", batch)
+	b, err := asDSEBatch(batch)
+	if err != nil {
+		return nil, nil, fmt.Errorf("simcse loss: %w", err)
 	}
 	if m != o.model {
 		return nil, nil, fmt.Errorf("simcse loss: called with another model than the one it was built for")

@@ -51,7 +51,7 @@ func corpusFiles(d DataConfig) ([]string, error) {
 }
 
 // padded right-pads token ids to the longest row, with a 1/0 attention mask and zero token types.
-func padded(rows [][]int32, pad int64) *tokenizers.Batch {
+func padded[T int32 | int64](rows [][]T, pad int64) *tokenizers.Batch {
 	width := 0
 	for _, r := range rows {
 		width = max(width, len(r))

@@ -212,18 +212,18 @@ func (d *futureTODData) Batch(idx []int, dev gotch.Device) (Batch, error) {
 		}
 		ctx[i], labels[i], full[i] = d.example(j)
 	}
-	context, err := models.BatchInput(futureTODPad(ctx, d.pad), dev)
+	context, err := models.BatchInput(padded(ctx, d.pad), dev)
 	if err != nil {
 		return Batch{}, err
 	}
-	teacher, err := models.BatchInput(futureTODPad(full, d.pad), dev)
+	teacher, err := models.BatchInput(padded(full, d.pad), dev)
 	if err != nil {
 		context.Drop()
 		return Batch{}, err
 	}
 	var lab *ts.Tensor
 	err = torch.Catch("futuretod labels", func() error {
-		rows := futureTODPad(labels, objectives.IgnoreLabel).InputIDs // as wide as the context: one label per token
+		rows := padded(labels, objectives.IgnoreLabel).InputIDs // as wide as the context: one label per token
 		flat := make([]int64, 0, len(rows)*len(rows[0]))
 		for _, r := range rows {
 			flat = append(flat, r...)
@@ -241,28 +241,4 @@ func (d *futureTODData) Batch(idx []int, dev gotch.Device) (Batch, error) {
 	}
 	b := objectives.FutureTODBatch{Context: context, Labels: lab, Full: teacher}
 	return Batch{Value: b, Drop: func() { context.Drop(); teacher.Drop(); lab.MustDrop() }}, nil
-}
-
-// futureTODPad right-pads rows to the longest with pad, with a 1/0 attention mask and zero token types.
-func futureTODPad(rows [][]int64, pad int64) *tokenizers.Batch {
-	width := 0
-	for _, r := range rows {
-		width = max(width, len(r))
-	}
-	b := &tokenizers.Batch{}
-	for _, r := range rows {
-		ids, mask := make([]int64, width), make([]int64, width)
-		for j := range ids {
-			if j < len(r) {
-				ids[j], mask[j] = r[j], 1
-			} else {
-				ids[j] = pad
-			}
-		}
-		b.InputIDs = append(b.InputIDs, ids)
-		b.AttentionMask = append(b.AttentionMask, mask)
-		b.TokenTypeIDs = append(b.TokenTypeIDs, make([]int64, width))
-		b.Lengths = append(b.Lengths, len(r))
-	}
-	return b
 }
