@@ -31,6 +31,15 @@ func (d dataFlags) evalRoot() (string, error) {
 	return shared.Path("data", "eval")
 }
 
+// clinc150 reads CLINC150's data_full.json under the evaluation root.
+func (d dataFlags) clinc150() (*evaluate.CLINC150, error) {
+	root, err := d.evalRoot()
+	if err != nil {
+		return nil, err
+	}
+	return evaluate.ReadCLINC150(filepath.Join(root, "clinc150", "data", "data_full.json"))
+}
+
 // intentData returns the training and test splits of an intent task (out-of-scope test rows apart).
 func (d dataFlags) intentData() (name, source string, train, test, oos evaluate.Split, err error) {
 	if d.train != "" || d.test != "" {
@@ -64,8 +73,7 @@ func (d dataFlags) intentData() (name, source string, train, test, oos evaluate.
 	}
 	switch d.dataset {
 	case "clinc150":
-		path := filepath.Join(root, "clinc150", "data", "data_full.json")
-		c, err := evaluate.ReadCLINC150(path)
+		c, err := d.clinc150()
 		if err != nil {
 			return "", "", nil, nil, nil, err
 		}

@@ -34,22 +34,19 @@ func runFinetuneIntent(ctx context.Context, args []string, log *zap.Logger) erro
 	if err != nil {
 		return err
 	}
-	name, source, train, test, oos, err := c.data.intentData()
-	if err != nil {
-		return err
-	}
-	var val, oosVal evaluate.Split
-	if name == "clinc150" {
-		root, err := c.data.evalRoot()
+	var name, source string
+	var train, test, oos, val, oosVal evaluate.Split
+	if c.data.dataset == "clinc150" && c.data.train == "" {
+		// Out-of-scope is a class of its own here: its training and validation rows join the in-scope ones.
+		clinc, err := c.data.clinc150()
 		if err != nil {
 			return err
 		}
-		clinc, err := evaluate.ReadCLINC150(root + "/clinc150/data/data_full.json")
-		if err != nil {
-			return err
-		}
+		name, source = "clinc150", "clinc150/data/data_full.json#train+oos_train"
 		train = append(append(evaluate.Split{}, clinc.Train...), clinc.OOSTrain...)
-		val, oosVal = clinc.Val, clinc.OOSVal
+		test, oos, val, oosVal = clinc.Test, clinc.OOSTest, clinc.Val, clinc.OOSVal
+	} else if name, source, train, test, oos, err = c.data.intentData(); err != nil {
+		return err
 	}
 	if err := evaluate.CheckQueryLabels(train, test); err != nil {
 		return fmt.Errorf("%s: test %w", name, err)
