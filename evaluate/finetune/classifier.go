@@ -73,6 +73,8 @@ type Classifier struct {
 	tok   *tokenizers.Tokenizer
 	cfg   Config
 	w, b  *ts.Tensor // [C,H], [C]
+	// frozen holds a probe's pooled features by text (see frozenFeatures).
+	frozen map[string][]float32
 }
 
 // newClassifier adds a freshly initialised linear layer, torch.nn.Linear's U(−1/√H, 1/√H), to m.
@@ -168,6 +170,18 @@ func (c *Classifier) loss(logits *ts.Tensor, ex []Example) (*ts.Tensor, error) {
 	return out, err
 }
 
+// evalFeatures pools texts without dropout: from the kept features for a probe, else through the encoder.
+func (c *Classifier) evalFeatures(texts []string) (*ts.Tensor, error) {
+	if !c.cfg.Frozen {
+		return c.features(texts, false)
+	}
+	rows, err := c.frozenFeatures(texts)
+	if err != nil {
+		return nil, err
+	}
+	return matrix(rows, c.model.VS.Device())
+}
+
 // Scores returns, for each text, a probability per class (sigmoid for multi-label, softmax otherwise),
 // computed without dropout or autograd, BatchSize texts at a time.
 func (c *Classifier) Scores(texts []string) ([][]float64, error) {
@@ -175,7 +189,7 @@ func (c *Classifier) Scores(texts []string) ([][]float64, error) {
 	for start := 0; start < len(texts); start += c.cfg.BatchSize {
 		end := min(start+c.cfg.BatchSize, len(texts))
 		err := torch.NoGrad(func() error {
-			x, err := c.features(texts[start:end], false)
+			x, err := c.evalFeatures(texts[start:end])
 			if err != nil {
 				return err
 			}

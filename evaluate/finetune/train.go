@@ -170,13 +170,24 @@ func optimize(loss *ts.Tensor, opt *optim.Optimizer) (float64, error) {
 	return v, opt.ZeroGrad()
 }
 
-// frozenFeatures pools the fixed encoder's output for texts once, as Go rows.
+// frozenFeatures returns the fixed encoder's pooled output for texts as Go rows. A probe's encoder does not
+// change, so each text is encoded once and kept: the training set once, and the validation set once rather
+// than after every epoch.
 func (c *Classifier) frozenFeatures(all []string) ([][]float32, error) {
-	var out [][]float32
-	for start := 0; start < len(all); start += c.cfg.BatchSize {
-		end := min(start+c.cfg.BatchSize, len(all))
+	if c.frozen == nil {
+		c.frozen = map[string][]float32{}
+	}
+	var todo []string
+	for _, t := range all {
+		if _, ok := c.frozen[t]; !ok {
+			todo = append(todo, t)
+			c.frozen[t] = nil // queued once
+		}
+	}
+	for start := 0; start < len(todo); start += c.cfg.BatchSize {
+		end := min(start+c.cfg.BatchSize, len(todo))
 		err := torch.NoGrad(func() error {
-			x, err := c.features(all[start:end], false)
+			x, err := c.features(todo[start:end], false)
 			if err != nil {
 				return err
 			}
@@ -191,7 +202,7 @@ func (c *Classifier) frozenFeatures(all []string) ([][]float32, error) {
 					for j := range row {
 						row[j] = float32(vals[i*h+j])
 					}
-					out = append(out, row)
+					c.frozen[todo[start+i]] = row
 				}
 				return nil
 			})
@@ -199,6 +210,10 @@ func (c *Classifier) frozenFeatures(all []string) ([][]float32, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	out := make([][]float32, len(all))
+	for i, t := range all {
+		out[i] = c.frozen[t]
 	}
 	return out, nil
 }
