@@ -5,6 +5,8 @@
 //	go run ./cmd/evaluate response --model runs/dse_small_cpu --dataset amazonqa --output out/amazonqa.json
 //	go run ./cmd/evaluate suite    --model experiments/dse_small_cpu.toml --output-dir out/untrained
 //	go run ./cmd/evaluate report   --output table.md out/untrained out/trained
+//	go run ./cmd/evaluate acts     --model M --dataset gsim --shots 10,20          (fine-tuning; also finetune-intent,
+//	go run ./cmd/evaluate probe    --model M --probe bow                           finetune-response; tsne draws Figure 1)
 //
 // --model is a convrep run folder, a model folder, a hub name, or an experiment file (.toml), which means its
 // backbone before training: the untrained baseline, built from the same files or the same seeded
