@@ -59,6 +59,9 @@ func fineTune(ctx context.Context, c *common, f ftFlags, cfg finetune.Config, ru
 		}
 		name = n
 		cfg.Seed, cfg.Epochs, cfg.BatchSize, cfg.LR, cfg.Patience = r.seed, f.epochs, f.batch, f.lr, f.patience
+		if cfg.MaxLength == 0 { // --max-length 0: the model's limit
+			cfg.MaxLength = int(model.Config.MaxSequence())
+		}
 		if !c.quiet {
 			cfg.Progress = os.Stderr
 		}
@@ -169,11 +172,10 @@ func runActs(ctx context.Context, args []string, log *zap.Logger) error {
 			"and macro F1 on the test split. The input is the dialogue history up to the system turn, truncated from the head.\n"+
 			"--shots n draws up to n examples per act from the training split (and a validation set from what is left);\n"+
 			"--fractions takes that share of the training examples (MultiWOZ: 1%, 10%, all). One fresh model per run.")
-	c.register(fs)
+	c.register(fs, 32)
 	f.register(fs, 5e-5)
 	shots := fs.String("shots", "", "few-shot sizes, examples per act (DSTC2, GSIM: 10,20)")
 	fractions := fs.String("fractions", "", "shares of the training data (MultiWOZ: 0.01,0.1,1)")
-	c.model.maxLength = 32
 	if err := parse(fs, args); err != nil {
 		return err
 	}

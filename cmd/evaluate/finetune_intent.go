@@ -20,7 +20,7 @@ func runFinetuneIntent(ctx context.Context, args []string, log *zap.Logger) erro
 			"On CLINC150 out-of-scope is a 151st class (as TOD-BERT and FutureTOD): k-shot runs draw k examples per intent\n"+
 			"(oos included) from the training split with the seed; --full trains on all of it. Reports Acc(all), Acc(in),\n"+
 			"Acc(out) (in/out decision) and Recall(out); early stopping on the validation split when the data have one.")
-	c.register(fs)
+	c.register(fs, 64)
 	f.register(fs, 5e-5)
 	shots := fs.String("shots", "1,5", "shots per intent, a list (empty: none)")
 	full := fs.Bool("full", false, "also train on the whole training split (one run per seed)")
@@ -87,9 +87,6 @@ func runFinetuneIntent(ctx context.Context, args []string, log *zap.Logger) erro
 	}
 	start := time.Now()
 	cfg := finetune.Config{Classes: len(labels), MaxLength: c.model.maxLength, Truncation: tokenizers.TruncateRight}
-	if cfg.MaxLength == 0 {
-		cfg.MaxLength = 64
-	}
 	gold := toExamples(allTest)
 	oosIndex := indexOf(labels, c.data.oosLabel)
 	metrics := []string{"accuracy"}

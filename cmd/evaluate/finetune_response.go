@@ -24,12 +24,11 @@ func runFinetuneResponse(ctx context.Context, args []string, log *zap.Logger) er
 			"temperature) on the dataset's training pairs; then, as the similarity-based task, each test query ranks its\n"+
 			"response among --candidates (MGT's next-utterance retrieval: 20 candidates, MRR and Hits@1 = Top-1; R10@1 and R2@1\n"+
 			"with --candidates 10 or 2). One fresh model per seed; the seed also draws the candidates.")
-	c.register(fs)
+	c.register(fs, 64)
 	f.register(fs, 5e-5)
 	size := fs.Int("candidates", 100, "candidates per test query, the true response included")
 	temperature := fs.Float64("temperature", 0.05, "softmax temperature of the in-batch loss")
 	fs.Uint64Var(&c.data.splitSeed, "split-seed", 1, "seed choosing each Ubuntu IRC conversation's split point")
-	c.model.maxLength = 64
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -61,6 +60,9 @@ func runFinetuneResponse(ctx context.Context, args []string, log *zap.Logger) er
 			pairs[i] = finetune.Pair{Query: s.JoinHistory(ctxTurns), Response: train.Responses[i]}
 		}
 		cfg := finetune.DualConfig{Epochs: f.epochs, BatchSize: f.batch, LR: f.lr, Temperature: *temperature, MaxLength: c.model.maxLength, Seed: seed}
+		if cfg.MaxLength == 0 { // --max-length 0: the model's limit
+			cfg.MaxLength = int(model.Config.MaxSequence())
+		}
 		if !c.quiet {
 			cfg.Progress = os.Stderr
 		}

@@ -26,10 +26,9 @@ func runProbe(ctx context.Context, args []string, log *zap.Logger) error {
 		"Linear probes on frozen representations (MGT §5.2-5.3): the encoder embeds each MultiWOZ dialogue context (the\n"+
 			"turns before a system response) once, and only a linear layer trains. bow predicts the words of the context's\n"+
 			"last utterance; acts predicts the dialogue acts of the next system response. Micro and macro F1 on the test split.")
-	c.register(fs)
+	c.register(fs, 128)
 	f.register(fs, 1e-3)
 	probe := fs.String("probe", "bow", "bow or acts")
-	c.model.maxLength = 128
 	if err := parse(fs, args); err != nil {
 		return err
 	}

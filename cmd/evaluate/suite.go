@@ -22,7 +22,7 @@ func runSuite(ctx context.Context, args []string, log *zap.Logger) error {
 	fs := newFlags("suite", "--model M --output-dir DIR [flags]",
 		"Runs every similarity-based task of the papers' tables with one model, sharing its embeddings: "+strings.Join(suiteTasks, ", ")+".\n"+
 			"Writes DIR/TASK-DATASET.json and .md per task, and DIR/suite.json and DIR/suite.md with every row and the wall time.")
-	c.register(fs)
+	c.register(fs, 0)
 	shots := fs.String("shots", "1,5", "shots per label for intent and oos")
 	size := fs.Int("candidates", 100, "candidates per response-selection query")
 	outDir := fs.String("output-dir", "", "folder for the results (required)")

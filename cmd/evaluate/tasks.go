@@ -52,7 +52,7 @@ func runIntent(ctx context.Context, args []string, log *zap.Logger) error {
 		"Few-shot intent classification with prototypical networks (DSE §4.2): per label, a k-shot support set is drawn\n"+
 			"from the training split (min(2k, n) rows drawn with the seed, the first half kept); a query goes to the\n"+
 			"prototype (mean of normalised support embeddings) with the largest dot product. Accuracy, mean and std over seeds.")
-	c.register(fs)
+	c.register(fs, 0)
 	shots := fs.String("shots", "1,5", "shots per label, a list")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -85,7 +85,7 @@ func runOOS(ctx context.Context, args []string, log *zap.Logger) error {
 		"Out-of-scope detection (DSE §4.2): in-scope prototypes as for intent; a query whose best similarity is below the\n"+
 			"threshold is out-of-scope. Thresholds: mean and mean−std of the test queries' best similarities (computed on the\n"+
 			"test queries, as the paper does). Accuracy, In-Accuracy, OOS-Accuracy, OOS-Recall.")
-	c.register(fs)
+	c.register(fs, 0)
 	shots := fs.String("shots", "1,5", "shots per label, a list")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -124,7 +124,7 @@ func runResponse(ctx context.Context, args []string, log *zap.Logger) error {
 		"Response selection without training (DSE §4.2): each query (a question, or a dialogue history joined with the\n"+
 			"separator token and truncated from the head) ranks its true response among --candidates by cosine similarity.\n"+
 			"Top-1, Top-3, Top-10, MRR; ties rank the truth last among equals.")
-	c.register(fs)
+	c.register(fs, 0)
 	size := fs.Int("candidates", 100, "candidates per query, the true response included")
 	fs.Uint64Var(&c.data.splitSeed, "split-seed", 1, "seed choosing each Ubuntu IRC conversation's split point (the test set itself)")
 	if err := parse(fs, args); err != nil {

@@ -16,7 +16,7 @@ func runTSNE(ctx context.Context, args []string, log *zap.Logger) error {
 	fs := newFlags("tsne", "--model M --output FIG.png [flags]",
 		"A t-SNE of the model's embeddings of CLINC150's test queries, coloured by intent, out-of-scope queries in black\n"+
 			"(the papers' Figure 1). Barnes-Hut t-SNE after PCA to 50 dimensions; the same seed gives the same picture.")
-	c.register(fs)
+	c.register(fs, 0)
 	seed := fs.Uint64("seed", 0, "t-SNE seed")
 	perplexity := fs.Float64("perplexity", tsne.DefaultPerplexity, "t-SNE perplexity")
 	iterations := fs.Int("iterations", tsne.DefaultIterations, "t-SNE iterations")
