@@ -3,7 +3,9 @@ package finetune
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
@@ -99,8 +101,9 @@ func uniform(shape []int64, bound float64, dev gotch.Device) *ts.Tensor {
 // params are the tensors the optimiser updates.
 func (c *Classifier) params() (encoder []*ts.Tensor, names []string, head []*ts.Tensor) {
 	if !c.cfg.Frozen {
-		for name, p := range c.model.Params() {
-			if p.MustRequiresGrad() {
+		params := c.model.Params()
+		for _, name := range slices.Sorted(maps.Keys(params)) { // a fixed order: the optimiser's steps repeat exactly
+			if p := params[name]; p.MustRequiresGrad() {
 				encoder, names = append(encoder, p), append(names, name)
 			}
 		}

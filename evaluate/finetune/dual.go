@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"runtime"
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
@@ -35,6 +36,8 @@ type DualConfig struct {
 
 // TrainDual fine-tunes m in place on pairs and returns the mean loss of each epoch.
 func TrainDual(ctx context.Context, m *models.Model, tok *tokenizers.Tokenizer, pairs []Pair, cfg DualConfig) ([]float64, error) {
+	runtime.LockOSThread() // as Train
+	defer runtime.UnlockOSThread()
 	if cfg.Epochs == 0 {
 		cfg.Epochs = 1
 	}

@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"testing"
 
 	"github.com/sugarme/gotch"
 
 	"convrep/internal/shared"
+	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/tokenizers"
 )
@@ -75,6 +77,15 @@ func TestMultiLabelLearnsAndKeepsTheBestEpoch(t *testing.T) {
 }
 
 func TestSameSeedSameRun(t *testing.T) {
+	// Bit-for-bit on CPU holds for a fixed thread count: libtorch splits reductions by thread, and its OpenMP
+	// thread count is set per OS thread, so the test stays on one OS thread with one intra-op thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	prev := torch.NumThreads()
+	if err := torch.SetNumThreads(1); err != nil {
+		t.Fatal(err)
+	}
+	defer torch.SetNumThreads(prev)
 	train, val := toyActs(24), toyActs(8)
 	cfg := Config{Classes: 2, MultiLabel: true, Epochs: 3, BatchSize: 8, LR: 1e-3, Seed: 7}
 	var runs []string

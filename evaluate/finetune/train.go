@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 
 	"github.com/sugarme/gotch"
@@ -32,6 +33,9 @@ const batchStream = 0x66696e6574756e65 // "finetune"
 // Train fine-tunes m (in place: load a fresh model per run) with a new classifier on train, scoring val after
 // every epoch, and returns the classifier holding the best epoch's weights. Without val the last epoch is kept.
 func Train(ctx context.Context, m *models.Model, tok *tokenizers.Tokenizer, train, val []Example, cfg Config) (*Classifier, *Run, error) {
+	// libtorch's grad mode and (OpenMP) thread count are per OS thread: the whole run stays on the caller's.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, nil, err
