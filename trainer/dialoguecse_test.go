@@ -8,21 +8,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"convrep/internal/shared"
 )
 
 // cseExperiment writes a tiny DialogueCSE experiment (a random 3-layer BERT, the bottom one frozen with the
 // embeddings, woz2 dialogues) with its output in dir/out and returns the file's path.
 func cseExperiment(t *testing.T, dir, backbone string) string {
 	t.Helper()
-	tok := shared.MustPath(t, "data", "vocab", "bert-base-uncased")
-	root := shared.MustPath(t, "data", "pretrain")
-	for _, p := range []string{filepath.Join(tok, "vocab.txt"), filepath.Join(root, "woz2")} {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("shared data missing: %v", err)
-		}
-	}
+	tok, root := tinyData(t)
 	model := fmt.Sprintf(`tokenizer = %q
 max_length = 16
 

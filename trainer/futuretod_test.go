@@ -22,13 +22,7 @@ import (
 // eight per epoch), with dropout on, and returns its path; output goes to dir/out.
 func tinyFutureTOD(t *testing.T, dir string, objective string) string {
 	t.Helper()
-	tok := shared.MustPath(t, "data", "vocab", "bert-base-uncased")
-	root := shared.MustPath(t, "data", "pretrain")
-	for _, p := range []string{filepath.Join(tok, "vocab.txt"), filepath.Join(root, "woz2")} {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("shared data missing: %v", err)
-		}
-	}
+	tok, root := tinyData(t)
 	body := fmt.Sprintf(`name = "tiny_futuretod"
 output_dir = %q
 seed = 11

@@ -22,6 +22,20 @@ import (
 // The end-to-end tests train a tiny random BERT on a few hundred woz2 pairs: about 50 ms a step on one
 // libtorch thread, so a whole run of 30 steps takes a few seconds.
 
+// tinyData returns the tokenizer folder and the corpus root the tiny experiments read, failing the test
+// when the shared data (the bert-base-uncased vocabulary, woz2) are missing.
+func tinyData(t *testing.T) (tok, root string) {
+	t.Helper()
+	tok = shared.MustPath(t, "data", "vocab", "bert-base-uncased")
+	root = shared.MustPath(t, "data", "pretrain")
+	for _, p := range []string{filepath.Join(tok, "vocab.txt"), filepath.Join(root, "woz2")} {
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("shared data missing: %v", err)
+		}
+	}
+	return tok, root
+}
+
 // tinyExperiment writes the experiment the end-to-end tests train, with its output under dir (output_dir
 // is dir/out, the pairs cache dir/cache unless cache is given), and returns the file's path.
 func tinyExperiment(t *testing.T, dir, cache string) string {
@@ -29,13 +43,7 @@ func tinyExperiment(t *testing.T, dir, cache string) string {
 	if cache == "" {
 		cache = filepath.Join(dir, "cache")
 	}
-	tok := shared.MustPath(t, "data", "vocab", "bert-base-uncased")
-	root := shared.MustPath(t, "data", "pretrain")
-	for _, p := range []string{filepath.Join(tok, "vocab.txt"), filepath.Join(root, "woz2")} {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("shared data missing: %v", err)
-		}
-	}
+	tok, root := tinyData(t)
 	body := fmt.Sprintf(`name = "tiny"
 output_dir = %q
 seed = 7

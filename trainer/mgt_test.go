@@ -11,7 +11,6 @@ import (
 
 	"github.com/sugarme/gotch"
 
-	"convrep/internal/shared"
 	"convrep/models"
 	"convrep/objectives"
 )
@@ -21,13 +20,7 @@ import (
 // caches under cache, and returns the file's path.
 func mgtExperiment(t *testing.T, dir, cache string, steps int) string {
 	t.Helper()
-	tok := shared.MustPath(t, "data", "vocab", "bert-base-uncased")
-	root := shared.MustPath(t, "data", "pretrain")
-	for _, p := range []string{filepath.Join(tok, "vocab.txt"), filepath.Join(root, "woz2")} {
-		if _, err := os.Stat(p); err != nil {
-			t.Fatalf("shared data missing: %v", err)
-		}
-	}
+	tok, root := tinyData(t)
 	body := fmt.Sprintf(`name = "tiny_mgt"
 output_dir = %q
 seed = 7
