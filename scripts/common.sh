@@ -1,0 +1,136 @@
+# Shared by the reproduction scripts (sourced, not run): options, the binaries, resumable training and evaluation.
+# Every step is skipped when its result exists, and training always passes --resume, so a script stopped at any
+# point (Ctrl-C, a lost machine) continues where it was when run again with the same options.
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SMALL="${SMALL:-0}" # 1: the *_small_cpu.toml experiments on CPU
+GPUS="${GPUS:-1}"   # >1: cmd/train starts one worker per GPU (--nproc-per-node)
+ALL=0               # 1: also the ablations / extra models of the paper
+DRY=0               # 1: print the commands, run nothing
+OUT=""
+
+usage() {
+	# The script's header comment, without the shebang and the leading "# ".
+	sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"
+}
+
+parse_args() {
+	while (($#)); do
+		case "$1" in
+		--small) SMALL=1 ;;
+		--gpus) GPUS="${2:?--gpus needs a number}"; shift ;;
+		--gpus=*) GPUS="${1#*=}" ;;
+		--out) OUT="${2:?--out needs a folder}"; shift ;;
+		--out=*) OUT="${1#*=}" ;;
+		--all) ALL=1 ;;
+		--dry-run) DRY=1 ;;
+		-h | --help) usage; exit 0 ;;
+		*) echo "$(basename "$0"): unknown argument $1" >&2; usage >&2; exit 2 ;;
+		esac
+		shift
+	done
+	if ! [[ "$GPUS" =~ ^[1-9][0-9]*$ ]]; then
+		echo "$(basename "$0"): --gpus $GPUS is not a positive number" >&2
+		exit 2
+	fi
+	if [[ "$SMALL" == 1 ]]; then
+		DEVICE=cpu
+		if ((GPUS > 1)); then
+			echo "$(basename "$0"): --small runs on CPU; --gpus $GPUS does not apply" >&2
+			exit 2
+		fi
+	else
+		DEVICE=cuda
+	fi
+}
+
+# setup_bins finds the commands: $CONVREP_BIN (the Docker image sets it), else builds them into bin/ after the
+# set-up tool (which returns at once when nothing changed; LIBTORCH=... selects a CUDA libtorch).
+setup_bins() {
+	cd "$ROOT"
+	if [[ -n "${CONVREP_BIN:-}" ]]; then
+		BIN="$CONVREP_BIN"
+		return
+	fi
+	BIN="$ROOT/bin"
+	if [[ "$DRY" == 1 ]]; then
+		return
+	fi
+	go run ./cmd/setup
+	go build -o "$BIN/" ./cmd/train ./cmd/evaluate ./cmd/mgtbuckets
+}
+
+log() { printf '%s [%s] %s\n' "$(date '+%H:%M:%S')" "$(basename "$0" .sh)" "$*" >&2; }
+
+# run prints a command, then runs it (or only prints it with --dry-run).
+run() {
+	printf '+ %s\n' "$*"
+	if [[ "$DRY" == 0 ]]; then
+		"$@"
+	fi
+}
+
+# output_dir is where an experiment writes: a --set output_dir=... among the arguments, else the file's output_dir.
+output_dir() {
+	local toml="$1" a dir=""
+	shift
+	for a in "$@"; do
+		[[ "$a" == output_dir=* ]] && dir="${a#output_dir=}"
+	done
+	if [[ -z "$dir" ]]; then
+		dir="$(sed -n 's/^output_dir *= *"\(.*\)".*/\1/p' "$toml")"
+	fi
+	if [[ -z "$dir" ]]; then
+		dir="runs/$(sed -n 's/^name *= *"\(.*\)".*/\1/p' "$toml")"
+	fi
+	printf '%s\n' "$dir"
+}
+
+# train EXPERIMENT.toml [--set k=v ...]: trains, resuming from the newest checkpoint; skipped once the run has
+# written its final model.
+train() {
+	local toml="$1"
+	shift
+	if [[ ! -f "$toml" ]]; then
+		echo "$(basename "$0"): $toml does not exist" >&2
+		exit 1
+	fi
+	local out
+	out="$(output_dir "$toml" "$@")"
+	if [[ "$DRY" == 0 && -f "$out/model/config.json" ]]; then
+		log "done already: $out/model ($toml)"
+		return
+	fi
+	local launch=("$BIN/train" --resume)
+	if ((GPUS > 1)); then
+		launch+=(--nproc-per-node "$GPUS")
+	fi
+	log "training $toml into $out"
+	run "${launch[@]}" "$@" "$toml"
+}
+
+# mgtbuckets EXPERIMENT.toml: builds (and caches) MGT's response pool and segments, and reports their cost.
+mgtbuckets() {
+	log "MGT response pool and segments for $1"
+	run "$BIN/mgtbuckets" "$1"
+}
+
+# ev TASK RESULT.json|DIR [flags]: one cmd/evaluate task; skipped when its result exists. suite takes a folder
+# (done when DIR/suite.json exists), report a Markdown file (always rewritten), the others a JSON file.
+ev() {
+	local task="$1" dest="$2"
+	shift 2
+	local done="$dest"
+	[[ "$task" == suite ]] && done="$dest/suite.json"
+	# A report is cheap and reads whatever results exist: always redone.
+	if [[ "$DRY" == 0 && "$task" != report && -f "$done" ]]; then
+		log "done already: $done"
+		return
+	fi
+	[[ "$DRY" == 1 ]] || mkdir -p "$(dirname "$done")"
+	case "$task" in
+	suite) run "$BIN/evaluate" suite --device "$DEVICE" --output-dir "$dest" "$@" ;;
+	report) run "$BIN/evaluate" report --output "$dest" "$@" ;;
+	*) run "$BIN/evaluate" "$task" --device "$DEVICE" --output "$dest" "$@" ;;
+	esac
+}

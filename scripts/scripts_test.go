@@ -1,0 +1,244 @@
+// Package scripts holds the reproduction scripts, one per paper (dse.sh, futuretod.sh, dialoguecse.sh, mgt.sh),
+// and this test, which checks them without running a model: their syntax, the experiment files they name, and,
+// through --dry-run, every command they would run against the commands convrep has.
+package scripts
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+var papers = []string{"dse", "futuretod", "dialoguecse", "mgt"}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's folder")
+		}
+		dir = parent
+	}
+}
+
+// evaluateTasks reads cmd/evaluate's task table, and the flags its tasks define.
+func evaluateTasks(t *testing.T, root string) (tasks, flags []string) {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join(root, "cmd/evaluate/main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`\{"([a-z-]+)", "`).FindAllStringSubmatch(string(src), -1) {
+		tasks = append(tasks, m[1])
+	}
+	files, err := filepath.Glob(filepath.Join(root, "cmd/evaluate/*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flagRe := regexp.MustCompile(`fs\.(?:String|Int|Bool|Float64|Uint64|Var|Func)(?:Var)?\([^"\n]*"([a-z][a-z0-9-]*)"`)
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range flagRe.FindAllStringSubmatch(string(b), -1) {
+			flags = append(flags, m[1])
+		}
+	}
+	if len(tasks) < 8 || !slices.Contains(flags, "model") || !slices.Contains(flags, "output") {
+		t.Fatalf("could not read cmd/evaluate's tasks (%v) and flags (%v)", tasks, flags)
+	}
+	return tasks, flags
+}
+
+func TestScriptsSyntax(t *testing.T) {
+	root := repoRoot(t)
+	files, err := filepath.Glob(filepath.Join(root, "scripts/*.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < len(papers)+1 {
+		t.Fatalf("scripts: %v, want one per paper and common.sh", files)
+	}
+	for _, f := range files {
+		if out, err := exec.Command("bash", "-n", f).CombinedOutput(); err != nil {
+			t.Errorf("bash -n %s: %v\n%s", f, err, out)
+		}
+		if sc, err := exec.LookPath("shellcheck"); err == nil {
+			if out, err := exec.Command(sc, "-x", "-S", "error", f).CombinedOutput(); err != nil {
+				t.Errorf("shellcheck %s: %v\n%s", f, err, out)
+			}
+		}
+	}
+	for _, p := range papers {
+		path := filepath.Join(root, "scripts", p+".sh")
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := string(b)
+		st, err := os.Stat(path)
+		if err != nil || st.Mode()&0o111 == 0 {
+			t.Errorf("%s is not executable", path)
+		}
+		for _, want := range []string{"#!/usr/bin/env bash\n", "set -euo pipefail\n", "Expected wall time", "one GPU", "--small on CPU", "estimate", "usage: scripts/" + p + ".sh"} {
+			if !strings.Contains(src, want) {
+				t.Errorf("%s lacks %q", path, want)
+			}
+		}
+	}
+}
+
+// TestScriptsNameWhatExists: every experiment file and evaluation task written in a script exists.
+func TestScriptsNameWhatExists(t *testing.T) {
+	root := repoRoot(t)
+	tasks, _ := evaluateTasks(t, root)
+	toml := regexp.MustCompile(`experiments/[A-Za-z0-9_.-]+\.toml`)
+	evCall := regexp.MustCompile(`(?m)^\s*ev ([a-z-]+) `)
+	for _, p := range papers {
+		b, err := os.ReadFile(filepath.Join(root, "scripts", p+".sh"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		names := toml.FindAllString(string(b), -1)
+		if len(names) == 0 {
+			t.Errorf("%s.sh names no experiment file", p)
+		}
+		for _, n := range names {
+			if _, err := os.Stat(filepath.Join(root, n)); err != nil {
+				t.Errorf("%s.sh names %s: %v", p, n, err)
+			}
+		}
+		calls := evCall.FindAllStringSubmatch(string(b), -1)
+		if len(calls) == 0 {
+			t.Errorf("%s.sh runs no evaluation", p)
+		}
+		for _, m := range calls {
+			if !slices.Contains(tasks, m[1]) {
+				t.Errorf("%s.sh calls evaluate %s, which is not in cmd/evaluate's task table %v", p, m[1], tasks)
+			}
+		}
+	}
+}
+
+// TestScriptsDryRun runs every script with --dry-run in each mode and checks each command it would run.
+func TestScriptsDryRun(t *testing.T) {
+	root := repoRoot(t)
+	tasks, flags := evaluateTasks(t, root)
+	for _, p := range papers {
+		for _, mode := range [][]string{{"--small"}, {}, {"--all", "--gpus", "8"}} {
+			small := slices.Contains(mode, "--small")
+			gpus := slices.Contains(mode, "--gpus")
+			t.Run(p+strings.Join(mode, ""), func(t *testing.T) {
+				cmd := exec.Command("bash", append([]string{filepath.Join("scripts", p+".sh"), "--dry-run"}, mode...)...)
+				cmd.Dir = root
+				cmd.Env = append(os.Environ(), "CONVREP_BIN=/nonexistent/bin")
+				out, err := cmd.Output()
+				if err != nil {
+					t.Fatalf("%v: %v\n%s", cmd.Args, err, out)
+				}
+				var trained, evaluated int
+				for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+					f, ok := strings.CutPrefix(line, "+ ")
+					if !ok {
+						t.Fatalf("dry run printed %q, not a command", line)
+					}
+					args := strings.Fields(f)
+					switch filepath.Base(args[0]) {
+					case "train":
+						trained++
+						checkTrain(t, root, args, small, gpus)
+					case "evaluate":
+						evaluated++
+						checkEvaluate(t, root, args, tasks, flags, small)
+					case "mgtbuckets":
+						checkExperiment(t, root, args[len(args)-1], small)
+					default:
+						t.Errorf("unexpected command %q", f)
+					}
+					if !strings.HasPrefix(args[0], "/nonexistent/bin/") {
+						t.Errorf("%q does not use $CONVREP_BIN", f)
+					}
+				}
+				if trained == 0 || evaluated == 0 {
+					t.Errorf("%d training and %d evaluation commands, want both", trained, evaluated)
+				}
+			})
+		}
+	}
+}
+
+func checkExperiment(t *testing.T, root, path string, small bool) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(root, path)); err != nil {
+		t.Errorf("experiment %s: %v", path, err)
+	}
+	if isSmall := strings.HasSuffix(path, "_small_cpu.toml"); isSmall != small {
+		t.Errorf("experiment %s in a run with small=%v", path, small)
+	}
+}
+
+func checkTrain(t *testing.T, root string, args []string, small, gpus bool) {
+	t.Helper()
+	checkExperiment(t, root, args[len(args)-1], small)
+	if !slices.Contains(args, "--resume") {
+		t.Errorf("%q does not resume", args)
+	}
+	i := slices.Index(args, "--nproc-per-node")
+	switch {
+	case gpus && (i < 0 || args[i+1] != "8"):
+		t.Errorf("%q with --gpus 8 does not pass --nproc-per-node 8", args)
+	case !gpus && i >= 0:
+		t.Errorf("%q on one device passes --nproc-per-node", args)
+	}
+	for j, a := range args[1 : len(args)-1] {
+		if a == "--set" && !strings.Contains(args[j+2], "=") {
+			t.Errorf("%q: --set %s is not key=value", args, args[j+2])
+		}
+	}
+}
+
+func checkEvaluate(t *testing.T, root string, args, tasks, flags []string, small bool) {
+	t.Helper()
+	task := args[1]
+	if !slices.Contains(tasks, task) {
+		t.Errorf("evaluate %s is not a task of cmd/evaluate", task)
+	}
+	for j, a := range args[2:] {
+		name, ok := strings.CutPrefix(a, "--")
+		if !ok {
+			continue
+		}
+		if !slices.Contains(flags, name) {
+			t.Errorf("%q: cmd/evaluate defines no flag --%s", args, name)
+		}
+		if name == "model" && strings.HasSuffix(args[j+3], ".toml") {
+			checkExperiment(t, root, args[j+3], small)
+		}
+	}
+	if task == "report" {
+		return
+	}
+	want := "cuda"
+	if small {
+		want = "cpu"
+	}
+	if i := slices.Index(args, "--device"); i < 0 || args[i+1] != want {
+		t.Errorf("%q: want --device %s", args, want)
+	}
+	if !slices.Contains(args, "--model") {
+		t.Errorf("%q names no model", args)
+	}
+}
