@@ -40,11 +40,15 @@ const HeadGroup = 1
 func init() { Register(DSEName, newDSE) }
 
 type dse struct {
-	model *models.Model
-	head  *contrastHead
-	tau   float64
-	mode  Mode
+	model  *models.Model
+	head   *contrastHead
+	tau    float64
+	mode   Mode
+	gather Gather // nil: negatives from this process's rows only
 }
+
+// SetGather makes the loss contrast against every rank's pairs (GlobalBatch).
+func (d *dse) SetGather(g Gather) { d.gather = g }
 
 func newDSE(m *models.Model, s Settings) (Objective, error) {
 	r := s.reader()
@@ -96,8 +100,14 @@ func (d *dse) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[stri
 	metrics := map[string]float64{}
 	err = torch.Catch("dse loss", func() error {
 		z := d.head.forward(e) // unit vectors, as DSE normalises the head outputs
+		all, rows, marks, drop, err := gatherPairs(d.gather, z, n, b.PairSimi)
+		if err != nil {
+			z.MustDrop()
+			return err
+		}
 		var pos *ts.Tensor
-		loss, pos = contrast(z, n, b.PairSimi, d.tau, d.mode)
+		loss, pos = contrast(all, rows, marks, d.tau, d.mode)
+		drop()
 		z.MustDrop()
 		metrics["pos_cos"] = mean(pos) * d.tau
 		pos.MustDrop()

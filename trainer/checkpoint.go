@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"convrep/models/safetensors"
@@ -24,6 +25,7 @@ const (
 	optimPrefix      = "optim/"
 	objectivePrefix  = "objective/"
 	rngKey           = "rng/cpu"
+	rngRankPrefix    = "rng/cpu/rank-" // ranks 1… of a data-parallel run
 )
 
 // Position is where a run stands: Step optimiser steps done; the next batch is batch Batch of epoch Epoch.
@@ -38,6 +40,7 @@ type checkpointMeta struct {
 	Experiment string         `json:"experiment"` // the experiment's digest: resuming another experiment is refused
 	Position   Position       `json:"position"`
 	Optimizer  map[string]any `json:"optimizer"`
+	World      int            `json:"world,omitempty"` // the number of ranks that wrote it; 0 means 1
 }
 
 type checkpoint struct {
@@ -46,7 +49,9 @@ type checkpoint struct {
 	optim  []safetensors.Tensor
 	obj    map[string]safetensors.Tensor // the objective's state (objectives.Stateful), by its own names
 	rngCPU []byte
-	path   string
+	// rngRanks are ranks 1… CPU generator states in a data-parallel run (rank 0's is rngCPU).
+	rngRanks [][]byte
+	path     string
 }
 
 func checkpointDir(out string) string { return filepath.Join(out, "checkpoints") }
@@ -74,6 +79,9 @@ func writeCheckpoint(path string, c *checkpoint) error {
 		tensors = append(tensors, t)
 	}
 	tensors = append(tensors, safetensors.Tensor{Name: rngKey, DType: "U8", Shape: []int64{int64(len(c.rngCPU))}, Data: c.rngCPU})
+	for i, st := range c.rngRanks {
+		tensors = append(tensors, safetensors.Tensor{Name: fmt.Sprintf("%s%d", rngRankPrefix, i+1), DType: "U8", Shape: []int64{int64(len(st))}, Data: st})
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -107,6 +115,15 @@ func readCheckpoint(path string) (*checkpoint, error) {
 			c.obj[strings.TrimPrefix(t.Name, objectivePrefix)] = t
 		case t.Name == rngKey:
 			c.rngCPU = t.Data
+		case strings.HasPrefix(t.Name, rngRankPrefix):
+			r, err := strconv.Atoi(strings.TrimPrefix(t.Name, rngRankPrefix))
+			if err != nil || r < 1 || r > 1<<16 {
+				return nil, fmt.Errorf("checkpoint %s: tensor %s names no rank", path, t.Name)
+			}
+			for len(c.rngRanks) < r {
+				c.rngRanks = append(c.rngRanks, nil)
+			}
+			c.rngRanks[r-1] = t.Data
 		default:
 			return nil, fmt.Errorf("checkpoint %s: unexpected tensor %s", path, t.Name)
 		}

@@ -24,6 +24,8 @@ type Experiment struct {
 	Data      DataConfig     `toml:"data"`
 	Objective map[string]any `toml:"objective"` // name plus the objective's settings, read by the objective
 	Train     TrainConfig    `toml:"train"`
+	// Distributed tunes data-parallel runs; the ranks themselves come from the launcher's environment.
+	Distributed DistributedConfig `toml:"distributed" json:"-"`
 
 	path string // the file it was read from
 }
@@ -83,6 +85,14 @@ type TrainConfig struct {
 	Threads          int     `toml:"threads"`
 }
 
+// DistributedConfig tunes data-parallel training (trainer/dist.go). train.batch_size is the global batch.
+type DistributedConfig struct {
+	Backend        string `toml:"backend"`         // auto (Gloo on CPU, NCCL on CUDA), gloo or nccl
+	LocalNegatives bool   `toml:"local_negatives"` // contrastive objectives draw negatives from their rank's rows only
+	BucketMB       int    `toml:"bucket_mb"`       // gradient all-reduce bucket size in MiB
+	TimeoutS       int    `toml:"timeout_s"`       // rendezvous and collective timeout in seconds
+}
+
 // defaults fills what an experiment may leave out.
 func (e *Experiment) defaults() {
 	setDefault(&e.Model.MaxLength, 32)
@@ -97,6 +107,9 @@ func (e *Experiment) defaults() {
 	setDefault(&e.Train.LogEvery, 10)
 	setDefault(&e.Train.CheckpointEvery, 500)
 	setDefault(&e.Train.KeepCheckpoints, 2)
+	setDefault(&e.Distributed.Backend, "auto")
+	setDefault(&e.Distributed.BucketMB, 25)
+	setDefault(&e.Distributed.TimeoutS, 600)
 	if e.Train.HeadLR == 0 {
 		e.Train.HeadLR = e.Train.LR
 	}

@@ -63,7 +63,13 @@ func keepMetricsUpTo(path string, step int64) error {
 	return atomicfile.WriteFile(path, kept.Bytes())
 }
 
+// discardMetrics is the log of a rank other than 0, which writes nothing.
+func discardMetrics() *metricsLog { return &metricsLog{} }
+
 func (l *metricsLog) write(m Metric) error {
+	if l.f == nil {
+		return nil
+	}
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -74,7 +80,12 @@ func (l *metricsLog) write(m Metric) error {
 	return nil
 }
 
-func (l *metricsLog) close() error { return l.f.Close() }
+func (l *metricsLog) close() error {
+	if l.f == nil {
+		return nil
+	}
+	return l.f.Close()
+}
 
 // readMetrics reads metrics.jsonl back, for the loss curve.
 func readMetrics(path string) ([]Metric, error) {

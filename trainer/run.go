@@ -29,29 +29,36 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 	if err := os.MkdirAll(e.OutputDir, 0o755); err != nil {
 		return fmt.Errorf("output_dir: %w", err)
 	}
-	metrics, err := openMetrics(e.OutputDir, t.pos.Step)
-	if err != nil {
-		return err
+	defer t.cl.close()
+	// Rank 0 alone logs, writes metrics and draws the progress bar; every rank trains.
+	metrics := discardMetrics()
+	if t.cl.leader() {
+		m, err := openMetrics(e.OutputDir, t.pos.Step)
+		if err != nil {
+			return err
+		}
+		metrics = m
 	}
 	defer metrics.close()
 	bar := progress.New(nil, "", "", 0, 0)
-	if opt.Progress != nil {
+	if opt.Progress != nil && t.cl.leader() {
 		bar = progress.New(opt.Progress, "training", "steps", t.total, t.pos.Step)
 	}
 	defer bar.Finish()
 	t.log.Info("training", zap.String("experiment", e.Name), zap.Int("examples", t.data.Len()), zap.Int64("steps", t.total),
-		zap.Int64("from_step", t.pos.Step), zap.String("output", e.OutputDir))
+		zap.Int64("from_step", t.pos.Step), zap.String("output", e.OutputDir), zap.Int("ranks", t.cl.world()))
 
 	micro := e.Train.BatchSize
 	perStep := micro * e.Train.GradAccumulation
 	perEpoch := t.data.Len() / perStep
 	start := time.Now()
 	var window lossWindow
+	stopping := false // every rank agreed to stop after the step just taken
 	for t.pos.Step < t.total {
 		order := datasets.Order(t.data.Len(), e.Seed, t.pos.Epoch)
 		enterEpoch(t.data, t.pos.Epoch)
 		for t.pos.Batch < perEpoch && t.pos.Step < t.total {
-			if ctx.Err() != nil {
+			if stopping || (!t.cl.multi() && ctx.Err() != nil) {
 				if err := t.checkpoint(); err != nil {
 					return err
 				}
@@ -61,6 +68,9 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 			idx := order[t.pos.Batch*perStep : (t.pos.Batch+1)*perStep]
 			stepStart := time.Now()
 			loss, norm, objMetrics, err := t.step(idx, micro)
+			if err == nil {
+				loss, stopping, err = t.cl.agree(loss, ctx.Err() != nil)
+			}
 			if err != nil {
 				return fmt.Errorf("step %d: %w", t.pos.Step+1, err)
 			}
@@ -95,6 +105,9 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 	if err := t.checkpoint(); err != nil {
 		return err
 	}
+	if !t.cl.leader() {
+		return nil
+	}
 	return t.finish()
 }
 
@@ -105,7 +118,7 @@ func (t *Trainer) step(idx []int, micro int) (loss, norm float64, objMetrics map
 	err = torch.Catch("train step", func() error {
 		parts := len(idx) / micro
 		for k := 0; k < parts; k++ {
-			b, err := t.data.Batch(idx[k*micro:(k+1)*micro], t.dev)
+			b, err := t.data.Batch(t.cl.shard(idx[k*micro:(k+1)*micro]), t.dev)
 			if err != nil {
 				return err
 			}
@@ -137,6 +150,9 @@ func (t *Trainer) step(idx []int, micro int) (loss, norm float64, objMetrics map
 		var all []*ts.Tensor
 		for _, g := range t.groups {
 			all = append(all, g.Params...)
+		}
+		if err := t.cl.averageGrads(all); err != nil {
+			return err
 		}
 		// The norm is measured even without clipping (a bound no finite norm reaches leaves the gradients
 		// as they are): a finite loss can still have a NaN gradient, which would turn every weight NaN.

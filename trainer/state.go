@@ -12,10 +12,18 @@ import (
 )
 
 // checkpoint writes the run's complete state at its current position and keeps the newest few.
+// In a data-parallel run every rank calls it (each hands its dropout stream to rank 0) and rank 0 writes.
 func (t *Trainer) checkpoint() error {
-	c := &checkpoint{meta: checkpointMeta{Format: checkpointFormat, Experiment: t.digest, Position: t.pos},
-		params: map[string]safetensors.Tensor{}, obj: map[string]safetensors.Tensor{}}
-	err := torch.Catch("checkpoint", func() error {
+	rngs, err := t.cl.rngStates()
+	if err != nil || !t.cl.leader() {
+		return err
+	}
+	c := &checkpoint{meta: checkpointMeta{Format: checkpointFormat, Experiment: t.digest, Position: t.pos, World: t.cl.world()},
+		params: map[string]safetensors.Tensor{}, obj: map[string]safetensors.Tensor{}, rngCPU: rngs[0], rngRanks: rngs[1:]}
+	if c.meta.World == 1 {
+		c.meta.World = 0 // as single-process checkpoints have always been written
+	}
+	err = torch.Catch("checkpoint", func() error {
 		for name, p := range t.params {
 			st, err := torch.ToSafetensor(name, p)
 			if err != nil {
@@ -31,10 +39,7 @@ func (t *Trainer) checkpoint() error {
 			c.obj[name] = st
 		}
 		var err error
-		if c.optim, c.meta.Optimizer, err = t.opt.State(); err != nil {
-			return err
-		}
-		c.rngCPU, err = torch.CPURNGState()
+		c.optim, c.meta.Optimizer, err = t.opt.State()
 		return err
 	})
 	if err != nil {
@@ -97,8 +102,10 @@ func (t *Trainer) restore(path string) error {
 	if err := t.opt.LoadState(c.optim, c.meta.Optimizer); err != nil {
 		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
-	if err := torch.SetCPURNGState(c.rngCPU); err != nil {
-		return fmt.Errorf("checkpoint %s: %w", path, err)
+	if rng := t.rngFor(c); rng != nil {
+		if err := torch.SetCPURNGState(rng); err != nil {
+			return fmt.Errorf("checkpoint %s: %w", path, err)
+		}
 	}
 	t.pos = c.meta.Position
 	t.log.Info("resumed", zap.String("checkpoint", path), zap.Int64("step", t.pos.Step), zap.Int("epoch", t.pos.Epoch))
@@ -121,6 +128,20 @@ func checkObjectiveState(path string, stored map[string]safetensors.Tensor, live
 		if _, ok := live[name]; !ok {
 			return fmt.Errorf("checkpoint %s: tensor %s%s is no part of this objective's state", path, objectivePrefix, name)
 		}
+	}
+	return nil
+}
+
+// rngFor is this rank's dropout stream in c: rank 0's is always there; another rank's only when the
+// checkpoint was written by as many ranks (otherwise syncRanks seeds it afresh).
+func (t *Trainer) rngFor(c *checkpoint) []byte {
+	r := t.cl.rank()
+	if r == 0 {
+		return c.rngCPU
+	}
+	if max(c.meta.World, 1) == t.cl.world() && r-1 < len(c.rngRanks) && c.rngRanks[r-1] != nil {
+		t.rankRNG = true
+		return c.rngRanks[r-1]
 	}
 	return nil
 }

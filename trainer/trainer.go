@@ -24,19 +24,21 @@ import (
 
 // Trainer holds everything one run needs; New builds it and Run trains.
 type Trainer struct {
-	exp    *Experiment
-	log    *zap.Logger
-	dev    gotch.Device
-	bb     *backbone
-	obj    objectives.Objective
-	data   Dataset
-	opt    *optim.Optimizer
-	sched  optim.Schedule
-	params map[string]*ts.Tensor // every trainable tensor by name: the encoder's and the objective's
-	groups []optim.Group
-	digest string
-	pos    Position
-	total  int64 // optimiser steps the run will make
+	exp     *Experiment
+	log     *zap.Logger
+	dev     gotch.Device
+	bb      *backbone
+	obj     objectives.Objective
+	data    Dataset
+	opt     *optim.Optimizer
+	sched   optim.Schedule
+	params  map[string]*ts.Tensor // every trainable tensor by name: the encoder's and the objective's
+	groups  []optim.Group
+	digest  string
+	pos     Position
+	total   int64    // optimiser steps the run will make
+	cl      *cluster // this process's rank among the data-parallel ranks
+	rankRNG bool     // this rank's dropout stream came from the checkpoint
 }
 
 // Options are the command line's choices beside the experiment file.
@@ -47,7 +49,7 @@ type Options struct {
 
 // New checks the experiment's inputs (backbone, tokenizer, corpora) before any work, then builds the model,
 // objective, data and optimiser, and restores the newest checkpoint when resuming.
-func New(ctx context.Context, e *Experiment, opt Options, log *zap.Logger) (*Trainer, error) {
+func New(ctx context.Context, e *Experiment, opt Options, log *zap.Logger) (_ *Trainer, err error) {
 	modelDir, tokDir, err := resolveBackbone(ctx, e.Model, log)
 	if err != nil {
 		return nil, err
@@ -78,7 +80,19 @@ func New(ctx context.Context, e *Experiment, opt Options, log *zap.Logger) (*Tra
 		}
 	}
 
-	t := &Trainer{exp: e, log: log, dev: dev, digest: e.digest()}
+	cl, err := joinCluster(e, dev)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			cl.close()
+		}
+	}()
+	if cl.multi() && dev.IsCuda() {
+		dev = gotch.CudaBuilder(uint(cl.env.LocalRank)) // one GPU per rank of this node
+	}
+	t := &Trainer{exp: e, log: log, dev: dev, digest: e.digest(), cl: cl}
 	if t.bb, err = buildBackbone(e, modelDir, tokDir, dev, log); err != nil {
 		return nil, err
 	}
@@ -90,6 +104,9 @@ func New(ctx context.Context, e *Experiment, opt Options, log *zap.Logger) (*Tra
 	}
 	if t.obj, err = objectives.New(objName, t.bb.model, settings); err != nil {
 		return nil, fmt.Errorf("%s: [objective]: %w", e.path, err)
+	}
+	if gb, ok := t.obj.(objectives.GlobalBatch); ok && cl.multi() && !cl.local {
+		gb.SetGather(cl.gather)
 	}
 	trunc := tokenizers.TruncateRight
 	if e.Model.Truncation == "left" {
@@ -105,6 +122,9 @@ func New(ctx context.Context, e *Experiment, opt Options, log *zap.Logger) (*Tra
 		if err := t.restore(paths[len(paths)-1]); err != nil {
 			return nil, err
 		}
+	}
+	if err := t.syncRanks(); err != nil {
+		return nil, err
 	}
 	return t, nil
 }
@@ -180,6 +200,11 @@ func (e *Experiment) digest() string {
 	}
 	c.Data.CacheDir = ""
 	b, _ := json.Marshal(c)
+	// How the ranks talk changes no result, and neither does their number; whether negatives stay on their
+	// rank does (the digests of runs written before [distributed] existed stay as they were).
+	if e.Distributed.LocalNegatives {
+		b = append(b, "local_negatives"...)
+	}
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:8])
 }

@@ -53,6 +53,12 @@ func (e *Experiment) validate() error {
 	if e.Data.MinWords < 0 || e.Data.MaxExamples < 0 {
 		fail("data.min_words and data.max_examples must not be negative")
 	}
+	switch d := e.Distributed; {
+	case d.Backend != "auto" && d.Backend != "gloo" && d.Backend != "nccl":
+		fail("distributed.backend %q is not auto, gloo or nccl", d.Backend)
+	case d.BucketMB < 1 || d.TimeoutS < 1:
+		fail("distributed.bucket_mb and distributed.timeout_s must be positive")
+	}
 	t := &e.Train
 	if t.BatchSize < 2 {
 		fail("train.batch_size must be at least 2 (in-batch negatives), got %d", t.BatchSize)

@@ -5,6 +5,12 @@
 //	go run ./cmd/train --resume experiments/dse_small_cpu.toml
 //
 // SIGINT or SIGTERM finish the current step, write a checkpoint and exit 0; --resume continues from it.
+//
+// Data-parallel runs start one worker per GPU (or CPU process) with --nproc-per-node, or under any launcher
+// that sets torchrun's RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT (torchrun, SLURM, Kubernetes):
+//
+//	go run ./cmd/train --nproc-per-node 8 experiments/dse_bert_base.toml
+//	go run ./cmd/train --nproc-per-node 8 --nnodes 2 --node-rank 0 --master-addr node0 --master-port 29500 experiments/dse_bert_base.toml
 package main
 
 import (
@@ -16,8 +22,10 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"convrep/internal/logging"
 	"convrep/trainer"
@@ -34,10 +42,23 @@ func main() {
 	resume := fs.Bool("resume", false, "continue from the newest checkpoint in the experiment's output folder")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	fs.Var(&sets, "set", "override a key of the experiment, section.key=value in TOML syntax (repeatable), e.g. --set train.lr=1e-5")
+	var l launch
+	fs.IntVar(&l.nprocPerNode, "nproc-per-node", 0, "start this many data-parallel workers on this node (0: train in this process)")
+	fs.IntVar(&l.nnodes, "nnodes", 1, "number of nodes of the job, each started with the same command")
+	fs.IntVar(&l.nodeRank, "node-rank", 0, "this node's index among the nodes")
+	fs.StringVar(&l.masterAddr, "master-addr", "127.0.0.1", "address of node 0, where rank 0 serves the rendezvous store")
+	fs.IntVar(&l.masterPort, "master-port", 0, "port of the rendezvous store (0: a free one; required with several nodes)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: train [--resume] [--set section.key=value ...] EXPERIMENT.toml\n\n"+
+		fmt.Fprintf(fs.Output(), "usage: train [--resume] [--set section.key=value ...] [--nproc-per-node N ...] EXPERIMENT.toml\n\n"+
 			"Trains the experiment: the backbone, the objective, the data and the optimisation it names. Writes\n"+
-			"checkpoints, metrics.jsonl, loss.png and the final model (HuggingFace layout) under its output_dir.\n\nflags:\n")
+			"checkpoints, metrics.jsonl, loss.png and the final model (HuggingFace layout) under its output_dir.\n\n"+
+			"With --nproc-per-node N it starts N data-parallel workers (c10d: Gloo on CPU, NCCL on GPU) and ends the\n"+
+			"job with the failed worker's last lines when any worker fails. train.batch_size is the global batch,\n"+
+			"split evenly over the workers; the result does not depend on their number. Under torchrun or another\n"+
+			"launcher that sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT, run it without\n"+
+			"--nproc-per-node. Rank 0 alone logs, writes metrics and checkpoints. [distributed] in the experiment:\n"+
+			"backend (auto, gloo, nccl), local_negatives (false: contrastive objectives use the global batch),\n"+
+			"bucket_mb (25), timeout_s (600).\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -49,6 +70,21 @@ func main() {
 	}
 	log := logging.New()
 	defer log.Sync()
+	if l.nprocPerNode > 0 {
+		exe, err := os.Executable()
+		if err == nil {
+			err = l.runWorkers(context.Background(), append([]string{exe}, workerArgs(os.Args[1:])...), 5*time.Second, log)
+		}
+		if err != nil {
+			log.Error("training failed", zap.Error(err))
+			os.Exit(1)
+		}
+		return
+	}
+	if r := os.Getenv("RANK"); r != "" && r != "0" {
+		// Rank 0 speaks for the job; the others report only warnings and errors.
+		log = log.WithOptions(zap.IncreaseLevel(zapcore.WarnLevel)).With(zap.String("rank", r))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := run(ctx, fs.Arg(0), sets, *resume, !*quiet, log)

@@ -1,0 +1,270 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// launch is where this node's workers stand in the job: the flags of torchrun's own launcher.
+type launch struct {
+	nprocPerNode, nnodes, nodeRank int
+	masterAddr                     string
+	masterPort                     int // 0: a free port (one node only)
+}
+
+// launcherFlags are the flags that start workers rather than train; workers run without them.
+var launcherFlags = map[string]bool{"nproc-per-node": true, "nnodes": true, "node-rank": true, "master-addr": true, "master-port": true}
+
+// workerArgs drops the launcher's flags (as -flag v, --flag v, -flag=v or --flag=v) from the command line.
+func workerArgs(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		name := strings.TrimLeft(args[i], "-")
+		if args[i] == "--" {
+			return append(out, args[i:]...)
+		}
+		if !strings.HasPrefix(args[i], "-") {
+			out = append(out, args[i])
+			continue
+		}
+		if n, _, hasValue := strings.Cut(name, "="); launcherFlags[n] {
+			if !hasValue {
+				i++ // the value follows
+			}
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
+}
+
+// workerEnv is torchrun's environment contract for the worker of local rank i.
+func (l launch) workerEnv(base []string, i, port int) []string {
+	contract := map[string]string{
+		"RANK":             strconv.Itoa(l.nodeRank*l.nprocPerNode + i),
+		"WORLD_SIZE":       strconv.Itoa(l.nnodes * l.nprocPerNode),
+		"LOCAL_RANK":       strconv.Itoa(i),
+		"LOCAL_WORLD_SIZE": strconv.Itoa(l.nprocPerNode),
+		"GROUP_RANK":       strconv.Itoa(l.nodeRank),
+		"MASTER_ADDR":      l.masterAddr,
+		"MASTER_PORT":      strconv.Itoa(port),
+	}
+	var env []string
+	for _, kv := range base {
+		if k, _, _ := strings.Cut(kv, "="); contract[k] == "" {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range contract {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+func (l launch) check() error {
+	switch {
+	case l.nprocPerNode < 1:
+		return fmt.Errorf("--nproc-per-node %d: at least one worker", l.nprocPerNode)
+	case l.nnodes < 1:
+		return fmt.Errorf("--nnodes %d: at least one node", l.nnodes)
+	case l.nodeRank < 0 || l.nodeRank >= l.nnodes:
+		return fmt.Errorf("--node-rank %d is not below --nnodes %d", l.nodeRank, l.nnodes)
+	case l.nnodes > 1 && l.masterPort == 0:
+		return fmt.Errorf("--master-port is required with several nodes (every node must name the same one)")
+	case l.masterPort < 0 || l.masterPort > 65535:
+		return fmt.Errorf("--master-port %d is not a TCP port", l.masterPort)
+	}
+	return nil
+}
+
+// exited is how one worker ended.
+type exited struct {
+	rank int
+	err  error
+}
+
+// runWorkers starts this node's workers (argv, with the environment contract), forwards SIGINT and SIGTERM to
+// them, and returns once all have ended: nil when every one exited 0. When one fails, the others are ended
+// (SIGTERM, then SIGKILL after grace) and the error names it and holds its last log lines; the job never
+// waits on a worker that can no longer be answered.
+func (l launch) runWorkers(ctx context.Context, argv []string, grace time.Duration, log *zap.Logger) error {
+	if err := l.check(); err != nil {
+		return err
+	}
+	port := l.masterPort
+	if port == 0 {
+		p, err := freePort(l.masterAddr)
+		if err != nil {
+			return err
+		}
+		port = p
+	}
+	signals := make(chan os.Signal, 2)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(signals)
+
+	workers := make([]*exec.Cmd, l.nprocPerNode)
+	tails := make([]*tail, l.nprocPerNode)
+	done := make(chan exited, l.nprocPerNode)
+	var outputs sync.WaitGroup
+	for i := range workers {
+		rank := l.nodeRank*l.nprocPerNode + i
+		cmd := exec.Command(argv[0], argv[1:]...)
+		cmd.Env = l.workerEnv(os.Environ(), i, port)
+		// Workers get signals from the launcher only, so that one Ctrl-C reaches each of them once.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		tails[i] = newTail(20)
+		var prefix string
+		if rank != 0 {
+			prefix = fmt.Sprintf("[rank %d] ", rank)
+		}
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			return err
+		}
+		cmd.Stdout = os.Stdout
+		if err := cmd.Start(); err != nil {
+			l.end(workers[:i], syscall.SIGKILL)
+			return fmt.Errorf("start worker %d: %w", rank, err)
+		}
+		workers[i] = cmd
+		outputs.Add(1)
+		go func() {
+			defer outputs.Done()
+			if prefix == "" { // rank 0's progress bar redraws in place: its bytes pass through as they come
+				io.Copy(os.Stderr, io.TeeReader(stderr, tails[i]))
+				return
+			}
+			copyLines(os.Stderr, stderr, prefix, tails[i])
+		}()
+		go func() { done <- exited{rank, cmd.Wait()} }()
+	}
+	log.Info("workers started", zap.Int("node_workers", l.nprocPerNode), zap.Int("world_size", l.nnodes*l.nprocPerNode),
+		zap.String("master", fmt.Sprintf("%s:%d", l.masterAddr, port)))
+
+	var failed *exited
+	var killAt <-chan time.Time
+	for left := len(workers); left > 0; {
+		select {
+		case s := <-signals:
+			if killAt != nil { // a second signal: no more waiting
+				l.end(workers, syscall.SIGKILL)
+				continue
+			}
+			log.Info("forwarding signal to the workers", zap.String("signal", s.String()))
+			l.end(workers, s.(syscall.Signal))
+			killAt = time.After(10 * grace)
+		case <-killAt:
+			l.end(workers, syscall.SIGKILL)
+		case e := <-done:
+			left--
+			if e.err != nil && failed == nil {
+				failed = &e
+				l.end(workers, syscall.SIGTERM)
+				killAt = time.After(grace)
+			}
+		}
+	}
+	outputs.Wait()
+	if failed != nil {
+		i := failed.rank - l.nodeRank*l.nprocPerNode
+		return fmt.Errorf("worker %d (rank %d of %d) failed: %v; its last lines:\n%s", i, failed.rank, l.nnodes*l.nprocPerNode,
+			failed.err, tails[i].String())
+	}
+	return nil
+}
+
+// end sends sig to every worker still running.
+func (l launch) end(workers []*exec.Cmd, sig syscall.Signal) {
+	for _, w := range workers {
+		if w != nil && w.Process != nil {
+			_ = w.Process.Signal(sig) // fails only for a worker that has already exited
+		}
+	}
+}
+
+// copyLines copies a worker's output line by line, each with prefix, and keeps its last lines in t.
+// A progress bar's carriage returns pass through unchanged.
+func copyLines(w io.Writer, r io.Reader, prefix string, t *tail) {
+	br := bufio.NewReader(r)
+	for {
+		line, err := br.ReadString('\n')
+		if line != "" {
+			io.WriteString(w, prefix+line)
+			t.Write([]byte(line))
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// tail keeps the last n lines written to it. A progress bar redraws with carriage returns: of such a line
+// it keeps what was shown last.
+type tail struct {
+	mu      sync.Mutex
+	n       int
+	lines   []string
+	partial string
+}
+
+func newTail(n int) *tail { return &tail{n: n} }
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	text := t.partial + string(p)
+	parts := strings.Split(text, "\n")
+	t.partial = parts[len(parts)-1]
+	for _, line := range parts[:len(parts)-1] {
+		t.keep(line)
+	}
+	return len(p), nil
+}
+
+func (t *tail) keep(line string) {
+	line = strings.TrimRight(line, "\r")
+	if i := strings.LastIndexByte(line, '\r'); i >= 0 {
+		line = line[i+1:]
+	}
+	t.lines = append(t.lines, line)
+	if len(t.lines) > t.n {
+		t.lines = t.lines[len(t.lines)-t.n:]
+	}
+}
+
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := t.lines
+	if t.partial != "" {
+		lines = append(lines[:len(lines):len(lines)], t.partial)
+	}
+	if len(lines) == 0 {
+		return "  (no output)"
+	}
+	return "  " + strings.Join(lines, "\n  ")
+}
+
+// freePort asks the kernel for a port no one listens on at addr.
+func freePort(addr string) (int, error) {
+	l, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
+	if err != nil {
+		return 0, fmt.Errorf("find a free port on %s: %w", addr, err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

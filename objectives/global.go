@@ -1,0 +1,57 @@
+package objectives
+
+import (
+	"fmt"
+
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+)
+
+// Gather stacks every data-parallel rank's rows of x in rank order; gradients flow back to this rank's own
+// rows. The trainer provides it; with one process it returns x.
+type Gather func(x *ts.Tensor) (*ts.Tensor, error)
+
+// GlobalBatch is implemented by the objectives whose negatives are the other rows of the batch. With several
+// ranks the trainer hands them its Gather, and each rank computes the loss over the global batch, as the
+// papers' multi-GPU runs do: more negatives, and the same loss as one process holding the whole batch.
+type GlobalBatch interface {
+	SetGather(g Gather)
+}
+
+// gatherPairs turns this rank's [2n,d] pair features z (n anchors, then their n partners) and optional
+// pair marks into the global batch's: [2Wn,d] with all anchors first, in rank order, then all partners.
+// With no gather it returns its inputs.
+func gatherPairs(g Gather, z *ts.Tensor, n int64, marks *ts.Tensor) (*ts.Tensor, int64, *ts.Tensor, func(), error) {
+	if g == nil {
+		return z, n, marks, func() {}, nil
+	}
+	var all, allMarks *ts.Tensor
+	err := torch.Catch("gather pairs", func() error {
+		anchors := z.MustNarrow(0, 0, n, false)
+		partners := z.MustNarrow(0, n, n, false)
+		defer torch.Drop(anchors, partners)
+		ga, err := g(anchors)
+		if err != nil {
+			return err
+		}
+		gp, err := g(partners)
+		if err != nil {
+			ga.MustDrop()
+			return err
+		}
+		all = ts.MustCat([]*ts.Tensor{ga, gp}, 0)
+		torch.Drop(ga, gp)
+		if marks != nil {
+			if allMarks, err = g(marks); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		torch.Drop(all, allMarks)
+		return nil, 0, nil, nil, fmt.Errorf("global batch: %w", err)
+	}
+	return all, all.MustSize()[0] / 2, allMarks, func() { torch.Drop(all, allMarks) }, nil
+}

@@ -1,0 +1,319 @@
+package trainer
+
+import (
+	"fmt"
+	"os"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+)
+
+// Data-parallel training on libtorch's c10d. Every rank holds the whole model and reads its own contiguous
+// share of each global batch; after the backward pass the gradients are averaged over the ranks, so every
+// rank takes the same optimiser step and the weights stay equal. The global batch sequence does not depend
+// on the number of ranks: a run resumes on another number of ranks where it stopped, and W ranks with
+// B/W rows each follow the trajectory of one process with B rows.
+
+// distEnv is torchrun's environment contract, which SLURM and Kubernetes launchers follow too.
+type distEnv struct {
+	Rank, World, LocalRank int
+	Addr                   string
+	Port                   int
+}
+
+// readDistEnv reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT; without WORLD_SIZE the run is
+// a single process.
+func readDistEnv(getenv func(string) string) (distEnv, error) {
+	env := distEnv{World: 1, Addr: "127.0.0.1", Port: 29500}
+	if getenv("WORLD_SIZE") == "" {
+		return env, nil
+	}
+	num := func(name string, p *int, required bool) error {
+		v := getenv(name)
+		if v == "" {
+			if required {
+				return fmt.Errorf("%s is not set (WORLD_SIZE is %s)", name, getenv("WORLD_SIZE"))
+			}
+			return nil
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%s=%q is not a non-negative integer", name, v)
+		}
+		*p = n
+		return nil
+	}
+	for _, f := range []struct {
+		name     string
+		p        *int
+		required bool
+	}{{"WORLD_SIZE", &env.World, true}, {"RANK", &env.Rank, true}, {"LOCAL_RANK", &env.LocalRank, false}, {"MASTER_PORT", &env.Port, false}} {
+		if err := num(f.name, f.p, f.required); err != nil {
+			return env, err
+		}
+	}
+	if a := getenv("MASTER_ADDR"); a != "" {
+		env.Addr = a
+	}
+	switch {
+	case env.World < 1:
+		return env, fmt.Errorf("WORLD_SIZE=%d: at least one rank is needed", env.World)
+	case env.Rank >= env.World:
+		return env, fmt.Errorf("RANK=%d is not below WORLD_SIZE=%d", env.Rank, env.World)
+	case env.Port < 1 || env.Port > 65535:
+		return env, fmt.Errorf("MASTER_PORT=%d is not a TCP port", env.Port)
+	}
+	return env, nil
+}
+
+// cluster is this process's place in the job and its process group (nil for a single process).
+type cluster struct {
+	env         distEnv
+	group       *torch.Group
+	bucketBytes int64
+	local       bool // negatives stay on their rank
+}
+
+// joinCluster joins the job the environment describes, with Gloo on CPU and NCCL on CUDA unless the
+// experiment names a backend.
+func joinCluster(e *Experiment, dev gotch.Device) (*cluster, error) {
+	env, err := readDistEnv(os.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("distributed environment: %w", err)
+	}
+	d := e.Distributed
+	c := &cluster{env: env, bucketBytes: int64(d.BucketMB) << 20, local: d.LocalNegatives}
+	if env.World == 1 {
+		return c, nil
+	}
+	if e.Train.BatchSize%env.World != 0 {
+		return nil, fmt.Errorf("%s: train.batch_size %d is the global batch and must divide evenly over %d ranks",
+			e.path, e.Train.BatchSize, env.World)
+	}
+	backend := d.Backend
+	if backend == "auto" {
+		backend = "gloo"
+		if dev.IsCuda() {
+			backend = "nccl"
+		}
+	}
+	if !torch.HasBackend(backend) {
+		return nil, fmt.Errorf("distributed.backend %q: this build has no such c10d backend (Gloo needs libgloo-dev's headers at set-up; NCCL a CUDA libtorch)", backend)
+	}
+	c.group, err = torch.NewGroup(backend, env.Addr, env.Port, env.Rank, env.World, time.Duration(d.TimeoutS)*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *cluster) world() int   { return c.env.World }
+func (c *cluster) leader() bool { return c.env.Rank == 0 }
+func (c *cluster) multi() bool  { return c.group != nil }
+func (c *cluster) close()       { c.group.Close() }
+func (c *cluster) rank() int    { return c.env.Rank }
+
+// shard is this rank's contiguous share of a global micro-batch.
+func (c *cluster) shard(idx []int) []int {
+	n := len(idx) / c.env.World
+	return idx[c.env.Rank*n : (c.env.Rank+1)*n]
+}
+
+// broadcast gives every rank rank 0's values of xs (the initial or restored weights and optimiser state).
+func (c *cluster) broadcast(xs []*ts.Tensor) error {
+	if !c.multi() {
+		return nil
+	}
+	return torch.Catch("broadcast from rank 0", func() error { return c.group.Broadcast(xs, 0) })
+}
+
+// averageGrads replaces the gradient of each parameter by its mean over the ranks. A parameter outside this
+// step's graph has no gradient on any rank (the graph's shape does not depend on the rank) and is skipped.
+func (c *cluster) averageGrads(params []*ts.Tensor) error {
+	if !c.multi() {
+		return nil
+	}
+	return torch.Catch("average gradients", func() error {
+		var grads []*ts.Tensor
+		defer func() { torch.Drop(grads...) }()
+		for _, p := range params {
+			g := p.MustGrad(false)
+			if !g.MustDefined() {
+				g.MustDrop()
+				continue
+			}
+			grads = append(grads, g)
+		}
+		return c.group.AllReduceMean(grads, c.bucketBytes)
+	})
+}
+
+// agree averages the step's loss over the ranks and tells whether any rank was asked to stop, so that all
+// stop after the same step (a rank that stopped alone would leave the others waiting in a collective).
+func (c *cluster) agree(loss float64, stop bool) (float64, bool, error) {
+	if !c.multi() {
+		return loss, stop, nil
+	}
+	s := 0.0
+	if stop {
+		s = 1
+	}
+	var out []float64
+	err := torch.Catch("agree on the step", func() error {
+		x := ts.MustOfSlice([]float64{loss, s})
+		defer x.MustDrop()
+		if err := c.group.AllReduce(x, torch.Sum); err != nil {
+			return err
+		}
+		out = x.Float64Values()
+		return nil
+	})
+	if err != nil {
+		return 0, false, err
+	}
+	return out[0] / float64(c.env.World), out[1] > 0, nil
+}
+
+// gather is an all-gather through which gradients flow back to this rank's rows: every rank's x stacked in
+// rank order, with this rank's slot holding x itself. Each rank then computes the same loss over the global
+// batch; torch.distributed.nn's all_gather would all-reduce the gathered gradient in the backward pass,
+// which, the loss being the same on every rank, is W times this rank's own gradient. The slot carries that
+// factor instead, x + ((W−1)x − stop_gradient((W−1)x)), whose value is exactly x, and saves the collective;
+// the ranks' mean gradient (averageGrads) is then the global loss's gradient.
+func (c *cluster) gather(x *ts.Tensor) (*ts.Tensor, error) {
+	if !c.multi() || c.local {
+		return x.MustShallowClone(), nil
+	}
+	var out *ts.Tensor
+	err := torch.Catch("gather the global batch", func() error {
+		d := x.MustDetach(false)
+		all, err := c.group.AllGather(d)
+		d.MustDrop()
+		if err != nil {
+			return err
+		}
+		defer all.MustDrop()
+		w := float64(c.env.World)
+		scaled := x.MustMulScalar(ts.FloatScalar(w-1), false)
+		still := scaled.MustDetach(false)
+		diff := scaled.MustSub(still, false)
+		own := x.MustAdd(diff, false)
+		torch.Drop(scaled, still, diff)
+		defer own.MustDrop()
+		n := x.MustSize()[0]
+		var parts []*ts.Tensor
+		if r := int64(c.env.Rank); r > 0 {
+			parts = append(parts, all.MustNarrow(0, 0, r*n, false))
+		}
+		parts = append(parts, own)
+		if after := int64(c.env.World-c.env.Rank-1) * n; after > 0 {
+			parts = append(parts, all.MustNarrow(0, int64(c.env.Rank+1)*n, after, false))
+		}
+		out = ts.MustCat(parts, 0)
+		for _, p := range parts {
+			if p != own {
+				p.MustDrop()
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// barrier waits for every rank (after rank 0 alone wrote a checkpoint or the final model).
+func (c *cluster) barrier() error {
+	if !c.multi() {
+		return nil
+	}
+	return torch.Catch("barrier", c.group.Barrier)
+}
+
+// syncRanks starts every rank from rank 0's state: the weights and the objective's state are broadcast (after
+// a resume every rank read the same checkpoint; the broadcast also covers ranks that initialised
+// differently), and every rank must stand at the same step. Ranks other than 0 whose dropout stream the
+// checkpoint did not hold draw their own, from the seed and the rank.
+func (t *Trainer) syncRanks() error {
+	if !t.cl.multi() {
+		return nil
+	}
+	var xs []*ts.Tensor
+	for _, name := range sortedKeys(t.params) {
+		xs = append(xs, t.params[name])
+	}
+	state := t.objectiveState()
+	for _, name := range sortedKeys(state) {
+		xs = append(xs, state[name])
+	}
+	if err := t.cl.broadcast(xs); err != nil {
+		return err
+	}
+	lo, hi, err := t.cl.spread(float64(t.pos.Step))
+	if err != nil {
+		return err
+	}
+	if lo != hi {
+		return fmt.Errorf("the ranks resumed at different steps (%v to %v): their output_dir must be the same folder, shared between nodes", lo, hi)
+	}
+	if t.cl.rank() > 0 && !t.rankRNG {
+		return torch.ManualSeed(uint64(t.exp.Seed) + 1_000_003*uint64(t.cl.rank()))
+	}
+	return nil
+}
+
+// spread is the smallest and largest of v over the ranks.
+func (c *cluster) spread(v float64) (lo, hi float64, err error) {
+	err = torch.Catch("compare the ranks", func() error {
+		x := ts.MustOfSlice([]float64{-v, v})
+		defer x.MustDrop()
+		if err := c.group.AllReduce(x, torch.Max); err != nil {
+			return err
+		}
+		out := x.Float64Values()
+		lo, hi = -out[0], out[1]
+		return nil
+	})
+	return lo, hi, err
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// rngStates is every rank's CPU generator state in rank order, on rank 0 (nil on the others).
+func (c *cluster) rngStates() ([][]byte, error) {
+	own, err := torch.CPURNGState()
+	if err != nil || !c.multi() {
+		return [][]byte{own}, err
+	}
+	var all []byte
+	err = torch.Catch("gather the ranks' RNG states", func() error {
+		x := ts.MustOfSlice(own)
+		defer x.MustDrop()
+		g, err := c.group.AllGather(x)
+		if err != nil {
+			return err
+		}
+		defer g.MustDrop()
+		all = make([]byte, g.Numel())
+		g.MustCopyData(all, uint(len(all)))
+		return nil
+	})
+	if err != nil || !c.leader() {
+		return nil, err
+	}
+	states := make([][]byte, c.env.World)
+	for r := range states {
+		states[r] = all[r*len(own) : (r+1)*len(own)]
+	}
+	return states, nil
+}

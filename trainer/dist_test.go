@@ -1,0 +1,192 @@
+package trainer
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"convrep/models/safetensors"
+)
+
+// The data-parallel tests start this test binary again as the workers (TestDistWorkerMain, selected by the
+// environment torchrun would set), train the tiny DSE experiment with dropout off and global negatives, and
+// compare with one process holding the whole batch: the loss of every step and the final weights.
+
+// equalRunSettings turns dropout off, the only randomness whose stream differs between one process and several,
+// and takes DSE's own rates (Appendix A.2: 3e-6 for the encoder, 3e-4 for the head). The tiny experiment's
+// 1e-3 moves one word-embedding weight 2.2e-5 apart in 20 steps (measured): Adam divides by the root of the
+// second moment, so a gradient near zero, whose last bits differ between one 16-row product and two 8-row
+// products summed, still moves its weight by a sizeable part of the rate.
+var equalRunSettings = []string{"model.random.dropout=0.0", "train.max_steps=20", "train.checkpoint_every=10", "train.lr=3e-6", "train.head_lr=3e-4"}
+
+func TestTwoGlooWorkersFollowOneProcess(t *testing.T) {
+	single := tinyExperiment(t, t.TempDir(), "")
+	if err := train(t, single, equalRunSettings, false); err != nil {
+		t.Fatal(err)
+	}
+	pair := tinyExperiment(t, t.TempDir(), "")
+	runWorkers(t, 2, pair, equalRunSettings, false)
+
+	sameLosses(t, outOf(single), outOf(pair), 20)
+	sameParams(t, checkpointPath(outOf(single), 20), checkpointPath(outOf(pair), 20))
+}
+
+// A run stopped after 10 steps on two workers continues in one process where it stopped: the global batch
+// sequence does not depend on the number of ranks, so the run ends where the uninterrupted one does.
+func TestResumeOnAnotherNumberOfRanks(t *testing.T) {
+	single := tinyExperiment(t, t.TempDir(), "")
+	if err := train(t, single, equalRunSettings, false); err != nil {
+		t.Fatal(err)
+	}
+	moved := tinyExperiment(t, t.TempDir(), "")
+	first := append(append([]string{}, equalRunSettings...), "train.max_steps=10")
+	runWorkers(t, 2, moved, first, false)
+	if err := train(t, moved, equalRunSettings, true); err != nil {
+		t.Fatal(err)
+	}
+	sameLosses(t, outOf(single), outOf(moved), 20)
+	sameParams(t, checkpointPath(outOf(single), 20), checkpointPath(outOf(moved), 20))
+}
+
+// With local_negatives each rank contrasts its own rows only: the loss is that of a batch half as large,
+// not the one-process loss.
+func TestLocalNegativesStayOnTheirRank(t *testing.T) {
+	sets := []string{"model.random.dropout=0.0", "train.max_steps=2", "train.checkpoint_every=10"}
+	single := tinyExperiment(t, t.TempDir(), "")
+	if err := train(t, single, sets, false); err != nil {
+		t.Fatal(err)
+	}
+	local := tinyExperiment(t, t.TempDir(), "")
+	runWorkers(t, 2, local, append(sets, "distributed.local_negatives=true"), false)
+	a, err1 := readMetrics(filepath.Join(outOf(single), "metrics.jsonl"))
+	b, err2 := readMetrics(filepath.Join(outOf(local), "metrics.jsonl"))
+	if err1 != nil || err2 != nil || len(a) == 0 || len(b) == 0 {
+		t.Fatalf("metrics: %v %v (%d and %d lines)", err1, err2, len(a), len(b))
+	}
+	// An anchor's loss grows with its number of negatives (about log(2B−1) at chance): 15 instead of 31.
+	if math.Abs(a[0].Loss-b[0].Loss) < 0.1 {
+		t.Fatalf("first loss %.4f with global negatives, %.4f with local ones: the switch changed nothing", a[0].Loss, b[0].Loss)
+	}
+}
+
+func TestDistWorkerMain(t *testing.T) {
+	path := os.Getenv("CONVREP_TEST_WORKER_EXPERIMENT")
+	if path == "" {
+		t.Skip("a worker of the data-parallel tests; runs only when they start it")
+	}
+	sets := strings.Split(os.Getenv("CONVREP_TEST_WORKER_SETS"), ";")
+	if err := train(t, path, sets, os.Getenv("CONVREP_TEST_WORKER_RESUME") == "1"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runWorkers trains the experiment on n worker processes of this test binary and waits for them.
+func runWorkers(t *testing.T, n int, path string, sets []string, resume bool) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	var cmds []*exec.Cmd
+	var logs []string
+	for r := 0; r < n; r++ {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestDistWorkerMain$")
+		resumeFlag := "0"
+		if resume {
+			resumeFlag = "1"
+		}
+		cmd.Env = append(os.Environ(), "RANK="+strconv.Itoa(r), "WORLD_SIZE="+strconv.Itoa(n), "LOCAL_RANK="+strconv.Itoa(r),
+			"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port), "CONVREP_TEST_WORKER_EXPERIMENT="+path,
+			"CONVREP_TEST_WORKER_SETS="+strings.Join(sets, ";"), "CONVREP_TEST_WORKER_RESUME="+resumeFlag)
+		log := filepath.Join(t.TempDir(), fmt.Sprintf("rank%d.log", r))
+		f, err := os.Create(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		cmd.Stdout, cmd.Stderr = f, f
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill() })
+		cmds, logs = append(cmds, cmd), append(logs, log)
+	}
+	for r, cmd := range cmds {
+		if err := cmd.Wait(); err != nil {
+			b, _ := os.ReadFile(logs[r])
+			t.Fatalf("worker %d: %v\n%s", r, err, b)
+		}
+	}
+}
+
+func outOf(experiment string) string { return filepath.Join(filepath.Dir(experiment), "out") }
+
+// sameLosses wants the first steps losses of two runs' metrics within 1e-5.
+func sameLosses(t *testing.T, a, b string, steps int) {
+	t.Helper()
+	ma, err := readMetrics(filepath.Join(a, "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mb, err := readMetrics(filepath.Join(b, "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ma) != steps || len(mb) != steps {
+		t.Fatalf("%d and %d metrics lines, want %d each", len(ma), len(mb), steps)
+	}
+	for i := range ma {
+		if ma[i].Step != mb[i].Step || math.Abs(ma[i].Loss-mb[i].Loss) > 1e-5 {
+			t.Errorf("step %d: loss %.8f in one process, %.8f with two ranks (step %d)", ma[i].Step, ma[i].Loss, mb[i].Loss, mb[i].Step)
+		}
+	}
+}
+
+// sameParams wants every param/ tensor of two checkpoints within 1e-5 (the contrastive head included).
+func sameParams(t *testing.T, a, b string) {
+	t.Helper()
+	fa, err := safetensors.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb, err := safetensors.ReadFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := map[string]safetensors.Tensor{}
+	for _, x := range fb.Tensors {
+		other[x.Name] = x
+	}
+	compared, worst, worstAt := 0, 0.0, ""
+	for _, x := range fa.Tensors {
+		if !strings.HasPrefix(x.Name, paramPrefix) {
+			continue
+		}
+		va, err1 := x.Float32s()
+		vb, err2 := other[x.Name].Float32s()
+		if err1 != nil || err2 != nil || len(va) != len(vb) {
+			t.Fatalf("%s: %v %v (%d vs %d values)", x.Name, err1, err2, len(va), len(vb))
+		}
+		for i := range va {
+			if d := math.Abs(float64(va[i] - vb[i])); d > worst {
+				worst, worstAt = d, fmt.Sprintf("%s[%d] (%g vs %g)", x.Name, i, va[i], vb[i])
+			}
+		}
+		compared++
+	}
+	if compared == 0 {
+		t.Fatalf("%s holds no parameters", a)
+	}
+	if worst > 1e-5 {
+		t.Errorf("final weights differ by up to %g over %d tensors (want ≤ 1e-5), at %s", worst, compared, worstAt)
+	}
+	t.Logf("%d tensors, largest difference %g at %s", compared, worst, worstAt)
+}
