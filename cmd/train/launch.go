@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net"
@@ -100,7 +99,7 @@ type exited struct {
 // them, and returns once all have ended: nil when every one exited 0. When one fails, the others are ended
 // (SIGTERM, then SIGKILL after grace) and the error names it and holds its last log lines; the job never
 // waits on a worker that can no longer be answered.
-func (l launch) runWorkers(ctx context.Context, argv []string, grace time.Duration, log *zap.Logger) error {
+func (l launch) runWorkers(argv []string, grace time.Duration, log *zap.Logger) error {
 	if err := l.check(); err != nil {
 		return err
 	}

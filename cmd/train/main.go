@@ -73,7 +73,7 @@ func main() {
 	if l.nprocPerNode > 0 {
 		exe, err := os.Executable()
 		if err == nil {
-			err = l.runWorkers(context.Background(), append([]string{exe}, workerArgs(os.Args[1:])...), 5*time.Second, log)
+			err = l.runWorkers(append([]string{exe}, workerArgs(os.Args[1:])...), 5*time.Second, log)
 		}
 		if err != nil {
 			log.Error("training failed", zap.Error(err))

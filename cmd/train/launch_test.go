@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/zap/zaptest"
+)
+
+func TestWorkerArgsDropTheLauncherFlags(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"--nproc-per-node 2 exp.toml", "exp.toml"},
+		{"--nproc-per-node=2 --resume exp.toml", "--resume exp.toml"},
+		{"-nnodes 2 -node-rank=1 --master-addr h --master-port 29500 --set train.lr=1 exp.toml", "--set train.lr=1 exp.toml"},
+		{"--quiet --set a=b --nproc-per-node 4 exp.toml", "--quiet --set a=b exp.toml"},
+		{"--resume -- --nproc-per-node", "--resume -- --nproc-per-node"},
+	} {
+		if got := strings.Join(workerArgs(strings.Fields(c.in)), " "); got != c.want {
+			t.Errorf("workerArgs(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestWorkerEnvFollowsTorchrun(t *testing.T) {
+	l := launch{nprocPerNode: 4, nnodes: 2, nodeRank: 1, masterAddr: "node0"}
+	env := map[string]string{}
+	for _, kv := range l.workerEnv([]string{"RANK=9", "HOME=/h"}, 3, 29501) {
+		k, v, _ := strings.Cut(kv, "=")
+		if _, dup := env[k]; dup {
+			t.Fatalf("%s set twice", k)
+		}
+		env[k] = v
+	}
+	want := map[string]string{"RANK": "7", "WORLD_SIZE": "8", "LOCAL_RANK": "3", "LOCAL_WORLD_SIZE": "4", "GROUP_RANK": "1",
+		"MASTER_ADDR": "node0", "MASTER_PORT": "29501", "HOME": "/h"}
+	for k, v := range want {
+		if env[k] != v {
+			t.Errorf("%s=%q, want %q", k, env[k], v)
+		}
+	}
+}
+
+func TestLaunchRefusesBadLayouts(t *testing.T) {
+	for _, l := range []launch{
+		{nprocPerNode: 0, nnodes: 1},
+		{nprocPerNode: 2, nnodes: 0},
+		{nprocPerNode: 2, nnodes: 2, nodeRank: 2, masterPort: 29500},
+		{nprocPerNode: 2, nnodes: 2, nodeRank: 1},
+		{nprocPerNode: 2, nnodes: 1, masterPort: 70000},
+	} {
+		if err := l.check(); err == nil {
+			t.Errorf("%+v was accepted", l)
+		}
+	}
+}
+
+// fakeWorker stands in for cmd/train in the launcher's tests: started again as this test binary, it
+// behaves as CONVREP_FAKE_WORKER says.
+func TestMain(m *testing.M) {
+	switch os.Getenv("CONVREP_FAKE_WORKER") {
+	case "":
+		os.Exit(m.Run())
+	case "ok":
+		fmt.Fprintf(os.Stderr, "worker %s of %s done\n", os.Getenv("RANK"), os.Getenv("WORLD_SIZE"))
+		os.Exit(0)
+	case "killed":
+		if os.Getenv("RANK") == "1" {
+			time.Sleep(200 * time.Millisecond)
+			fmt.Fprintln(os.Stderr, "rank 1: the last words before SIGKILL")
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+		// The others wait as a worker blocked in a collective would, and never end by themselves.
+		time.Sleep(time.Hour)
+	}
+}
+
+func TestLauncherEndsTheJobWhenAWorkerIsKilled(t *testing.T) {
+	t.Setenv("CONVREP_FAKE_WORKER", "killed")
+	l := launch{nprocPerNode: 3, nnodes: 1, masterAddr: "127.0.0.1"}
+	start := time.Now()
+	err := l.runWorkers([]string{os.Args[0]}, time.Second, zaptest.NewLogger(t))
+	took := time.Since(start)
+	if err == nil {
+		t.Fatal("the job succeeded although a worker was killed")
+	}
+	for _, want := range []string{"rank 1 of 3", "signal: killed", "the last words before SIGKILL"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if took > 30*time.Second {
+		t.Errorf("the job took %s to end", took)
+	}
+	t.Logf("ended in %s: %v", took.Round(time.Millisecond), err)
+}
+
+func TestLauncherSucceedsWhenEveryWorkerDoes(t *testing.T) {
+	t.Setenv("CONVREP_FAKE_WORKER", "ok")
+	l := launch{nprocPerNode: 2, nnodes: 1, masterAddr: "127.0.0.1"}
+	if err := l.runWorkers([]string{os.Args[0]}, time.Second, zaptest.NewLogger(t)); err != nil {
+		t.Fatal(err)
+	}
+}
