@@ -3,6 +3,7 @@ package models
 import (
 	"math"
 
+	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 )
 
@@ -56,7 +57,6 @@ func newBlock(p *params, prefix string, n blockNames, c *Config) *block {
 
 // forward maps x [B,T,H] to [B,T,H]. maskAdd [B,1,1,T] is 0 at real tokens and the lowest float at padding,
 // added to the attention scores (HuggingFace's extended attention mask), so padded keys get zero weight.
-// Attention is written with matmul, mask and softmax: libtorch 1.13 has no fused kernel gotch can call.
 func (b *block) forward(x, maskAdd *ts.Tensor, train bool) *ts.Tensor {
 	size := x.MustSize()
 	bsz, seq, hid := size[0], size[1], size[2]
@@ -65,14 +65,13 @@ func (b *block) forward(x, maskAdd *ts.Tensor, train bool) *ts.Tensor {
 		return t.MustView([]int64{bsz, seq, b.heads, dh}, true).MustTranspose(1, 2, true)
 	}
 	q, k, v := split(b.query.forward(x)), split(b.key.forward(x)), split(b.value.forward(x))
-	kt := k.MustTranspose(-1, -2, true)
-	scores := q.MustMatmul(kt, true).MustDivScalar(ts.FloatScalar(math.Sqrt(float64(dh))), true)
-	kt.MustDrop()
-	scores = scores.MustAdd(maskAdd, true)
-	probs := scores.MustSoftmax(-1, x.DType(), true)
-	probs = dropout(probs, b.attnDrop, train)
-	ctx := probs.MustMatmul(v, true).MustTranspose(1, 2, true).MustReshape([]int64{bsz, seq, hid}, true)
-	v.MustDrop()
+	var heads *ts.Tensor
+	if fusedAttentionAvailable() {
+		heads = b.fusedAttention(q, k, v, maskAdd, train)
+	} else {
+		heads = b.attention(q, k, v, maskAdd, x.DType(), train)
+	}
+	ctx := heads.MustTranspose(1, 2, true).MustReshape([]int64{bsz, seq, hid}, true)
 
 	attn := dropout(b.attnOut.forward(ctx), b.hiddenDrop, train)
 	ctx.MustDrop()
@@ -90,6 +89,21 @@ func (b *block) forward(x, maskAdd *ts.Tensor, train bool) *ts.Tensor {
 	res := b.outNorm.forward(sum)
 	sum.MustDrop()
 	return res
+}
+
+// attention is softmax(q·kᵀ/√dh + maskAdd)·v over q, k, v [B,heads,T,dh], written with matmul, mask and
+// softmax (the path on libtorch 1.13, which has no fused kernel gotch can call); it drops q, k and v.
+func (b *block) attention(q, k, v, maskAdd *ts.Tensor, dtype gotch.DType, train bool) *ts.Tensor {
+	dh := q.MustSize()[3]
+	kt := k.MustTranspose(-1, -2, true)
+	scores := q.MustMatmul(kt, true).MustDivScalar(ts.FloatScalar(math.Sqrt(float64(dh))), true)
+	kt.MustDrop()
+	scores = scores.MustAdd(maskAdd, true)
+	probs := scores.MustSoftmax(-1, dtype, true)
+	probs = dropout(probs, b.attnDrop, train)
+	out := probs.MustMatmul(v, true)
+	v.MustDrop()
+	return out
 }
 
 // dropout drops x and returns a new tensor in training; outside training it returns x itself.

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
@@ -20,12 +21,20 @@ import (
 	"convrep/trainer/optim"
 )
 
-// The fixed parts of the step: those of experiments/dse_small_cpu.toml and DSE's defaults.
+// The fixed parts of the step: DSE's defaults, and AdamW at torch's default weight decay in both groups
+// (scripts/bench_pytorch.py uses the same).
 const (
 	dropout     = 0.1 // BERT's hidden and attention dropout
 	learnRate   = 1e-4
+	weightDecay = 0.01
 	temperature = 0.05
 	mode        = "hardneg"
+)
+
+// The --precision values: fp32 throughout, or bf16 autocast over fp32 master weights.
+const (
+	fp32 = "fp32"
+	bf16 = "bf16"
 )
 
 // options are the command line's choices.
@@ -33,34 +42,46 @@ type options struct {
 	Layers, Hidden, Heads, Intermediate, Vocab, Batch, Seq int64
 	Steps, Warmup, Threads                                 int
 	Device                                                 string
+	Precision                                              string  // fp32 or bf16
+	PeakTFLOPS                                             float64 // 0: defaultPeak
+	FindMaxBatch                                           bool    // double Batch up to MaxBatch until out of memory
+	MaxBatch                                               int64
 	Seed                                                   int64
 	CPUProfile                                             string // file for a CPU profile of the timed steps
 }
 
-// result is the JSON line; bench/dse_step_pytorch.py prints the same fields.
+// result is the JSON line; scripts/bench_pytorch.py prints the same fields.
 type result struct {
-	Impl         string  `json:"impl"`
-	StepS        float64 `json:"step_s"`
-	CPUS         float64 `json:"cpu_s"` // process CPU time (user+system, all threads) per step: steadier than step_s on a busy machine
-	PairsPerS    float64 `json:"pairs_per_s"`
-	TokensPerS   float64 `json:"tokens_per_s"`
-	Loss         float64 `json:"loss"` // of the last timed step, to check that both sides train the same thing
-	Layers       int64   `json:"layers"`
-	Hidden       int64   `json:"hidden"`
-	Heads        int64   `json:"heads"`
-	Intermediate int64   `json:"intermediate"`
-	Vocab        int64   `json:"vocab"`
-	Batch        int64   `json:"batch"`
-	Seq          int64   `json:"seq"`
-	Steps        int     `json:"steps"`
-	Warmup       int     `json:"warmup"`
-	Threads      int     `json:"threads"` // libtorch's intra-op threads during the run
-	Device       string  `json:"device"`
+	Impl         string   `json:"impl"`
+	StepS        float64  `json:"step_s"`
+	CPUS         float64  `json:"cpu_s"` // process CPU time (user+system, all threads) per step: steadier than step_s on a busy machine
+	PairsPerS    float64  `json:"pairs_per_s"`
+	TokensPerS   float64  `json:"tokens_per_s"`
+	Loss         float64  `json:"loss"`           // of the last timed step, to check that both sides train the same thing
+	FlopsPerPair float64  `json:"flops_per_pair"` // model FLOPs of one pair's forward and backward (flops.go)
+	ModelTFLOPS  float64  `json:"model_tflops"`   // FlopsPerPair × pairs_per_s, in TFLOP/s
+	PeakTFLOPS   *float64 `json:"peak_tflops"`    // null when unknown (a CPU without --peak-tflops)
+	MFU          *float64 `json:"mfu"`            // model_tflops / peak_tflops; null with peak_tflops
+	Precision    string   `json:"precision"`
+	Layers       int64    `json:"layers"`
+	Hidden       int64    `json:"hidden"`
+	Heads        int64    `json:"heads"`
+	Intermediate int64    `json:"intermediate"`
+	Vocab        int64    `json:"vocab"`
+	Batch        int64    `json:"batch"`
+	Seq          int64    `json:"seq"`
+	Steps        int      `json:"steps"`
+	Warmup       int      `json:"warmup"`
+	Threads      int      `json:"threads"` // libtorch's intra-op threads during the run
+	Device       string   `json:"device"`
 }
 
 func (o *options) validate() error {
 	if o.Intermediate == 0 {
 		o.Intermediate = 4 * o.Hidden
+	}
+	if o.Heads == 0 {
+		o.Heads = max(1, o.Hidden/64)
 	}
 	for _, c := range []struct {
 		name string
@@ -75,6 +96,15 @@ func (o *options) validate() error {
 	}
 	if o.Hidden%o.Heads != 0 {
 		return fmt.Errorf("--heads = %d does not divide --hidden = %d", o.Heads, o.Hidden)
+	}
+	if o.Precision != fp32 && o.Precision != bf16 {
+		return fmt.Errorf("--precision = %q: must be %s or %s", o.Precision, fp32, bf16)
+	}
+	if !(o.PeakTFLOPS >= 0) || math.IsInf(o.PeakTFLOPS, 0) {
+		return fmt.Errorf("--peak-tflops = %v: must be a positive number (0 = the default)", o.PeakTFLOPS)
+	}
+	if o.FindMaxBatch && o.MaxBatch < o.Batch {
+		return fmt.Errorf("--max-batch = %d is below --batch = %d", o.MaxBatch, o.Batch)
 	}
 	return nil
 }
@@ -93,6 +123,11 @@ func benchmark(o options) (result, error) {
 	}
 	if o.Threads > 0 {
 		if err := torch.SetNumThreads(o.Threads); err != nil {
+			return result{}, err
+		}
+	}
+	if o.FindMaxBatch {
+		if o.Batch, err = findMaxBatch(o.Batch, o.MaxBatch, func(b int64) error { return tryBatch(o, dev, b) }); err != nil {
 			return result{}, err
 		}
 	}
@@ -134,10 +169,22 @@ func benchmark(o options) (result, error) {
 	if err = errors.Join(err, cpuErr, stop()); err != nil {
 		return result{}, err
 	}
-	return result{Impl: "convrep", StepS: stepS, CPUS: (cpu1 - cpu0) / float64(o.Steps), PairsPerS: float64(o.Batch) / stepS,
-		TokensPerS: float64(2*o.Batch*o.Seq) / stepS, Loss: loss, Layers: o.Layers, Hidden: o.Hidden, Heads: o.Heads,
-		Intermediate: o.Intermediate, Vocab: o.Vocab, Batch: o.Batch, Seq: o.Seq, Steps: o.Steps, Warmup: o.Warmup,
-		Threads: torch.NumThreads(), Device: o.Device}, nil
+	pairsPerS := float64(o.Batch) / stepS
+	r := result{Impl: "convrep", StepS: stepS, CPUS: (cpu1 - cpu0) / float64(o.Steps), PairsPerS: pairsPerS,
+		TokensPerS: float64(2*o.Batch*o.Seq) / stepS, Loss: loss, Precision: o.Precision,
+		FlopsPerPair: flopsPerPair(o.Layers, o.Hidden, o.Intermediate, o.Seq), Layers: o.Layers, Hidden: o.Hidden,
+		Heads: o.Heads, Intermediate: o.Intermediate, Vocab: o.Vocab, Batch: o.Batch, Seq: o.Seq, Steps: o.Steps,
+		Warmup: o.Warmup, Threads: torch.NumThreads(), Device: o.Device}
+	r.ModelTFLOPS = r.FlopsPerPair * pairsPerS / 1e12
+	peak := o.PeakTFLOPS
+	if peak == 0 {
+		peak = defaultPeak(dev.IsCuda(), o.Precision)
+	}
+	if peak > 0 {
+		u := mfu(r.FlopsPerPair, pairsPerS, peak)
+		r.PeakTFLOPS, r.MFU = &peak, &u
+	}
+	return r, nil
 }
 
 // setup is what a step needs: the model, DSE, the optimiser and the source of token ids.
@@ -159,28 +206,37 @@ func newSetup(o options, dev gotch.Device) (*setup, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build the model: %w", err)
 	}
-	obj, err := objectives.New(objectives.DSEName, m, objectives.Settings{"temperature": temperature, "mode": mode})
-	if err != nil {
+	s := &setup{o: o, dev: dev, model: m, rng: rand.New(rand.NewPCG(uint64(o.Seed), 0x62656e6368))}
+	if err := s.addObjective(); err != nil {
+		s.release()
 		return nil, err
 	}
-	groups, err := paramGroups(m)
+	return s, nil
+}
+
+// addObjective adds DSE's head to the model and the AdamW optimiser over both groups.
+func (s *setup) addObjective() error {
+	obj, err := objectives.New(objectives.DSEName, s.model, objectives.Settings{"temperature": temperature, "mode": mode})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	opt, err := optim.New(optim.Config{Kind: optim.Adam}, groups)
+	groups, err := paramGroups(s.model)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return &setup{o: o, dev: dev, model: m, obj: obj, opt: opt,
-		rng: rand.New(rand.NewPCG(uint64(o.Seed), 0x62656e6368))}, nil
+	if s.opt, err = optim.New(optim.Config{Kind: optim.AdamW}, groups); err != nil {
+		return err
+	}
+	s.obj = obj
+	return nil
 }
 
 // paramGroups splits the trainable tensors as the trainer does: the encoder's in group 0, those the
 // objective added (DSE's head) in group 1, each sorted by name.
 func paramGroups(m *models.Model) ([]optim.Group, error) {
 	encoder := m.Params()
-	enc := optim.Group{Name: "encoder", LR: learnRate}
-	head := optim.Group{Name: "head", LR: learnRate}
+	enc := optim.Group{Name: "encoder", LR: learnRate, WeightDecay: weightDecay}
+	head := optim.Group{Name: "head", LR: learnRate, WeightDecay: weightDecay}
 	var names []string
 	for name := range m.VS.Variables() {
 		names = append(names, name)
@@ -205,6 +261,9 @@ func paramGroups(m *models.Model) ([]optim.Group, error) {
 	}
 	return []optim.Group{enc, head}, nil
 }
+
+// release frees the model's parameters now; the optimiser's state goes with the garbage collector.
+func (s *setup) release() { s.model.VS.Destroy() }
 
 // sync waits for the device's queued work, so that the clock stops when the last step is done.
 func (s *setup) sync() error {

@@ -32,8 +32,9 @@ func TestBenchPrintsOneConsistentJSONLine(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[0]), &fields); err != nil {
 		t.Fatalf("not JSON: %v: %s", err, lines[0])
 	}
-	for _, k := range []string{"impl", "step_s", "cpu_s", "pairs_per_s", "tokens_per_s", "loss", "layers", "hidden", "heads",
-		"intermediate", "vocab", "batch", "seq", "steps", "warmup", "threads", "device"} {
+	for _, k := range []string{"impl", "step_s", "cpu_s", "pairs_per_s", "tokens_per_s", "loss", "flops_per_pair",
+		"model_tflops", "peak_tflops", "mfu", "precision", "layers", "hidden", "heads", "intermediate", "vocab", "batch",
+		"seq", "steps", "warmup", "threads", "device"} {
 		if _, ok := fields[k]; !ok {
 			t.Errorf("field %q missing from %s", k, lines[0])
 		}
@@ -42,10 +43,11 @@ func TestBenchPrintsOneConsistentJSONLine(t *testing.T) {
 	if err := json.Unmarshal([]byte(lines[0]), &r); err != nil {
 		t.Fatal(err)
 	}
+	// On a CPU without --peak-tflops there is no peak to divide by: peak_tflops and mfu are null.
 	want := result{Impl: "convrep", Layers: 1, Hidden: 32, Heads: 2, Intermediate: 128, Vocab: 500, Batch: 4, Seq: 8,
-		Steps: 2, Warmup: 1, Threads: 1, Device: "cpu"}
+		Steps: 2, Warmup: 1, Threads: 1, Device: "cpu", Precision: "fp32", FlopsPerPair: flopsPerPair(1, 32, 128, 8)}
 	got := r
-	got.StepS, got.CPUS, got.PairsPerS, got.TokensPerS, got.Loss = 0, 0, 0, 0, 0
+	got.StepS, got.CPUS, got.PairsPerS, got.TokensPerS, got.Loss, got.ModelTFLOPS = 0, 0, 0, 0, 0, 0
 	if got != want {
 		t.Errorf("shape %+v, want %+v", got, want)
 	}
@@ -60,6 +62,9 @@ func TestBenchPrintsOneConsistentJSONLine(t *testing.T) {
 	}
 	if d := math.Abs(r.TokensPerS*r.StepS - 2*4*8); d > 1e-6 {
 		t.Errorf("tokens_per_s·step_s = %v, want 2·batch·seq = 64", r.TokensPerS*r.StepS)
+	}
+	if d := math.Abs(r.ModelTFLOPS - r.FlopsPerPair*r.PairsPerS/1e12); d > 1e-12 {
+		t.Errorf("model_tflops = %v, want flops_per_pair·pairs_per_s = %v", r.ModelTFLOPS, r.FlopsPerPair*r.PairsPerS/1e12)
 	}
 	if fi, err := os.Stat(profile); err != nil || fi.Size() == 0 {
 		t.Errorf("cpu profile %s not written (%v)", profile, err)
@@ -82,6 +87,10 @@ func TestBenchRejectsBadOptions(t *testing.T) {
 		{"no timed steps", []string{"--steps", "0"}, "--steps = 0"},
 		{"negative threads", []string{"--threads", "-1"}, "--threads = -1"},
 		{"unknown device", []string{"--device", "tpu"}, "tpu"},
+		{"unknown precision", []string{"--precision", "fp16"}, "--precision = \"fp16\""},
+		{"negative peak", []string{"--peak-tflops", "-1"}, "--peak-tflops = -1"},
+		{"max batch below batch", []string{"--find-max-batch", "--batch", "64", "--max-batch", "32"}, "--max-batch = 32"},
+		{"bf16 autocast on a GPU this machine lacks", []string{"--device", "cuda", "--precision", "bf16"}, "cuda"},
 		{"stray argument", []string{"extra"}, "unexpected arguments"},
 		{"unknown flag", []string{"--layer", "2"}, "layer"},
 	} {
@@ -98,5 +107,38 @@ func TestBenchRejectsBadOptions(t *testing.T) {
 				t.Errorf("error %q does not mention %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// bf16 autocast on the CPU, a given peak, and the batch search: the line says bf16, its MFU follows from
+// the peak, and the search keeps the largest batch tried (nothing runs out of memory at this size).
+func TestBenchBF16PeakAndMaxBatch(t *testing.T) {
+	o, err := parseFlags([]string{"--layers", "1", "--hidden", "32", "--vocab", "500", "--batch", "2", "--seq-len", "8",
+		"--steps", "1", "--warmup", "1", "--threads", "1", "--precision", "bf16", "--peak-tflops", "2.5",
+		"--find-max-batch", "--max-batch", "16"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := run(o, &out); err != nil {
+		t.Fatal(err)
+	}
+	var r result
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("not JSON: %v: %s", err, out.String())
+	}
+	if r.Precision != "bf16" || r.Batch != 16 || r.Heads != 1 || r.Seq != 8 {
+		t.Errorf("precision %q, batch %d, heads %d, seq %d; want bf16, 16 (the search's largest), 1 (32/64 rounded up to 1), 8",
+			r.Precision, r.Batch, r.Heads, r.Seq)
+	}
+	if r.PeakTFLOPS == nil || *r.PeakTFLOPS != 2.5 || r.MFU == nil {
+		t.Fatalf("peak_tflops %v, mfu %v; want 2.5 and a number", r.PeakTFLOPS, r.MFU)
+	}
+	if want := r.FlopsPerPair * r.PairsPerS / 2.5e12; math.Abs(*r.MFU-want) > 1e-15 {
+		t.Errorf("mfu = %v, want %v", *r.MFU, want)
+	}
+	// A random encoder's loss over 2B = 32 views is near log(2B−1) ≈ 3.4 in bf16 as in fp32.
+	if !(r.Loss > 1 && r.Loss < 10) {
+		t.Errorf("loss = %v", r.Loss)
 	}
 }

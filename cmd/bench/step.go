@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
 	"convrep/internal/torch"
@@ -13,9 +14,9 @@ import (
 )
 
 // step is one optimiser step, the same calls trainer's step makes for one micro-batch without gradient
-// clipping (the trainer's default): batch to tensors, the objective's loss, reading the loss back (the NaN
-// check), the loss divided by the micro-batch count (1), backward, the learning rates, Adam, zeroed gradients.
-// It returns the loss.
+// clipping (the trainer's default): batch to tensors, the objective's loss (under bf16 autocast with
+// --precision bf16), reading the loss back (the NaN check), the loss divided by the micro-batch count (1),
+// backward, the learning rates, AdamW, zeroed gradients. It returns the loss.
 func (s *setup) step() (float64, error) {
 	var loss float64
 	err := torch.Catch("train step", func() error {
@@ -29,7 +30,7 @@ func (s *setup) step() (float64, error) {
 			return err
 		}
 		defer r.Drop()
-		l, _, err := s.obj.Loss(s.model, objectives.DSEBatch{Query: q, Response: r}, true)
+		l, err := s.loss(objectives.DSEBatch{Query: q, Response: r})
 		if err != nil {
 			return err
 		}
@@ -70,4 +71,19 @@ func (s *setup) randomBatch() *tokenizers.Batch {
 		b.Lengths = append(b.Lengths, int(s.o.Seq))
 	}
 	return b
+}
+
+// loss runs the forward pass and DSE's loss, under bf16 autocast for --precision bf16 as torch.autocast
+// wraps them in PyTorch: the parameters stay fp32 and backward runs after autocast is restored. The
+// caller holds its OS thread (benchmark locks it), as autocast's state is per thread.
+func (s *setup) loss(b objectives.DSEBatch) (*ts.Tensor, error) {
+	if s.o.Precision == bf16 {
+		restore, err := torch.Autocast(s.dev, gotch.BFloat16)
+		if err != nil {
+			return nil, err
+		}
+		defer restore()
+	}
+	l, _, err := s.obj.Loss(s.model, b, true)
+	return l, err
 }

@@ -1,0 +1,217 @@
+#!/usr/bin/env python3
+"""PyTorch eager counterpart of `go run ./cmd/bench`: the same DSE training step, the same JSON line.
+
+Run both on one machine with the same flags and compare pairs_per_s and mfu:
+
+    python3 scripts/bench_pytorch.py --device cuda --precision bf16 --layers 12 --hidden 768 --seq-len 32 --batch 512
+    go run ./cmd/bench              --device cuda --precision bf16 --layers 12 --hidden 768 --seq-len 32 --batch 512
+
+A step, as cmd/bench does it: two views of B x T random token ids (all-ones attention mask, zero token
+types) through a BERT post-LayerNorm encoder as one batch of 2B rows (random initialisation N(0, 0.02)),
+mean pooling, DSE's contrast head Linear(H,H) -> ReLU -> Linear(H,128) without biases, L2 normalisation,
+DSE's hard-negative contrastive loss over the in-batch pairs (temperature 0.05; objectives/dse_loss.go),
+loss.item(), backward, AdamW (lr 1e-4, weight decay 0.01; encoder and head groups), zero_grad. With
+--precision bf16 the forward pass and the loss run under torch.autocast(dtype=torch.bfloat16) over fp32
+weights, as convrep's. Attention uses F.scaled_dot_product_attention where this torch has it (2.0 and
+later), as convrep uses libtorch's. Only torch is needed.
+"""
+import argparse
+import gc
+import json
+import math
+import time
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+DROPOUT, LR, WEIGHT_DECAY, TAU, HEAD_DIM = 0.1, 1e-4, 0.01, 0.05, 128
+PEAK_BF16_H100, PEAK_FP32_H100 = 989.0, 67.0  # TFLOP/s, dense, H100/H200 SXM (cmd/bench/flops.go)
+
+
+def flops_per_pair(layers, hidden, inter, seq):
+    """Model FLOPs of one pair, forward and backward, both sentences: cmd/bench/flops.go's formula,
+    2 * (6*N*T + 12*L*H*T^2) with N = L*(4H^2 + 2HI) the encoder's matmul weights (PaLM, appendix B)."""
+    n = layers * (4 * hidden * hidden + 2 * hidden * inter)
+    return 2.0 * (6 * n * seq + 12 * layers * hidden * seq * seq)
+
+
+class Layer(nn.Module):
+    """One post-LayerNorm BERT layer (HuggingFace's BertLayer), as models/block.go."""
+
+    def __init__(self, h, heads, inter):
+        super().__init__()
+        self.heads, self.dh = heads, h // heads
+        self.query, self.key, self.value, self.attn_out = (nn.Linear(h, h) for _ in range(4))
+        self.attn_norm, self.out_norm = nn.LayerNorm(h, eps=1e-12), nn.LayerNorm(h, eps=1e-12)
+        self.ffn_in, self.ffn_out = nn.Linear(h, inter), nn.Linear(inter, h)
+        self.drop = nn.Dropout(DROPOUT)
+
+    def attend(self, q, k, v, keep):
+        if hasattr(F, "scaled_dot_product_attention"):
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=keep,
+                                                  dropout_p=DROPOUT if self.training else 0.0)
+        scores = q @ k.transpose(-1, -2) / math.sqrt(self.dh)
+        scores = scores.masked_fill(~keep, torch.finfo(scores.dtype).min)
+        return self.drop(scores.softmax(-1)) @ v
+
+    def forward(self, x, keep):
+        b, t, h = x.shape
+        split = lambda y: y.view(b, t, self.heads, self.dh).transpose(1, 2)
+        ctx = self.attend(split(self.query(x)), split(self.key(x)), split(self.value(x)), keep)
+        a = self.attn_norm(self.drop(self.attn_out(ctx.transpose(1, 2).reshape(b, t, h))) + x)
+        return self.out_norm(self.drop(self.ffn_out(F.gelu(self.ffn_in(a)))) + a)
+
+
+class Encoder(nn.Module):
+    def __init__(self, vocab, h, layers, heads, inter, positions):
+        super().__init__()
+        self.word = nn.Embedding(vocab, h, padding_idx=0)
+        self.pos, self.types = nn.Embedding(positions, h), nn.Embedding(2, h)
+        self.norm, self.drop = nn.LayerNorm(h, eps=1e-12), nn.Dropout(DROPOUT)
+        self.layers = nn.ModuleList(Layer(h, heads, inter) for _ in range(layers))
+        for m in self.modules():  # HuggingFace's BERT initialisation, as models.New
+            if isinstance(m, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(m.weight, 0.0, 0.02)
+            if isinstance(m, nn.Linear):
+                nn.init.zeros_(m.bias)
+        with torch.no_grad():
+            self.word.weight[0].zero_()
+
+    def forward(self, ids, mask, types):
+        pos = torch.arange(ids.shape[1], device=ids.device).unsqueeze(0).expand_as(ids)
+        x = self.drop(self.norm(self.word(ids) + self.pos(pos) + self.types(types)))
+        keep = mask[:, None, None, :].bool()  # [B,1,1,T]: True = attend
+        for layer in self.layers:
+            x = layer(x, keep)
+        return x
+
+
+def dse_loss(z, b, tau):
+    """objectives/dse_loss.go's contrast, HardNeg mode, all pairs positive: z = [f1; f2] unit rows [2B,D].
+    Per anchor softplus(log Ng - s+/tau) with log Ng = log(2B-2) + LSE(2s/tau) - LSE(s/tau) over the 2B-2
+    views other than the anchor and its partner (DSE Eq. 1-3, in log space); the mean over 2B anchors."""
+    logits = z @ z.t() / tau
+    pos = torch.diagonal(logits, offset=b)
+    pos2 = torch.cat([pos, pos])
+    self_or_partner = torch.eye(b, dtype=torch.bool, device=z.device).repeat(2, 2)
+    neg = logits.masked_fill(self_or_partner, float("-inf"))
+    lse = torch.logsumexp(neg, 1)
+    log_ng = torch.logsumexp(2 * neg, 1) - lse + math.log(2 * b - 2)
+    return F.softplus(log_ng - pos2).mean()
+
+
+class Setup:
+    def __init__(self, a, dev, batch):
+        self.a, self.dev, self.batch = a, dev, batch
+        self.enc = Encoder(a.vocab, a.hidden, a.layers, a.heads, a.intermediate, max(512, a.seq_len)).to(dev)
+        self.head = nn.Sequential(nn.Linear(a.hidden, a.hidden, bias=False), nn.ReLU(),
+                                  nn.Linear(a.hidden, HEAD_DIM, bias=False)).to(dev)
+        self.opt = torch.optim.AdamW([{"params": self.enc.parameters()}, {"params": self.head.parameters()}],
+                                     lr=LR, weight_decay=WEIGHT_DECAY)
+        self.enc.train()
+
+    def step(self):
+        a, b = self.a, self.batch
+        ids = torch.randint(0, a.vocab, (2 * b, a.seq_len), device=self.dev)  # both views, stacked
+        mask = torch.ones_like(ids)
+        with torch.autocast(device_type=self.dev.type, dtype=torch.bfloat16, enabled=a.precision == "bf16"):
+            e = self.enc(ids, mask, torch.zeros_like(ids))
+            m = mask.unsqueeze(-1).to(e.dtype)
+            pooled = (e * m).sum(1) / m.sum(1).clamp(min=1e-9)
+            loss = dse_loss(F.normalize(self.head(pooled), dim=1), b, TAU)
+        value = loss.item()
+        if not math.isfinite(value):
+            raise RuntimeError(f"loss is {value}")
+        loss.backward()
+        self.opt.step()
+        self.opt.zero_grad()
+        return value
+
+    def sync(self):
+        if self.dev.type == "cuda":
+            torch.cuda.synchronize(self.dev)
+
+
+def is_out_of_memory(e):
+    msg = str(e).lower()
+    return "out of memory" in msg or "can't allocate memory" in msg
+
+
+def find_max_batch(a, dev):
+    """Doubles --batch up to --max-batch until out of memory; returns the largest batch that fitted."""
+    best, b = 0, a.batch
+    while b <= a.max_batch:
+        s = None
+        try:
+            s = Setup(a, dev, b)
+            s.step()
+            s.step()
+            s.sync()
+        except RuntimeError as e:  # torch.cuda.OutOfMemoryError is a RuntimeError
+            if not is_out_of_memory(e):
+                raise
+            if best == 0:
+                raise SystemExit(f"find max batch: even the first batch {b} does not fit: {e}")
+            break
+        finally:
+            del s
+            gc.collect()
+            if dev.type == "cuda":
+                torch.cuda.empty_cache()
+        best, b = b, 2 * b
+    return best
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    for name, default in [("layers", 4), ("hidden", 256), ("heads", 0), ("intermediate", 0), ("vocab", 30522),
+                          ("batch", 64), ("steps", 20), ("warmup", 3), ("threads", 0), ("seed", 42),
+                          ("max-batch", 1024)]:
+        p.add_argument("--" + name, type=int, default=default)
+    p.add_argument("--seq-len", "--seq", dest="seq_len", type=int, default=32)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32")
+    p.add_argument("--peak-tflops", type=float, default=0.0,
+                   help=f"0 = on a GPU {PEAK_BF16_H100:g} for bf16, {PEAK_FP32_H100:g} for fp32 (H100/H200 SXM); "
+                        "on a CPU none (mfu is null)")
+    p.add_argument("--find-max-batch", action="store_true")
+    a = p.parse_args()
+    a.intermediate = a.intermediate or 4 * a.hidden
+    a.heads = a.heads or max(1, a.hidden // 64)
+    if a.hidden % a.heads:
+        p.error(f"--heads = {a.heads} does not divide --hidden = {a.hidden}")
+    if a.batch < 2:
+        p.error(f"--batch = {a.batch}: a pair needs in-batch negatives (at least 2)")
+    if a.steps < 1:
+        p.error(f"--steps = {a.steps}: must be at least 1")
+    if a.threads > 0:
+        torch.set_num_threads(a.threads)
+    dev = torch.device(a.device)
+    if a.find_max_batch:
+        a.batch = find_max_batch(a, dev)
+    torch.manual_seed(a.seed)
+    s = Setup(a, dev, a.batch)
+    for _ in range(a.warmup):
+        s.step()
+    s.sync()
+    start, cpu0 = time.perf_counter(), time.process_time()
+    for _ in range(a.steps):
+        loss = s.step()
+    s.sync()
+    step_s = (time.perf_counter() - start) / a.steps
+    cpu_s = (time.process_time() - cpu0) / a.steps
+    pairs_per_s = a.batch / step_s
+    fpp = flops_per_pair(a.layers, a.hidden, a.intermediate, a.seq_len)
+    peak = a.peak_tflops or (0.0 if dev.type != "cuda" else PEAK_BF16_H100 if a.precision == "bf16" else PEAK_FP32_H100)
+    print(json.dumps({"impl": "pytorch", "step_s": step_s, "cpu_s": cpu_s, "pairs_per_s": pairs_per_s,
+                      "tokens_per_s": 2 * a.batch * a.seq_len / step_s, "loss": loss, "flops_per_pair": fpp,
+                      "model_tflops": fpp * pairs_per_s / 1e12, "peak_tflops": peak or None,
+                      "mfu": fpp * pairs_per_s / (peak * 1e12) if peak else None, "precision": a.precision,
+                      "layers": a.layers, "hidden": a.hidden, "heads": a.heads, "intermediate": a.intermediate,
+                      "vocab": a.vocab, "batch": a.batch, "seq": a.seq_len, "steps": a.steps, "warmup": a.warmup,
+                      "threads": torch.get_num_threads(), "device": a.device}))
+
+
+if __name__ == "__main__":
+    main()
