@@ -83,6 +83,9 @@ type TrainConfig struct {
 	CheckpointEvery  int64   `toml:"checkpoint_every"`
 	KeepCheckpoints  int     `toml:"keep_checkpoints"`
 	Threads          int     `toml:"threads"`
+	// Precision is fp32 (the default) or bf16: the forward pass and the loss under libtorch's autocast, with
+	// fp32 master weights and gradients (left out of the digest when fp32, as runs written before it exist).
+	Precision string `toml:"precision" json:"precision,omitempty"`
 }
 
 // DistributedConfig tunes data-parallel training (trainer/dist.go). train.batch_size is the global batch.

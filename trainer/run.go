@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 	"go.uber.org/zap"
 
@@ -122,7 +123,7 @@ func (t *Trainer) step(idx []int, micro int) (loss, norm float64, objMetrics map
 			if err != nil {
 				return err
 			}
-			l, m, err := t.obj.Loss(t.bb.model, b.Value, true)
+			l, m, err := t.loss(b.Value)
 			if err != nil {
 				b.Drop()
 				return err
@@ -176,6 +177,20 @@ func (t *Trainer) step(idx []int, micro int) (loss, norm float64, objMetrics map
 		return t.opt.ZeroGrad()
 	})
 	return loss, norm, objMetrics, err
+}
+
+// loss runs the forward pass and the objective, under bf16 autocast when train.precision asks for it (the
+// backward pass runs outside, as autocast wants). Run holds the OS thread autocast's state lives on.
+func (t *Trainer) loss(batch any) (l *ts.Tensor, m map[string]float64, err error) {
+	if t.exp.Train.Precision != "bf16" {
+		return t.obj.Loss(t.bb.model, batch, true)
+	}
+	restore, err := torch.Autocast(t.dev, gotch.BFloat16)
+	if err != nil {
+		return nil, nil, fmt.Errorf("train.precision bf16: %w", err)
+	}
+	defer restore()
+	return t.obj.Loss(t.bb.model, batch, true)
 }
 
 // lossWindow accumulates the steps between two metrics lines.

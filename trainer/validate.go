@@ -60,6 +60,13 @@ func (e *Experiment) validate() error {
 		fail("distributed.bucket_mb and distributed.timeout_s must be positive")
 	}
 	t := &e.Train
+	switch t.Precision {
+	case "fp32":
+		t.Precision = ""
+	case "", "bf16":
+	default:
+		fail("train.precision %q is not fp32 or bf16", t.Precision)
+	}
 	if t.BatchSize < 2 {
 		fail("train.batch_size must be at least 2 (in-batch negatives), got %d", t.BatchSize)
 	}
