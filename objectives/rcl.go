@@ -38,6 +38,7 @@ func init() {
 
 type rcl struct {
 	mlmWeight float64
+	gather    Gather // nil: negatives from this process's rows only
 }
 
 // RCLMasks reports whether the rcl objective with settings s trains MLM too, so its data mask the context.
@@ -68,6 +69,9 @@ func newRCL(m *models.Model, s Settings) (Objective, error) {
 }
 
 func (o *rcl) Name() string { return RCLName }
+
+// SetGather makes every rank's responses negatives (GlobalBatch); the MLM term stays per rank.
+func (o *rcl) SetGather(g Gather) { o.gather = g }
 
 // Loss takes an RCLBatch (or *RCLBatch). metrics holds rcl and, with MLM, mlm.
 func (o *rcl) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[string]float64, error) {
@@ -101,8 +105,13 @@ func (o *rcl) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[stri
 	err = torch.Catch("rcl loss", func() error {
 		c, r := ctx.Last.MustSelect(1, 0, false), resp.Last.MustSelect(1, 0, false) // [CLS]
 		defer torch.Drop(c, r)
-		var err error
-		if loss, err = RCLLoss(c, r); err != nil {
+		gc, gr, drop, err := gatherViews(o.gather, c, r)
+		if err != nil {
+			return err
+		}
+		loss, err = RCLLoss(gc, gr)
+		drop()
+		if err != nil {
 			return err
 		}
 		metrics["rcl"] = mean(loss)

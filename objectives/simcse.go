@@ -32,6 +32,7 @@ type simcse struct {
 	tau    float64
 	pooler string
 	w, b   *ts.Tensor // the MLP's Linear(d,d); nil unless pooler is "cls"
+	gather Gather     // nil: negatives from this process's rows only
 }
 
 func newSimCSE(m *models.Model, s Settings) (Objective, error) {
@@ -75,6 +76,9 @@ func (o *simcse) buildMLP() error {
 
 func (o *simcse) Name() string { return SimCSEName }
 
+// SetGather makes every rank's utterances negatives (GlobalBatch).
+func (o *simcse) SetGather(g Gather) { o.gather = g }
+
 // Loss takes a DSEBatch whose two views hold the same utterances (or *DSEBatch); PairSimi is ignored.
 // metrics holds pos_cos, the mean cosine of the two views of an utterance.
 func (o *simcse) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[string]float64, error) {
@@ -101,8 +105,13 @@ func (o *simcse) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[s
 	err = torch.Catch("simcse loss", func() error {
 		h1, h2 := e.MustNarrow(0, 0, n, false), e.MustNarrow(0, n, n, false)
 		defer torch.Drop(h1, h2)
-		var err error
-		if loss, err = SimCSELoss(h1, h2, o.tau); err != nil {
+		g1, g2, drop, err := gatherViews(o.gather, h1, h2)
+		if err != nil {
+			return err
+		}
+		loss, err = SimCSELoss(g1, g2, o.tau)
+		drop()
+		if err != nil {
 			return err
 		}
 		cos := ts.MustCosineSimilarity(h1, h2, 1, 1e-8)
