@@ -5,12 +5,14 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
 	"convrep/internal/torch"
+	"convrep/trainer/optim"
 )
 
 // Data-parallel training on libtorch's c10d. Every rank holds the whole model and reads its own contiguous
@@ -76,7 +78,8 @@ type cluster struct {
 	env         distEnv
 	group       *torch.Group
 	bucketBytes int64
-	local       bool // negatives stay on their rank
+	local       bool           // negatives stay on their rank
+	overlap     *torch.Overlap // the gradient averaging hooks
 }
 
 // joinCluster joins the job the environment describes, with Gloo on CPU and NCCL on CUDA unless the
@@ -132,25 +135,59 @@ func (c *cluster) broadcast(xs []*ts.Tensor) error {
 	return torch.Catch("broadcast from rank 0", func() error { return c.group.Broadcast(xs, 0) })
 }
 
-// averageGrads replaces the gradient of each parameter by its mean over the ranks. A parameter outside this
-// step's graph has no gradient on any rank (the graph's shape does not depend on the rank) and is skipped.
-func (c *cluster) averageGrads(params []*ts.Tensor) error {
+// watch registers the overlapped gradient averaging (torch.Overlap) on the trained parameters, handed over
+// in the order backward reaches them: the reverse of the model's, layers compared by number.
+func (c *cluster) watch(groups []optim.Group) error {
 	if !c.multi() {
 		return nil
 	}
-	return torch.Catch("average gradients", func() error {
-		var grads []*ts.Tensor
-		defer func() { torch.Drop(grads...) }()
-		for _, p := range params {
-			g := p.MustGrad(false)
-			if !g.MustDefined() {
-				g.MustDrop()
-				continue
-			}
-			grads = append(grads, g)
+	var names []string
+	byName := map[string]*ts.Tensor{}
+	for _, g := range groups {
+		for i, name := range g.ParamNames {
+			names, byName[name] = append(names, name), g.Params[i]
 		}
-		return c.group.AllReduceMean(grads, c.bucketBytes)
-	})
+	}
+	sort.Slice(names, func(i, j int) bool { return layerOrder(names[j], names[i]) })
+	params := make([]*ts.Tensor, len(names))
+	for i, name := range names {
+		params[i] = byName[name]
+	}
+	var err error
+	c.overlap, err = c.group.NewOverlap(params, c.bucketBytes)
+	return err
+}
+
+// layerOrder sorts parameter names as the model runs: dotted parts compared as numbers where both are.
+func layerOrder(a, b string) bool {
+	pa, pb := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(pa) && i < len(pb); i++ {
+		if pa[i] == pb[i] {
+			continue
+		}
+		na, errA := strconv.Atoi(pa[i])
+		nb, errB := strconv.Atoi(pb[i])
+		if errA == nil && errB == nil {
+			return na < nb
+		}
+		return pa[i] < pb[i]
+	}
+	return len(pa) < len(pb)
+}
+
+// arm makes the coming backward pass (a step's last micro-batch) average its gradients over the ranks.
+func (c *cluster) arm() {
+	if c.overlap != nil {
+		c.overlap.Arm()
+	}
+}
+
+// finish waits for the averaging the armed backward pass started.
+func (c *cluster) finish() error {
+	if c.overlap == nil {
+		return nil
+	}
+	return torch.Catch("average gradients", c.overlap.Finish)
 }
 
 // agree averages the step's loss over the ranks and tells whether any rank was asked to stop, so that all

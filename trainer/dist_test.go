@@ -31,6 +31,8 @@ func TestTwoGlooWorkersFollowOneProcess(t *testing.T) {
 		sets      []string
 	}{
 		{"dse", nil},
+		// Two micro-batches of 8 per step: the ranks average only after the second backward pass.
+		{"dse_accumulated", []string{"train.batch_size=8", "train.grad_accumulation=2"}},
 		// SimCSE's MLP at the paper's rate (3e-5; DSE's head rate moves it 9e-6 apart in 20 steps).
 		{"simcse", []string{"objective.name=simcse", "data.pairs=dropout", "train.head_lr=3e-5"}},
 		// Without its MLM term: each rank's MLM loss is a mean over its own masked tokens, whose number

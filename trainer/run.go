@@ -139,6 +139,9 @@ func (t *Trainer) step(idx []int, micro int) (loss, norm float64, objMetrics map
 				return fmt.Errorf("loss is %v; the run stops here and keeps its last good checkpoint", v)
 			}
 			scaled := l.MustDivScalar(ts.FloatScalar(float64(parts)), false)
+			if k == parts-1 {
+				t.cl.arm() // the ranks average the accumulated gradients during this last backward pass
+			}
 			err = scaled.Backward()
 			torch.Drop(scaled, l)
 			b.Drop()
@@ -152,7 +155,7 @@ func (t *Trainer) step(idx []int, micro int) (loss, norm float64, objMetrics map
 		for _, g := range t.groups {
 			all = append(all, g.Params...)
 		}
-		if err := t.cl.averageGrads(all); err != nil {
+		if err := t.cl.finish(); err != nil {
 			return err
 		}
 		// The norm is measured even without clipping (a bound no finite norm reaches leaves the gradients

@@ -126,6 +126,9 @@ func New(ctx context.Context, e *Experiment, opt Options, log *zap.Logger) (_ *T
 	if err := t.syncRanks(); err != nil {
 		return nil, err
 	}
+	if err := cl.watch(t.groups); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 

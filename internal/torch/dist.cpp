@@ -20,7 +20,12 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/variable.h>
+
 #include <chrono>
+#include <memory>
+#include <mutex>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -113,53 +118,6 @@ static void wait_all(std::vector<c10::intrusive_ptr<c10d::Work>> &works) {
   for (auto &w : works) w->wait();
 }
 
-char *convrep_allreduce_mean(convrep_group *g, void **tensors, int n, int64_t bucket_bytes) {
-  try {
-    // Buckets: consecutive tensors of one dtype and device, up to bucket_bytes each (a larger tensor alone).
-    std::vector<std::vector<at::Tensor>> buckets;
-    int64_t bytes = 0;
-    for (int i = 0; i < n; i++) {
-      if (!at::isFloatingType(tensor(tensors[i]).scalar_type())) {
-        return error_of("tensor " + std::to_string(i) + " is not floating point; a mean needs one");
-      }
-    }
-    for (int i = 0; i < n; i++) {
-      at::Tensor &t = tensor(tensors[i]);
-      int64_t b = t.numel() * t.element_size();
-      bool fresh = buckets.empty() || bytes + b > bucket_bytes ||
-                   buckets.back()[0].scalar_type() != t.scalar_type() || buckets.back()[0].device() != t.device();
-      if (fresh) {
-        buckets.emplace_back();
-        bytes = 0;
-      }
-      buckets.back().push_back(t);
-      bytes += b;
-    }
-    std::vector<at::Tensor> flat;
-    std::vector<c10::intrusive_ptr<c10d::Work>> works;
-    for (auto &bucket : buckets) {
-      std::vector<at::Tensor> views;
-      for (auto &t : bucket) views.push_back(t.reshape({-1}));
-      flat.push_back(at::cat(views));
-      std::vector<at::Tensor> one{flat.back()};
-      works.push_back(g->pg->allreduce(one));
-    }
-    wait_all(works);
-    for (size_t k = 0; k < buckets.size(); k++) {
-      flat[k].div_(g->world);
-      int64_t off = 0;
-      for (auto &t : buckets[k]) {
-        int64_t m = t.numel();
-        t.copy_(flat[k].narrow(0, off, m).view(t.sizes()));
-        off += m;
-      }
-    }
-  } catch (const std::exception &e) {
-    return error_of(e);
-  }
-  return nullptr;
-}
-
 char *convrep_allreduce(convrep_group *g, void *t, int op) {
   try {
     c10d::AllreduceOptions o;
@@ -215,4 +173,163 @@ char *convrep_barrier(convrep_group *g) {
     return error_of(e);
   }
   return nullptr;
+}
+
+// The state the hooks share with the training loop. Hooks run on autograd's threads, so it is guarded.
+struct overlap_state {
+  convrep_group *g;
+  std::vector<at::Tensor> params;
+  std::vector<std::vector<size_t>> buckets;  // parameter indices, in launch order
+  std::vector<size_t> bucket_of;
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;  // kept alive, or the hooks vanish
+  std::mutex mu;
+  bool armed = false, alive = true;
+  std::vector<int> waiting;  // per bucket: parameters not yet ready
+  std::vector<bool> ready;
+  size_t next = 0;           // the next bucket to send
+  size_t early = 0;          // buckets the hooks sent during the last armed pass
+  std::vector<at::Tensor> flat;
+  std::vector<std::vector<size_t>> sent;  // per bucket: the parameters whose gradients it carries
+  std::vector<c10::intrusive_ptr<c10d::Work>> works;
+
+  // Sends bucket b with the gradients its ready parameters have. Holds mu.
+  void send(size_t b) {
+    std::vector<at::Tensor> views;
+    std::vector<size_t> members;
+    for (size_t i : buckets[b]) {
+      const at::Tensor &grad = params[i].grad();
+      if (ready[i] && grad.defined()) {
+        views.push_back(grad.reshape({-1}));
+        members.push_back(i);
+      }
+    }
+    flat[b] = views.empty() ? at::Tensor() : at::cat(views);
+    sent[b] = members;
+    if (flat[b].defined()) {
+      std::vector<at::Tensor> one{flat[b]};
+      works[b] = g->pg->allreduce(one);
+    }
+  }
+
+  // Sends every bucket, in order, whose parameters are all ready. Holds mu.
+  void advance() {
+    while (next < buckets.size() && waiting[next] == 0) send(next++);
+  }
+};
+
+struct convrep_overlap {
+  std::shared_ptr<overlap_state> s;
+};
+
+namespace {
+struct ReadyHook : torch::autograd::FunctionPostHook {
+  std::weak_ptr<overlap_state> state;
+  size_t index;
+  ReadyHook(std::weak_ptr<overlap_state> st, size_t i) : state(std::move(st)), index(i) {}
+  torch::autograd::variable_list operator()(const torch::autograd::variable_list &outputs,
+                                            const torch::autograd::variable_list & /*inputs*/) override {
+    auto s = state.lock();
+    if (!s) return outputs;
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (!s->alive || !s->armed || s->ready[index]) return outputs;
+    s->ready[index] = true;
+    s->waiting[s->bucket_of[index]]--;
+    s->advance();
+    return outputs;
+  }
+};
+}  // namespace
+
+char *convrep_overlap_new(convrep_group *g, void **params, int n, int64_t bucket_bytes, convrep_overlap **out) {
+  try {
+    auto s = std::make_shared<overlap_state>();
+    s->g = g;
+    int64_t bytes = 0;
+    for (int i = 0; i < n; i++) {
+      at::Tensor &p = tensor(params[i]);
+      if (!p.requires_grad() || !p.is_leaf()) {
+        return error_of("parameter " + std::to_string(i) + " is not a leaf that requires a gradient");
+      }
+      if (!at::isFloatingType(p.scalar_type())) {
+        return error_of("parameter " + std::to_string(i) + " is not floating point");
+      }
+      int64_t b = p.numel() * p.element_size();
+      bool fresh = s->buckets.empty() || bytes + b > bucket_bytes ||
+                   s->params[s->buckets.back()[0]].scalar_type() != p.scalar_type() ||
+                   s->params[s->buckets.back()[0]].device() != p.device();
+      if (fresh) {
+        s->buckets.emplace_back();
+        bytes = 0;
+      }
+      s->params.push_back(p);
+      s->buckets.back().push_back(i);
+      s->bucket_of.push_back(s->buckets.size() - 1);
+      bytes += b;
+    }
+    for (int i = 0; i < n; i++) {
+      auto acc = torch::autograd::impl::grad_accumulator(s->params[i]);
+      acc->add_post_hook(std::make_unique<ReadyHook>(s, i));
+      s->accumulators.push_back(acc);
+    }
+    *out = new convrep_overlap{s};
+  } catch (const std::exception &e) {
+    return error_of(e);
+  }
+  return nullptr;
+}
+
+void convrep_overlap_arm(convrep_overlap *o) {
+  auto &s = *o->s;
+  std::lock_guard<std::mutex> lock(s.mu);
+  s.armed = true;
+  s.next = 0;
+  s.ready.assign(s.params.size(), false);
+  s.waiting.clear();
+  for (auto &b : s.buckets) s.waiting.push_back(static_cast<int>(b.size()));
+  s.flat.assign(s.buckets.size(), at::Tensor());
+  s.sent.assign(s.buckets.size(), {});
+  s.works.assign(s.buckets.size(), {});
+}
+
+char *convrep_overlap_finish(convrep_overlap *o) {
+  auto &s = *o->s;
+  try {
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (!s.armed) return error_of(std::string("finish without arm"));
+    s.armed = false;
+    s.early = s.next;
+    // Buckets with parameters outside this step's graph never filled: send them now, in order.
+    while (s.next < s.buckets.size()) s.send(s.next++);
+    for (size_t b = 0; b < s.buckets.size(); b++) {
+      if (!s.works[b]) continue;
+      s.works[b]->wait();
+      s.flat[b].div_(s.g->world);
+      int64_t off = 0;
+      for (size_t i : s.sent[b]) {
+        at::Tensor grad = s.params[i].mutable_grad();
+        int64_t m = grad.numel();
+        grad.copy_(s.flat[b].narrow(0, off, m).view(grad.sizes()));
+        off += m;
+      }
+    }
+    s.flat.assign(s.buckets.size(), at::Tensor());
+    s.works.assign(s.buckets.size(), {});
+  } catch (const std::exception &e) {
+    return error_of(e);
+  }
+  return nullptr;
+}
+
+int convrep_overlap_early(convrep_overlap *o) {
+  std::lock_guard<std::mutex> lock(o->s->mu);
+  return static_cast<int>(o->s->early);
+}
+
+void convrep_overlap_free(convrep_overlap *o) {
+  {
+    std::lock_guard<std::mutex> lock(o->s->mu);
+    o->s->alive = false;
+    o->s->armed = false;
+  }
+  delete o;
 }

@@ -66,19 +66,6 @@ func handles(xs []*ts.Tensor) []unsafe.Pointer {
 	return hs
 }
 
-// AllReduceMean replaces each tensor by its mean over the ranks, in place, sending them in buckets of at most
-// bucketBytes: fewer, larger messages than one per tensor, and every bucket in flight before the first is awaited.
-func (g *Group) AllReduceMean(xs []*ts.Tensor, bucketBytes int64) error {
-	if len(xs) == 0 {
-		return nil
-	}
-	hs := handles(xs)
-	if err := takeError(C.convrep_allreduce_mean(g.g, &hs[0], C.int(len(hs)), C.int64_t(bucketBytes))); err != nil {
-		return fmt.Errorf("all-reduce of %d tensors: %w", len(xs), err)
-	}
-	return nil
-}
-
 // ReduceOp is how AllReduce combines the ranks' values.
 type ReduceOp int
 
@@ -124,4 +111,50 @@ func (g *Group) Barrier() error {
 		return fmt.Errorf("barrier: %w", err)
 	}
 	return nil
+}
+
+// Overlap averages gradients over the ranks while the backward pass still runs, as DDP's reducer does:
+// hooks on the parameters' gradient accumulators send each bucket as soon as its gradients, and those of the
+// buckets before it, are complete. Give the parameters in the order backward reaches them (last layer
+// first) so that the first buckets fill first.
+type Overlap struct {
+	o *C.convrep_overlap
+}
+
+// NewOverlap registers the hooks on params (leaves that require gradients, the same list on every rank).
+func (g *Group) NewOverlap(params []*ts.Tensor, bucketBytes int64) (*Overlap, error) {
+	if len(params) == 0 {
+		return nil, fmt.Errorf("overlapped all-reduce: no parameters")
+	}
+	hs := handles(params)
+	var o *C.convrep_overlap
+	if err := takeError(C.convrep_overlap_new(g.g, &hs[0], C.int(len(hs)), C.int64_t(bucketBytes), &o)); err != nil {
+		return nil, fmt.Errorf("overlapped all-reduce: %w", err)
+	}
+	return &Overlap{o: o}, nil
+}
+
+// Arm makes the next backward pass send its gradients; passes before Arm (the first micro-batches of an
+// accumulated step) only accumulate.
+func (o *Overlap) Arm() { C.convrep_overlap_arm(o.o) }
+
+// Finish follows the armed backward pass: it sends what is left, waits, and leaves every parameter's
+// gradient averaged over the ranks. Parameters that received no gradient keep none, alike on every rank.
+func (o *Overlap) Finish() error {
+	if err := takeError(C.convrep_overlap_finish(o.o)); err != nil {
+		return fmt.Errorf("overlapped all-reduce: %w", err)
+	}
+	return nil
+}
+
+// Early is the number of buckets the last armed backward pass sent while it ran; the others waited for
+// Finish (parameters outside the graph, or hooks that never fired).
+func (o *Overlap) Early() int { return int(C.convrep_overlap_early(o.o)) }
+
+// Close turns the hooks off.
+func (o *Overlap) Close() {
+	if o != nil && o.o != nil {
+		C.convrep_overlap_free(o.o)
+		o.o = nil
+	}
 }

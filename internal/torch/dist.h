@@ -12,9 +12,6 @@ typedef struct convrep_group convrep_group;
 char *convrep_group_new(const char *backend, const char *addr, int port, int rank, int world, int64_t timeout_ms,
                         convrep_group **out);
 void convrep_group_free(convrep_group *g);
-// Sums each tensor over the ranks in place and divides by the number of ranks. Tensors are packed into
-// buckets of at most bucket_bytes (one dtype and device each); every bucket is sent before the first is awaited.
-char *convrep_allreduce_mean(convrep_group *g, void **tensors, int n, int64_t bucket_bytes);
 // op: 0 sum, 1 max, 2 min; in place.
 char *convrep_allreduce(convrep_group *g, void *tensor, int op);
 // Overwrites each tensor with rank root's, in place.
@@ -22,6 +19,21 @@ char *convrep_broadcast(convrep_group *g, void **tensors, int n, int root);
 // *out is a new tensor: every rank's t stacked along dim 0 in rank order (t has the same shape on every rank).
 char *convrep_allgather(convrep_group *g, void *t, void **out);
 char *convrep_barrier(convrep_group *g);
+// Gradient averaging overlapped with the backward pass, as DDP's reducer does it: a hook on each
+// parameter's gradient accumulator marks it ready; buckets (consecutive parameters, at most bucket_bytes;
+// give the parameters in the order backward reaches them, i.e. reversed) are all-reduced asynchronously, in
+// bucket order on every rank, as soon as they and the buckets before them are ready.
+typedef struct convrep_overlap convrep_overlap;
+char *convrep_overlap_new(convrep_group *g, void **params, int n, int64_t bucket_bytes, convrep_overlap **out);
+// Arms the hooks for the next backward pass (the last micro-batch of a step); unarmed passes only accumulate.
+void convrep_overlap_arm(convrep_overlap *o);
+// After that backward pass: sends the buckets still waiting (parameters that received no gradient are left
+// out, alike on every rank), waits for all, and writes the mean gradients back.
+char *convrep_overlap_finish(convrep_overlap *o);
+// The number of buckets the last armed backward pass sent before it ended (the rest went in finish).
+int convrep_overlap_early(convrep_overlap *o);
+// Disarms for good; the hooks stay registered but do nothing.
+void convrep_overlap_free(convrep_overlap *o);
 // 1 when this build compiled the backend in, else 0.
 int convrep_has_backend(const char *backend);
 #ifdef __cplusplus
