@@ -58,25 +58,6 @@ func TestDistWorker(t *testing.T) {
 	defer g.Close()
 	r := float64(rank)
 
-	// Mean over the ranks, in buckets small enough that the float32 tensors take two of them; the float64
-	// tensor goes in a bucket of its own.
-	a := ts.MustOfSlice([]float32{1 + float32(r), 2, 3}).MustView([]int64{3, 1}, true)
-	b := ts.MustOfSlice([]float32{10 * float32(r), 5})
-	c := ts.MustOfSlice([]float64{float64(4 * rank), 8})
-	if err := g.AllReduceMean([]*ts.Tensor{a, b, c}, 16); err != nil {
-		t.Fatal(err)
-	}
-	expect(t, "mean a", a.Float64Values(), []float64{1.5, 2, 3})
-	expect(t, "mean b", b.Float64Values(), []float64{5, 5})
-	expect(t, "mean c", c.Float64Values(), []float64{2, 8})
-	if sz := a.MustSize(); sz[0] != 3 || sz[1] != 1 {
-		t.Fatalf("all-reduce changed the shape to %v", sz)
-	}
-	// Refused before any message is sent, on every rank alike, so the group stays in step.
-	if err := g.AllReduceMean([]*ts.Tensor{ts.MustOfSlice([]int64{1})}, 16); err == nil {
-		t.Fatal("the mean of an int64 tensor was accepted")
-	}
-
 	m := ts.MustOfSlice([]float64{r, 5 - r})
 	if err := g.AllReduce(m, Max); err != nil {
 		t.Fatal(err)
@@ -98,8 +79,45 @@ func TestDistWorker(t *testing.T) {
 		t.Fatalf("all-gather shape %v, want [4 3]", sz)
 	}
 	expect(t, "all-gather", all.Float64Values(), []float64{1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2})
+	overlapped(t, g, r)
 	if err := g.Barrier(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// overlapped checks the gradient averaging that runs inside the backward pass: y = Σ (w1·x)·w2 over two
+// parameters in buckets of their own, one pass unarmed (it only accumulates), one armed. Rank r's input is
+// x = r+1, so the gradients are the ranks' means of (1+1)·x·w2 and (1+1)·x·w1 after two passes.
+func overlapped(t *testing.T, g *Group, r float64) {
+	w1 := ts.MustOfSlice([]float32{2, 3}).MustSetRequiresGrad(true, false)
+	w2 := ts.MustOfSlice([]float32{5, 7}).MustSetRequiresGrad(true, false)
+	unused := ts.MustOfSlice([]float32{1}).MustSetRequiresGrad(true, false)
+	o, err := g.NewOverlap([]*ts.Tensor{w2, w1, unused}, 8) // 8 bytes: each tensor a bucket
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	x := ts.MustOfSlice([]float32{float32(r) + 1, float32(r) + 1})
+	for pass := 0; pass < 2; pass++ {
+		if pass == 1 {
+			o.Arm()
+		}
+		y := x.MustMul(w1, false).MustMul(w2, true).MustSum(gotch.Float, true)
+		if err := y.Backward(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := o.Finish(); err != nil {
+		t.Fatal(err)
+	}
+	// mean over ranks of 2·(r+1) is 3: grad w1 = 3·w2, grad w2 = 3·w1.
+	expect(t, "overlapped grad w1", w1.MustGrad(false).Float64Values(), []float64{15, 21})
+	expect(t, "overlapped grad w2", w2.MustGrad(false).Float64Values(), []float64{6, 9})
+	if u := unused.MustGrad(false); u.MustDefined() {
+		t.Fatalf("a parameter outside the graph got gradient %v", u.Float64Values())
+	}
+	if o.Early() != 2 {
+		t.Fatalf("%d buckets went out during the backward pass, want both used ones", o.Early())
 	}
 }
 
