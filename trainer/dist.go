@@ -16,62 +16,10 @@ import (
 )
 
 // Data-parallel training on libtorch's c10d. Every rank holds the whole model and reads its own contiguous
-// share of each global batch; after the backward pass the gradients are averaged over the ranks, so every
+// share of each global batch; during the backward pass the gradients are averaged over the ranks, so every
 // rank takes the same optimiser step and the weights stay equal. The global batch sequence does not depend
 // on the number of ranks: a run resumes on another number of ranks where it stopped, and W ranks with
 // B/W rows each follow the trajectory of one process with B rows.
-
-// distEnv is torchrun's environment contract, which SLURM and Kubernetes launchers follow too.
-type distEnv struct {
-	Rank, World, LocalRank int
-	Addr                   string
-	Port                   int
-}
-
-// readDistEnv reads RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT; without WORLD_SIZE the run is
-// a single process.
-func readDistEnv(getenv func(string) string) (distEnv, error) {
-	env := distEnv{World: 1, Addr: "127.0.0.1", Port: 29500}
-	if getenv("WORLD_SIZE") == "" {
-		return env, nil
-	}
-	num := func(name string, p *int, required bool) error {
-		v := getenv(name)
-		if v == "" {
-			if required {
-				return fmt.Errorf("%s is not set (WORLD_SIZE is %s)", name, getenv("WORLD_SIZE"))
-			}
-			return nil
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 {
-			return fmt.Errorf("%s=%q is not a non-negative integer", name, v)
-		}
-		*p = n
-		return nil
-	}
-	for _, f := range []struct {
-		name     string
-		p        *int
-		required bool
-	}{{"WORLD_SIZE", &env.World, true}, {"RANK", &env.Rank, true}, {"LOCAL_RANK", &env.LocalRank, false}, {"MASTER_PORT", &env.Port, false}} {
-		if err := num(f.name, f.p, f.required); err != nil {
-			return env, err
-		}
-	}
-	if a := getenv("MASTER_ADDR"); a != "" {
-		env.Addr = a
-	}
-	switch {
-	case env.World < 1:
-		return env, fmt.Errorf("WORLD_SIZE=%d: at least one rank is needed", env.World)
-	case env.Rank >= env.World:
-		return env, fmt.Errorf("RANK=%d is not below WORLD_SIZE=%d", env.Rank, env.World)
-	case env.Port < 1 || env.Port > 65535:
-		return env, fmt.Errorf("MASTER_PORT=%d is not a TCP port", env.Port)
-	}
-	return env, nil
-}
 
 // cluster is this process's place in the job and its process group (nil for a single process).
 type cluster struct {
@@ -118,8 +66,12 @@ func joinCluster(e *Experiment, dev gotch.Device) (*cluster, error) {
 func (c *cluster) world() int   { return c.env.World }
 func (c *cluster) leader() bool { return c.env.Rank == 0 }
 func (c *cluster) multi() bool  { return c.group != nil }
-func (c *cluster) close()       { c.group.Close() }
 func (c *cluster) rank() int    { return c.env.Rank }
+
+func (c *cluster) close() {
+	c.overlap.Close()
+	c.group.Close()
+}
 
 // shard is this rank's contiguous share of a global micro-batch.
 func (c *cluster) shard(idx []int) []int {
@@ -127,7 +79,7 @@ func (c *cluster) shard(idx []int) []int {
 	return idx[c.env.Rank*n : (c.env.Rank+1)*n]
 }
 
-// broadcast gives every rank rank 0's values of xs (the initial or restored weights and optimiser state).
+// broadcast gives every rank rank 0's values of xs (the initial or restored weights).
 func (c *cluster) broadcast(xs []*ts.Tensor) error {
 	if !c.multi() {
 		return nil
@@ -221,9 +173,9 @@ func (c *cluster) agree(loss float64, stop bool) (float64, bool, error) {
 // batch; torch.distributed.nn's all_gather would all-reduce the gathered gradient in the backward pass,
 // which, the loss being the same on every rank, is W times this rank's own gradient. The slot carries that
 // factor instead, x + ((W−1)x − stop_gradient((W−1)x)), whose value is exactly x, and saves the collective;
-// the ranks' mean gradient (averageGrads) is then the global loss's gradient.
+// the ranks' mean gradient (the overlapped all-reduce) is then the global loss's gradient.
 func (c *cluster) gather(x *ts.Tensor) (*ts.Tensor, error) {
-	if !c.multi() || c.local {
+	if !c.multi() {
 		return x.MustShallowClone(), nil
 	}
 	var out *ts.Tensor
@@ -260,14 +212,6 @@ func (c *cluster) gather(x *ts.Tensor) (*ts.Tensor, error) {
 		return nil
 	})
 	return out, err
-}
-
-// barrier waits for every rank (after rank 0 alone wrote a checkpoint or the final model).
-func (c *cluster) barrier() error {
-	if !c.multi() {
-		return nil
-	}
-	return torch.Catch("barrier", c.group.Barrier)
 }
 
 // syncRanks starts every rank from rank 0's state: the weights and the objective's state are broadcast (after
