@@ -22,8 +22,23 @@ func distDefines(lt *libtorch) string {
 	}
 	if lt.CUDA {
 		d += " -DCONVREP_NCCL"
+		// c10d's NCCL headers include CUDA's runtime headers, which a libtorch folder does not carry.
+		if dir := cudaInclude(); dir != "" {
+			d += " -I" + dir
+		}
 	}
 	return d
+}
+
+// cudaInclude is the CUDA toolkit's include folder: $CUDA_HOME's, else /usr/local/cuda's; "" when neither
+// holds cuda_runtime_api.h.
+func cudaInclude() string {
+	for _, home := range []string{os.Getenv("CUDA_HOME"), "/usr/local/cuda"} {
+		if home != "" && exists(filepath.Join(home, "include", "cuda_runtime_api.h")) {
+			return filepath.Join(home, "include")
+		}
+	}
+	return ""
 }
 
 // distLibs links Debian's shared Gloo: its libtorch_cpu calls into libgloo.so rather than carrying Gloo inside,
