@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -118,7 +118,6 @@ func (l launch) runWorkers(argv []string, grace time.Duration, log *zap.Logger) 
 	workers := make([]*exec.Cmd, l.nprocPerNode)
 	tails := make([]*tail, l.nprocPerNode)
 	done := make(chan exited, l.nprocPerNode)
-	var outputs sync.WaitGroup
 	for i := range workers {
 		rank := l.nodeRank*l.nprocPerNode + i
 		cmd := exec.Command(argv[0], argv[1:]...)
@@ -126,29 +125,19 @@ func (l launch) runWorkers(argv []string, grace time.Duration, log *zap.Logger) 
 		// Workers get signals from the launcher only, so that one Ctrl-C reaches each of them once.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 		tails[i] = newTail(20)
-		var prefix string
+		// Rank 0's progress bar redraws in place: its bytes pass through as they come. The others' lines
+		// carry their rank.
+		var out io.Writer = os.Stderr
 		if rank != 0 {
-			prefix = fmt.Sprintf("[rank %d] ", rank)
+			out = &prefixed{w: os.Stderr, prefix: fmt.Sprintf("[rank %d] ", rank)}
 		}
-		stderr, err := cmd.StderrPipe()
-		if err != nil {
-			return err
-		}
-		cmd.Stdout = os.Stdout
+		cmd.Stdout, cmd.Stderr = os.Stdout, io.MultiWriter(out, tails[i])
 		if err := cmd.Start(); err != nil {
 			l.end(workers[:i], syscall.SIGKILL)
 			return fmt.Errorf("start worker %d: %w", rank, err)
 		}
 		workers[i] = cmd
-		outputs.Add(1)
-		go func() {
-			defer outputs.Done()
-			if prefix == "" { // rank 0's progress bar redraws in place: its bytes pass through as they come
-				io.Copy(os.Stderr, io.TeeReader(stderr, tails[i]))
-				return
-			}
-			copyLines(os.Stderr, stderr, prefix, tails[i])
-		}()
+		// Wait returns once the worker's output is copied, so its last lines are in its tail.
 		go func() { done <- exited{rank, cmd.Wait()} }()
 	}
 	log.Info("workers started", zap.Int("node_workers", l.nprocPerNode), zap.Int("world_size", l.nnodes*l.nprocPerNode),
@@ -165,7 +154,7 @@ func (l launch) runWorkers(argv []string, grace time.Duration, log *zap.Logger) 
 			}
 			log.Info("forwarding signal to the workers", zap.String("signal", s.String()))
 			l.end(workers, s.(syscall.Signal))
-			killAt = time.After(10 * grace)
+			killAt = time.After(stopGrace)
 		case <-killAt:
 			l.end(workers, syscall.SIGKILL)
 		case e := <-done:
@@ -177,7 +166,6 @@ func (l launch) runWorkers(argv []string, grace time.Duration, log *zap.Logger) 
 			}
 		}
 	}
-	outputs.Wait()
 	if failed != nil {
 		i := failed.rank - l.nodeRank*l.nprocPerNode
 		return fmt.Errorf("worker %d (rank %d of %d) failed: %v; its last lines:\n%s", i, failed.rank, l.nnodes*l.nprocPerNode,
@@ -195,19 +183,27 @@ func (l launch) end(workers []*exec.Cmd, sig syscall.Signal) {
 	}
 }
 
-// copyLines copies a worker's output line by line, each with prefix, and keeps its last lines in t.
-// A progress bar's carriage returns pass through unchanged.
-func copyLines(w io.Writer, r io.Reader, prefix string, t *tail) {
-	br := bufio.NewReader(r)
+// stopGrace is how long workers asked to stop may take to finish their step and checkpoint.
+const stopGrace = 2 * time.Minute
+
+// prefixed writes whole lines to w, each after prefix.
+type prefixed struct {
+	w       io.Writer
+	prefix  string
+	partial []byte
+}
+
+func (p *prefixed) Write(b []byte) (int, error) {
+	p.partial = append(p.partial, b...)
 	for {
-		line, err := br.ReadString('\n')
-		if line != "" {
-			io.WriteString(w, prefix+line)
-			t.Write([]byte(line))
+		i := bytes.IndexByte(p.partial, '\n')
+		if i < 0 {
+			return len(b), nil
 		}
-		if err != nil {
-			return
+		if _, err := fmt.Fprintf(p.w, "%s%s", p.prefix, p.partial[:i+1]); err != nil {
+			return len(b), err
 		}
+		p.partial = p.partial[i+1:]
 	}
 }
 

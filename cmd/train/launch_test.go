@@ -105,3 +105,19 @@ func TestLauncherSucceedsWhenEveryWorkerDoes(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestPrefixedWritesWholeLines(t *testing.T) {
+	var b strings.Builder
+	p := &prefixed{w: &b, prefix: "[rank 1] "}
+	for _, chunk := range []string{"a", "b\nc", "\n", "d"} {
+		p.Write([]byte(chunk))
+	}
+	if got, want := b.String(), "[rank 1] ab\n[rank 1] c\n"; got != want {
+		t.Fatalf("got %q, want %q (d waits for its newline)", got, want)
+	}
+	tl := newTail(2)
+	tl.Write([]byte("one\ntwo\rtwo again\nthree\npart"))
+	if got, want := tl.String(), "  two again\n  three\n  part"; got != want {
+		t.Fatalf("tail %q, want %q", got, want)
+	}
+}
