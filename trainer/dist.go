@@ -28,6 +28,7 @@ type cluster struct {
 	bucketBytes int64
 	local       bool           // negatives stay on their rank
 	overlap     *torch.Overlap // the gradient averaging hooks
+	dev         gotch.Device   // where the backend moves tensors: the CPU for Gloo, this rank's GPU for NCCL
 }
 
 // joinCluster joins the job the environment describes, with Gloo on CPU and NCCL on CUDA unless the
@@ -38,7 +39,7 @@ func joinCluster(e *Experiment, dev gotch.Device) (*cluster, error) {
 		return nil, fmt.Errorf("distributed environment: %w", err)
 	}
 	d := e.Distributed
-	c := &cluster{env: env, bucketBytes: int64(d.BucketMB) << 20, local: d.LocalNegatives}
+	c := &cluster{env: env, bucketBytes: int64(d.BucketMB) << 20, local: d.LocalNegatives, dev: gotch.CPU}
 	if env.World == 1 {
 		return c, nil
 	}
@@ -52,6 +53,9 @@ func joinCluster(e *Experiment, dev gotch.Device) (*cluster, error) {
 		if dev.IsCuda() {
 			backend = "nccl"
 		}
+	}
+	if backend == "nccl" {
+		c.dev = gotch.CudaBuilder(uint(env.LocalRank))
 	}
 	if !torch.HasBackend(backend) {
 		return nil, fmt.Errorf("distributed.backend %q: this build has no such c10d backend (Gloo needs libgloo-dev's headers at set-up; NCCL a CUDA libtorch)", backend)
@@ -152,18 +156,9 @@ func (c *cluster) agree(loss float64, stop bool) (float64, bool, error) {
 	if stop {
 		s = 1
 	}
-	var out []float64
-	err := torch.Catch("agree on the step", func() error {
-		x := ts.MustOfSlice([]float64{loss, s})
-		defer x.MustDrop()
-		if err := c.group.AllReduce(x, torch.Sum); err != nil {
-			return err
-		}
-		out = x.Float64Values()
-		return nil
-	})
+	out, err := c.reduce([]float64{loss, s}, torch.Sum)
 	if err != nil {
-		return 0, false, err
+		return 0, false, fmt.Errorf("agree on the step: %w", err)
 	}
 	return out[0] / float64(c.env.World), out[1] > 0, nil
 }
@@ -248,17 +243,26 @@ func (t *Trainer) syncRanks() error {
 
 // spread is the smallest and largest of v over the ranks.
 func (c *cluster) spread(v float64) (lo, hi float64, err error) {
-	err = torch.Catch("compare the ranks", func() error {
-		x := ts.MustOfSlice([]float64{-v, v})
+	out, err := c.reduce([]float64{-v, v}, torch.Max)
+	if err != nil {
+		return 0, 0, fmt.Errorf("compare the ranks: %w", err)
+	}
+	return -out[0], out[1], nil
+}
+
+// reduce combines a few numbers over the ranks. They travel on the backend's device (NCCL moves only GPU
+// tensors).
+func (c *cluster) reduce(vals []float64, op torch.ReduceOp) (out []float64, err error) {
+	err = torch.Catch("all-reduce", func() error {
+		x := ts.MustOfSlice(vals).MustTo(c.dev, true)
 		defer x.MustDrop()
-		if err := c.group.AllReduce(x, torch.Max); err != nil {
+		if err := c.group.AllReduce(x, op); err != nil {
 			return err
 		}
-		out := x.Float64Values()
-		lo, hi = -out[0], out[1]
+		out = x.MustTo(gotch.CPU, false).Float64Values(true)
 		return nil
 	})
-	return lo, hi, err
+	return out, err
 }
 
 func sortedKeys[V any](m map[string]V) []string {
@@ -278,12 +282,13 @@ func (c *cluster) rngStates() ([][]byte, error) {
 	}
 	var all []byte
 	err = torch.Catch("gather the ranks' RNG states", func() error {
-		x := ts.MustOfSlice(own)
+		x := ts.MustOfSlice(own).MustTo(c.dev, true)
 		defer x.MustDrop()
 		g, err := c.group.AllGather(x)
 		if err != nil {
 			return err
 		}
+		g = g.MustTo(gotch.CPU, true)
 		defer g.MustDrop()
 		all = make([]byte, g.Numel())
 		g.MustCopyData(all, uint(len(all)))
