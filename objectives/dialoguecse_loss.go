@@ -34,6 +34,11 @@ type cseTokens struct {
 // The loss is NT-Xent (Eq. 8), the mean over the B examples of −log(e^{s_ii/τ} / Σ_{j∈cand(i)} e^{s_ij/τ}).
 // It returns the loss (a scalar with its graph) and the similarities s [B,B] (detached). It panics on a
 // libtorch error (callers Catch).
+//
+// R̃_ij pools to a re-weighting of r_j's own rows, so s tells pairs apart only as far as those rows point
+// different ways: an encoder whose token rows are near parallel (a random or briefly MLM-trained small one)
+// gives every s ≈ 1, a loss of log(candidates) and a vanishing gradient, as cos is at its maximum. Hence the
+// pretrained starting encoder (§5.3).
 func cseLoss(x cseTokens, att *turnAttention, tau float64) (loss, sims *ts.Tensor) {
 	dtype := x.resp.DType()
 	rs, cs := x.resp.MustSize(), x.ctx.MustSize()

@@ -305,3 +305,46 @@ func TestDialogueCSELossGradient(t *testing.T) {
 		})
 	}
 }
+
+// The objective's fixed point: when every token row of every utterance points the same way (a collapsed
+// encoder, and nearly so a random or briefly MLM-trained small one, whose cosines start at 0.9995-0.9998),
+// R̄ and R̃ = Σ α Ū R̄ᵀ R̄ / √d pool to the same direction, every similarity is 1, the loss is the mean
+// log(candidates) and no gradient tells the pairs apart. DialogueCSE needs a starting encoder whose token
+// rows differ (a pretrained one in the paper).
+func TestDialogueCSELossCollinearRows(t *testing.T) {
+	c := newCSECase(6)
+	v := []float64{0.5, -1, 2, 0.25}
+	for _, rows := range [][]float64{c.resp, c.ctx} {
+		for r := 0; r < len(rows)/c.d; r++ {
+			scale := 0.5 + float64(r%5) // positive, different per row
+			for k := range c.d {
+				rows[r*c.d+k] = scale * v[k]
+			}
+		}
+	}
+	x, _ := c.tensors(gotch.Double, false)
+	loss, sims := cseLoss(x, nil, 0.1)
+	defer sims.MustDrop()
+	for k, s := range sims.Float64Values() {
+		if math.Abs(s-1) > 1e-12 {
+			t.Fatalf("similarity %d = %.15g, want 1", k, s)
+		}
+	}
+	// Example 0 has 2 candidates, 1 has 3, 2 has 2 (newCSECase's cand).
+	want := (math.Log(2) + math.Log(3) + math.Log(2)) / 3
+	if got := loss.Float64Values()[0]; math.Abs(got-want) > 1e-12 {
+		t.Fatalf("loss %.15g, want the mean log(candidates) %.15g", got, want)
+	}
+	loss.MustBackward()
+	if g := x.resp.MustGrad(false).Float64Values(); maxAbs(g) > 1e-9 {
+		t.Fatalf("collinear rows get a gradient of size %g", maxAbs(g))
+	}
+}
+
+func maxAbs(v []float64) float64 {
+	m := 0.0
+	for _, x := range v {
+		m = max(m, math.Abs(x))
+	}
+	return m
+}

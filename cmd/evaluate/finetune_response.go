@@ -39,7 +39,7 @@ func runFinetuneResponse(ctx context.Context, args []string, log *zap.Logger) er
 	if err != nil {
 		return err
 	}
-	train, test, err := responseSplits(c.data)
+	train, test, note, err := responseSplits(c.data)
 	if err != nil {
 		return err
 	}
@@ -47,7 +47,7 @@ func runFinetuneResponse(ctx context.Context, args []string, log *zap.Logger) er
 		return fmt.Errorf("%s: %d test responses, fewer than --candidates %d", test.Dataset, len(test.Responses), *size)
 	}
 	start := time.Now()
-	res := &evaluate.Result{Task: "finetune-response"}
+	res := &evaluate.Result{Task: "finetune-response", Notes: nonEmpty(note)}
 	for _, seed := range p.seeds {
 		model, tok, name, err := loadModel(ctx, c.model, log)
 		if err != nil {
@@ -104,40 +104,44 @@ func mergeSeedRows(acc, next []evaluate.Row) []evaluate.Row {
 	return acc
 }
 
-// responseSplits returns a response-selection dataset's training and test sets.
-func responseSplits(d dataFlags) (train, test *evaluate.RetrievalSet, err error) {
+// responseSplits returns a response-selection dataset's training and test sets, and a note for the
+// result when the training pairs are not the dataset's own train split (MultiWOZ's is absent here).
+func responseSplits(d dataFlags) (train, test *evaluate.RetrievalSet, note string, err error) {
 	if d.train != "" || d.test != "" {
 		if d.train == "" || d.test == "" {
-			return nil, nil, fmt.Errorf("--train and --test go together")
+			return nil, nil, "", fmt.Errorf("--train and --test go together")
 		}
 		t := d
 		t.test = d.train
 		if train, err = t.responseData(); err != nil {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
 		test, err = d.responseData()
-		return train, test, err
+		return train, test, "", err
 	}
 	root, err := d.evalRoot()
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, "", err
 	}
 	switch d.dataset {
 	case "ubuntu":
 		dir := filepath.Join(root, "ubuntu_irc", "data")
 		if train, err = evaluate.ReadUbuntuIRC(filepath.Join(dir, "train"), evaluate.UbuntuOptions{Seed: d.splitSeed}); err != nil {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
 		test, err = evaluate.ReadUbuntuIRC(filepath.Join(dir, "test"), evaluate.UbuntuOptions{Seed: d.splitSeed})
-		return train, test, err
+		return train, test, "", err
 	case "multiwoz":
-		// MultiWOZ 2.1's train split is absent here: the validation dialogues train, the test dialogues test.
 		dir := filepath.Join(root, "multiwoz21")
 		if train, err = evaluate.ReadMultiWOZResponses(dir, "val"); err != nil {
-			return nil, nil, err
+			return nil, nil, "", err
 		}
-		test, err = evaluate.ReadMultiWOZResponses(dir, "test")
-		return train, test, err
+		if test, err = evaluate.ReadMultiWOZResponses(dir, "test"); err != nil {
+			return nil, nil, "", err
+		}
+		note = fmt.Sprintf("%s has no train split here: fine-tuning trains on the %d (context, response) pairs of its validation dialogues; the test dialogues test.",
+			train.Dataset, len(train.Contexts))
+		return train, test, note, nil
 	}
-	return nil, nil, fmt.Errorf("--dataset %q has no response-selection training data (known: ubuntu, multiwoz; or --train/--test files)", d.dataset)
+	return nil, nil, "", fmt.Errorf("--dataset %q has no response-selection training data (known: ubuntu, multiwoz; or --train/--test files)", d.dataset)
 }
