@@ -27,8 +27,12 @@ type Experiment struct {
 	// Distributed tunes data-parallel runs; the ranks themselves come from the launcher's environment.
 	Distributed DistributedConfig `toml:"distributed" json:"-"`
 
-	path string // the file it was read from
+	path  string // the file it was read from
+	ranks int    // data-parallel ranks, set by New: train.batch_size is split over them
 }
+
+// rankBatch is the share of train.batch_size that one rank processes.
+func (e *Experiment) rankBatch() int { return e.Train.BatchSize / max(e.ranks, 1) }
 
 // ModelConfig names the backbone: a pretrained one (a folder, or a hub name such as bert-base-uncased), or a
 // randomly initialised one when Random is set.

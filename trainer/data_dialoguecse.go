@@ -55,9 +55,9 @@ func newCSEExamples(e *Experiment, tok *tokenizers.Tokenizer, _ string, _ []stri
 	if err != nil {
 		return nil, fmt.Errorf("[objective]: %w", err)
 	}
-	if cfg.Negatives > e.Train.BatchSize-1 {
-		return nil, fmt.Errorf("[objective] negatives = %d: the negatives are the batch's other responses, so train.batch_size must be at least %d, not %d",
-			cfg.Negatives, cfg.Negatives+1, e.Train.BatchSize)
+	if b := e.rankBatch(); cfg.Negatives > b-1 {
+		return nil, fmt.Errorf("[objective] negatives = %d: the negatives are the other responses of the batch (of each rank's share of it), so that must hold at least %d, not %d (train.batch_size %d over %d ranks)",
+			cfg.Negatives, cfg.Negatives+1, b, e.Train.BatchSize, max(e.ranks, 1))
 	}
 	ds, err := datasets.ReadAll(e.Data.Root, e.Data.Corpora, datasets.ReadOptions{SkipBad: e.Data.SkipBad, MergeSameSpeaker: e.Data.MergeSameSpeaker, Logger: log})
 	if err != nil {

@@ -3,7 +3,10 @@ package trainer
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
+
+	"go.uber.org/zap"
 )
 
 func TestContextWindows(t *testing.T) {
@@ -85,5 +88,22 @@ func TestPickNegatives(t *testing.T) {
 	}
 	if draws == 0 && fmt.Sprint(a) == fmt.Sprint(b) {
 		t.Fatalf("the draw never changes with the seed or the batch: %v", a)
+	}
+}
+
+// Each rank draws an example's negatives from its own share of the batch, so that share must hold them.
+func TestCSENegativesMustFitARanksShare(t *testing.T) {
+	e := &Experiment{Objective: map[string]any{"name": "dialoguecse", "negatives": int64(9)}}
+	e.Train.BatchSize = 16
+	for _, c := range []struct {
+		ranks int
+		ok    bool
+	}{{1, true}, {2, false}} {
+		e.ranks = c.ranks
+		_, err := newCSEExamples(e, nil, "", nil, 0, zap.NewNop())
+		refused := err != nil && strings.Contains(err.Error(), "at least 10, not 8")
+		if c.ok == refused || (!c.ok && !strings.Contains(err.Error(), "over 2 ranks")) {
+			t.Errorf("batch 16 over %d ranks, 9 negatives: %v", c.ranks, err)
+		}
 	}
 }

@@ -89,6 +89,7 @@ func New(ctx context.Context, e *Experiment, opt Options, log *zap.Logger) (_ *T
 			cl.close()
 		}
 	}()
+	e.ranks = cl.world()
 	if cl.multi() && dev.IsCuda() {
 		dev = gotch.CudaBuilder(uint(cl.env.LocalRank)) // one GPU per rank of this node
 	}
