@@ -26,8 +26,11 @@ type LoadOptions struct {
 	// the MLM head's bias, the new rows are initialised as a fresh model's (HuggingFace's
 	// resize_token_embeddings). A smaller value is ignored.
 	VocabSize int64
-	Device    gotch.Device
-	Logger    *zap.Logger
+	// Dropout, when set, replaces the checkpoint config's hidden and attention dropout (as HuggingFace's
+	// from_pretrained(..., hidden_dropout_prob=p, attention_probs_dropout_prob=p)); the saved config says p.
+	Dropout *float64
+	Device  gotch.Device
+	Logger  *zap.Logger
 }
 
 // Load builds a model from a folder holding HuggingFace's config.json and a weight file. Loading is strict:
@@ -41,6 +44,12 @@ func Load(dir string, opt LoadOptions) (*Model, error) {
 	cfg, err := ReadConfig(filepath.Join(dir, "config.json"))
 	if err != nil {
 		return nil, err
+	}
+	if p := opt.Dropout; p != nil {
+		if !(*p >= 0 && *p < 1) {
+			return nil, fmt.Errorf("load %s: dropout %v must be in [0, 1)", dir, *p)
+		}
+		cfg.HiddenDropout, cfg.AttentionDropout = *p, *p
 	}
 	file := opt.WeightsFile
 	if file == "" {

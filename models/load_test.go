@@ -162,3 +162,43 @@ func layout(t *testing.T, path string) string {
 	sort.Strings(parts)
 	return strings.Join(parts, "; ")
 }
+
+// A dropout override replaces both of the checkpoint's rates, reaches every layer, and is what Save writes.
+func TestLoadDropoutOverride(t *testing.T) {
+	dir := shared.MustPath(t, "fixtures", "tiny-bert")
+	for _, c := range []struct {
+		p  float64
+		ok bool
+	}{{0.2, true}, {0, true}, {1, false}, {-0.1, false}} {
+		p := c.p
+		m, err := Load(dir, LoadOptions{Dropout: &p, Device: gotch.CPU})
+		if !c.ok {
+			if err == nil {
+				t.Errorf("dropout %v was accepted", p)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Config.HiddenDropout != p || m.Config.AttentionDropout != p {
+			t.Errorf("dropout %v: config has hidden %v, attention %v", p, m.Config.HiddenDropout, m.Config.AttentionDropout)
+		}
+		for i, l := range m.layers {
+			if l.hiddenDrop != p || l.attnDrop != p {
+				t.Errorf("dropout %v: layer %d uses %v and %v", p, i, l.hiddenDrop, l.attnDrop)
+			}
+		}
+		out := t.TempDir()
+		if err := m.Config.WriteConfig(out); err != nil {
+			t.Fatal(err)
+		}
+		again, err := ReadConfig(filepath.Join(out, "config.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again.HiddenDropout != p {
+			t.Errorf("saved config says %v, want %v", again.HiddenDropout, p)
+		}
+	}
+}

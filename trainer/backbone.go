@@ -57,7 +57,8 @@ func buildBackbone(e *Experiment, modelDir, tokDir string, dev gotch.Device, log
 	}
 	b := &backbone{tok: tok, tokDir: tokDir}
 	if e.Model.Random == nil {
-		b.model, err = models.Load(modelDir, models.LoadOptions{Heads: &req.Heads, VocabSize: int64(tok.VocabSize()), Device: dev, Logger: log})
+		b.model, err = models.Load(modelDir, models.LoadOptions{Heads: &req.Heads, VocabSize: int64(tok.VocabSize()),
+			Dropout: e.Model.Dropout, Device: dev, Logger: log})
 		return b, err
 	}
 	r := e.Model.Random

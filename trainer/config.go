@@ -37,12 +37,15 @@ func (e *Experiment) rankBatch() int { return e.Train.BatchSize / max(e.ranks, 1
 // ModelConfig names the backbone: a pretrained one (a folder, or a hub name such as bert-base-uncased), or a
 // randomly initialised one when Random is set.
 type ModelConfig struct {
-	Backbone   string        `toml:"backbone"`
-	Tokenizer  string        `toml:"tokenizer"` // tokenizer folder; default: the backbone's folder
-	MaxLength  int           `toml:"max_length"`
-	Truncation string        `toml:"truncation"` // right (default) or left
-	Device     string        `toml:"device"`
-	Random     *RandomConfig `toml:"random"`
+	Backbone   string `toml:"backbone"`
+	Tokenizer  string `toml:"tokenizer"` // tokenizer folder; default: the backbone's folder
+	MaxLength  int    `toml:"max_length"`
+	Truncation string `toml:"truncation"` // right (default) or left
+	Device     string `toml:"device"`
+	// Dropout replaces a pretrained backbone's hidden and attention dropout (FutureTOD §3.1 trains with 0.2);
+	// nil keeps its config's. A random backbone takes [model.random] dropout instead.
+	Dropout *float64      `toml:"dropout" json:"dropout,omitempty"`
+	Random  *RandomConfig `toml:"random"`
 }
 
 // RandomConfig is a model built from scratch (no download): the architecture family and its sizes.

@@ -35,6 +35,14 @@ func (e *Experiment) validate() error {
 			fail("model.tokenizer is required with [model.random]: the folder of the vocabulary to use")
 		}
 	}
+	if p := e.Model.Dropout; p != nil {
+		switch {
+		case e.Model.Random != nil:
+			fail("model.dropout is for a pretrained backbone; a [model.random] one takes model.random.dropout")
+		case !(*p >= 0 && *p < 1):
+			fail("model.dropout %v must be in [0, 1)", *p)
+		}
+	}
 	if e.Model.MaxLength < 2 {
 		fail("model.max_length must be at least 2, got %d", e.Model.MaxLength)
 	}
