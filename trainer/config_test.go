@@ -39,7 +39,13 @@ head_lr = 1e-2
 
 func writeExperiment(t *testing.T, body string) string {
 	t.Helper()
-	p := filepath.Join(t.TempDir(), "exp.toml")
+	return writeExperimentIn(t, t.TempDir(), body)
+}
+
+// writeExperimentIn writes an experiment file as dir/exp.toml and returns its path.
+func writeExperimentIn(t *testing.T, dir, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, "exp.toml")
 	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}

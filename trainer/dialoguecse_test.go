@@ -59,11 +59,7 @@ checkpoint_every = 3
 log_every = 1
 threads = 1
 `, filepath.Join(dir, "out"), model, root)
-	p := filepath.Join(dir, "exp.toml")
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return writeExperimentIn(t, dir, body)
 }
 
 // The embeddings and layer 0 are in the checkpoints but in no optimiser group, and do not move; layers 1-2

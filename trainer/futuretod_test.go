@@ -60,11 +60,7 @@ keep_checkpoints = 20
 log_every = 1
 threads = 1
 `, filepath.Join(dir, "out"), tok, root, objective)
-	p := filepath.Join(dir, "exp.toml")
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return writeExperimentIn(t, dir, body)
 }
 
 // ckptTensors reads one checkpoint's tensors by name.

@@ -79,11 +79,7 @@ checkpoint_every = 3
 log_every = 1
 threads = 1
 `, filepath.Join(dir, "out"), tok, root, cache)
-	p := filepath.Join(dir, "exp.toml")
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return writeExperimentIn(t, dir, body)
 }
 
 // train runs an experiment in this process, as cmd/train does.

@@ -63,11 +63,7 @@ checkpoint_every = 3
 log_every = 1
 threads = 1
 `, filepath.Join(dir, "out"), tok, root, cache, steps)
-	p := filepath.Join(dir, "exp.toml")
-	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return writeExperimentIn(t, dir, body)
 }
 
 // TestMGTTrainsWithFallingLoss trains the tiny MGT experiment for 60 steps and wants the mean loss of the last

@@ -18,10 +18,10 @@ func (t *Trainer) checkpoint() error {
 	if err != nil || !t.cl.leader() {
 		return err
 	}
-	c := &checkpoint{meta: checkpointMeta{Format: checkpointFormat, Experiment: t.digest, Position: t.pos, World: t.cl.world()},
+	c := &checkpoint{meta: checkpointMeta{Format: checkpointFormat, Experiment: t.digest, Position: t.pos},
 		params: map[string]safetensors.Tensor{}, obj: map[string]safetensors.Tensor{}, rngCPU: rngs[0], rngRanks: rngs[1:]}
-	if c.meta.World == 1 {
-		c.meta.World = 0 // as single-process checkpoints have always been written
+	if t.cl.multi() {
+		c.meta.World = t.cl.world() // single-process checkpoints leave it out, as they always have
 	}
 	err = torch.Catch("checkpoint", func() error {
 		for name, p := range t.params {
