@@ -28,6 +28,6 @@ bench: setup
 	$(GO) test -run XXX -bench . -benchtime 20x ./models
 
 fuzz: setup
-	$(GO) test -run XXX -fuzz FuzzHeader -fuzzminimizetime 3s -fuzztime 60s ./models/safetensors
+	$(GO) test -run XXX -fuzz FuzzHeader -fuzzminimizetime 3s -fuzztime 60s ./safetensors
 	$(GO) test -run XXX -fuzz FuzzReadPickle -fuzzminimizetime 3s -fuzztime 60s ./models/torchbin
 	$(GO) test -run XXX -fuzz FuzzDecodeCache -fuzzminimizetime 3s -fuzztime 60s ./datasets

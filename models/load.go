@@ -11,7 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"convrep/internal/torch"
-	"convrep/models/safetensors"
+	"convrep/safetensors"
 )
 
 // LoadOptions say what to build around a checkpoint.

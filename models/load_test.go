@@ -14,7 +14,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"convrep/internal/shared"
-	"convrep/models/safetensors"
+	"convrep/safetensors"
 )
 
 // copyFixture makes a writable copy of a fixture model's config.json with the given tensors as its

@@ -9,7 +9,7 @@ import (
 	"github.com/sugarme/gotch/ts"
 
 	"convrep/internal/torch"
-	"convrep/models/safetensors"
+	"convrep/safetensors"
 )
 
 // NewAt builds a randomly initialised encoder (no heads) whose parameters live in an existing VarStore under

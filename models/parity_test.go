@@ -11,7 +11,7 @@ import (
 
 	"convrep/internal/shared"
 	"convrep/internal/torch"
-	"convrep/models/safetensors"
+	"convrep/safetensors"
 )
 
 // parityTol is the largest absolute difference from HuggingFace's outputs the encoders may have in fp32.

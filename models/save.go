@@ -7,7 +7,7 @@ import (
 	"sort"
 
 	"convrep/internal/torch"
-	"convrep/models/safetensors"
+	"convrep/safetensors"
 )
 
 // Save writes the model in HuggingFace's layout (config.json and model.safetensors) so that HuggingFace

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"convrep/models/safetensors"
+	"convrep/safetensors"
 	"convrep/models/torchbin"
 )
 

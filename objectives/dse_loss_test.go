@@ -9,7 +9,7 @@ import (
 	"github.com/sugarme/gotch/ts"
 
 	"convrep/internal/shared"
-	"convrep/models/safetensors"
+	"convrep/safetensors"
 )
 
 // dseFixture is ../shared/fixtures/dse_loss/expected.safetensors: HardConLoss of the DSE authors' code on

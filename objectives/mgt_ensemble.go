@@ -12,7 +12,7 @@ import (
 
 	"convrep/internal/torch"
 	"convrep/models"
-	"convrep/models/safetensors"
+	"convrep/safetensors"
 )
 
 // DualEncoder is one trained MGT model (§3.1): a context and a response encoder and their pooling.

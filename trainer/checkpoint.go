@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"convrep/models/safetensors"
+	"convrep/safetensors"
 )
 
 // A checkpoint is one safetensors file holding everything a run needs to continue exactly: every trainable

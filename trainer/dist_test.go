@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"convrep/models/safetensors"
+	"convrep/safetensors"
 )
 
 // The data-parallel tests start this test binary again as the workers (TestDistWorkerMain, selected by the

@@ -13,7 +13,7 @@ import (
 
 	"convrep/datasets"
 	"convrep/internal/shared"
-	"convrep/models/safetensors"
+	"convrep/safetensors"
 	"convrep/objectives"
 	"convrep/tokenizers"
 )

@@ -16,7 +16,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"convrep/internal/shared"
-	"convrep/models/safetensors"
+	"convrep/safetensors"
 )
 
 // The end-to-end tests train a tiny random BERT on a few hundred woz2 pairs: about 50 ms a step on one

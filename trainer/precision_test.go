@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"convrep/models/safetensors"
+	"convrep/safetensors"
 )
 
 // bf16 runs the forward pass under autocast: the loss is computed in bfloat16 yet the weights the optimiser

@@ -8,7 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"convrep/internal/torch"
-	"convrep/models/safetensors"
+	"convrep/safetensors"
 )
 
 // checkpoint writes the run's complete state at its current position and keeps the newest few.

@@ -14,7 +14,7 @@ import (
 	"convrep/internal/progress"
 	"convrep/internal/torch"
 	"convrep/models"
-	"convrep/models/safetensors"
+	"convrep/safetensors"
 	"convrep/tokenizers"
 	"convrep/trainer/optim"
 )

@@ -6,7 +6,7 @@ import (
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
-	"convrep/models/safetensors"
+	"convrep/safetensors"
 )
 
 var dtypes = map[safetensors.DType]gotch.DType{

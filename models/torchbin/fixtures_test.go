@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"convrep/models/safetensors"
+	"convrep/safetensors"
 )
 
 type manifest struct {

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"convrep/models/safetensors"
+	"convrep/safetensors"
 	"github.com/sugarme/gotch/pickle"
 )
 

@@ -5,7 +5,7 @@ import (
 	"io"
 	"os"
 
-	"convrep/models/safetensors"
+	"convrep/safetensors"
 )
 
 // ReadFile reads the state dict that torch.save wrote at path, in the zip or

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"convrep/models/safetensors"
+	"convrep/safetensors"
 )
 
 // TestViews checks dtypes, strides, offsets, scalars, empty tensors and

@@ -7,7 +7,7 @@ import (
 	"io"
 	"math"
 
-	"convrep/models/safetensors"
+	"convrep/safetensors"
 	"github.com/sugarme/gotch/half"
 	"github.com/sugarme/gotch/pickle"
 )

@@ -10,7 +10,7 @@ import (
 	"github.com/sugarme/gotch/ts"
 
 	"convrep/internal/torch"
-	"convrep/models/safetensors"
+	"convrep/safetensors"
 )
 
 // lockThread keeps the test on one OS thread: gotch's error slot and autograd's grad mode are per thread.

@@ -11,7 +11,7 @@ import (
 	"github.com/sugarme/gotch/ts"
 
 	"convrep/internal/torch"
-	"convrep/models/safetensors"
+	"convrep/safetensors"
 )
 
 // Names of the state entries of one parameter: "<param>.exp_avg", "<param>.exp_avg_sq" (the parameter's

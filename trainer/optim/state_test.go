@@ -7,7 +7,7 @@ import (
 
 	"github.com/sugarme/gotch"
 
-	"convrep/models/safetensors"
+	"convrep/safetensors"
 )
 
 // resumeSteps trains the fixture with AdamW and a warmup schedule; learning rates come from StepCount, so a
