@@ -23,9 +23,8 @@ import (
 // Settings ([objective] table, DialogueCSEConfig): temperature (0.1), aggregation ("mean" = I2, the
 // default, or "attention" = I1), attention_hidden (I1's FFN width, default the hidden size), negatives (9),
 // context_turns (3 on each side), min_turns (2), freeze_layers (6: the embeddings and the bottom six layers
-// are not trained, §5.3; see LayerFreezer). I1's FFN lives in the model's VarStore under
-// dialoguecse_attention in optimiser group HeadGroup (train.head_lr); the encoder the trainer saves leaves
-// it out. The paper's continued-MLM stage (§5.3) is a run of its own with the MLM objective, whose saved
+// are not trained, §5.3; see Groups). I1's FFN lives in the model's VarStore under
+// dialoguecse_attention and trains at train.head_lr; the encoder the trainer saves leaves it out. The paper's continued-MLM stage (§5.3) is a run of its own with the MLM objective, whose saved
 // model is this run's backbone (experiments/dialoguecse_mlm_bert_base.toml).
 
 // DialogueCSEName is the name DialogueCSE registers under.
@@ -41,7 +40,34 @@ type DialogueCSEBatch struct {
 	Negatives [][]int
 }
 
-func init() { Register(DialogueCSEName, newDialogueCSE) }
+func init() {
+	Register(DialogueCSEName, func(s Settings) (Config, error) { return ParseDialogueCSE(s) })
+}
+
+// dialogueCSEAttention is the VarStore prefix of I1's FFN.
+const dialogueCSEAttention = "dialoguecse_attention"
+
+// Needs: DialogueCSE needs nothing beyond the encoder.
+func (c DialogueCSEConfig) Needs() Requirements { return Requirements{} }
+
+// Build adds I1's FFN to m (for aggregation = "attention").
+func (c DialogueCSEConfig) Build(m *models.Model) (Objective, error) {
+	if n := int(m.Config.NumLayers); c.FreezeLayers >= n {
+		return nil, fmt.Errorf("setting freeze_layers = %d: the model has %d layers, at least one must train", c.FreezeLayers, n)
+	}
+	o := &dialogueCSE{model: m, cfg: c}
+	if c.Aggregation == TurnAttention {
+		h := c.AttentionHidden
+		if h == 0 {
+			h = m.Config.HiddenSize
+		}
+		var err error
+		if o.att, err = newTurnAttention(m, dialogueCSEAttention, h); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
 
 type dialogueCSE struct {
 	model *models.Model
@@ -49,49 +75,36 @@ type dialogueCSE struct {
 	att   *turnAttention // nil for I2
 }
 
-func newDialogueCSE(m *models.Model, s Settings) (Objective, error) {
-	cfg, err := ParseDialogueCSE(s)
-	if err != nil {
-		return nil, err
+// Groups: the encoder at train.lr but for its embeddings and bottom freeze_layers layers, which are frozen
+// (§5.3: "we freeze the bottom 6 layers of BERT to prevent catastrophic forgetting which simultaneously
+// enables the model to be trained with larger batch size"; the embeddings go with them, since a gradient
+// that reached them would flow through the frozen layers and keep their activations, the memory the paper's
+// larger batch comes from); I1's FFN at train.head_lr.
+func (o *dialogueCSE) Groups() []Group {
+	groups := withHead(o.model, dialogueCSEAttention)
+	if o.cfg.FreezeLayers == 0 {
+		return groups
 	}
-	if n := int(m.Config.NumLayers); cfg.FreezeLayers >= n {
-		return nil, fmt.Errorf("setting freeze_layers = %d: the model has %d layers, at least one must train", cfg.FreezeLayers, n)
+	trainable, frozen, err := freezeBottom(o.model, groups[0], o.cfg.FreezeLayers)
+	if err != nil { // Build checked the layer count
+		panic(err)
 	}
-	o := &dialogueCSE{model: m, cfg: cfg}
-	if cfg.Aggregation == TurnAttention {
-		h := cfg.AttentionHidden
-		if h == 0 {
-			h = m.Config.HiddenSize
-		}
-		if o.att, err = newTurnAttention(m, "dialoguecse_attention", h, HeadGroup); err != nil {
-			return nil, err
-		}
-	} else if cfg.AttentionHidden != 0 {
-		return nil, fmt.Errorf("setting attention_hidden is for aggregation = \"attention\" (I1), not %q", cfg.Aggregation)
-	}
-	return o, nil
+	return []Group{trainable, groups[1], frozen}
 }
+
+// Dataset is every utterance as a response with its context window (dialoguecse_data.go).
+func (o *dialogueCSE) Dataset(env DataEnv) (Dataset, error) { return newCSEExamples(env, o.cfg) }
 
 func (o *dialogueCSE) Name() string { return DialogueCSEName }
 
 // Loss takes a DialogueCSEBatch (or *DialogueCSEBatch). metrics: pos_cos and neg_cos, the mean cosines of
 // the positive and the negative pairs, and negatives, the mean number of negatives per example.
-func (o *dialogueCSE) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[string]float64, error) {
-	var b DialogueCSEBatch
-	switch x := batch.(type) {
-	case DialogueCSEBatch:
-		b = x
-	case *DialogueCSEBatch:
-		if x == nil {
-			return nil, nil, fmt.Errorf("dialoguecse loss: nil batch")
-		}
-		b = *x
-	default:
-		return nil, nil, fmt.Errorf("dialoguecse loss: batch is %T, want objectives.DialogueCSEBatch", batch)
+func (o *dialogueCSE) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+	b, err := batchAs[DialogueCSEBatch](DialogueCSEName, batch)
+	if err != nil {
+		return nil, nil, err
 	}
-	if m != o.model {
-		return nil, nil, fmt.Errorf("dialoguecse loss: called with another model than the one it was built for")
-	}
+	m := o.model
 	if err := b.check(); err != nil {
 		return nil, nil, fmt.Errorf("dialoguecse loss: %w", err)
 	}

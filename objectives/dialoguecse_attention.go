@@ -20,8 +20,8 @@ type turnAttention struct {
 	w1, b1, w2, b2 *ts.Tensor // [h,d], [h], [1,h], [1]: torch.nn.Linear's layout
 }
 
-// newTurnAttention adds the FFN to m.VS under name in optimiser group `group`, with hidden width h.
-func newTurnAttention(m *models.Model, name string, h int64, group uint) (*turnAttention, error) {
+// newTurnAttention adds the FFN to m.VS under name, with hidden width h.
+func newTurnAttention(m *models.Model, name string, h int64) (*turnAttention, error) {
 	if _, err := m.VS.Root().Get(name + ".0.weight"); err == nil {
 		return nil, fmt.Errorf("the model already has a %s", name)
 	}
@@ -29,7 +29,6 @@ func newTurnAttention(m *models.Model, name string, h int64, group uint) (*turnA
 	a := &turnAttention{}
 	err := torch.Catch("build the "+name, func() error {
 		p := m.VS.Root().Sub(name)
-		p.SetGroup(group)
 		// torch.nn.Linear's default initialisation: weights and biases U(−1/√fan_in, 1/√fan_in).
 		in1, in2 := uniform{bound: 1 / math.Sqrt(float64(d))}, uniform{bound: 1 / math.Sqrt(float64(h))}
 		a.w1 = p.Sub("0").MustNewVar("weight", []int64{h, d}, in1)

@@ -81,6 +81,8 @@ func ParseDialogueCSE(s Settings) (DialogueCSEConfig, error) {
 		return c, fmt.Errorf("setting min_turns = %d: a dialogue needs 2 turns for a response to have a context", c.MinTurns)
 	case c.FreezeLayers < 0:
 		return c, fmt.Errorf("setting freeze_layers = %d: must not be negative", c.FreezeLayers)
+	case c.AttentionHidden != 0 && c.Aggregation != TurnAttention:
+		return c, fmt.Errorf("setting attention_hidden is for aggregation = \"attention\" (I1), not %q", c.Aggregation)
 	}
 	return c, nil
 }

@@ -18,9 +18,9 @@ import (
 //
 // Settings ([objective] table): temperature τ (default 0.05, Appendix A.2), mode ("hardneg", the default,
 // or "orig"), head_dim (128). The head's parameters live in the model's VarStore under contrast_head.0 and
-// contrast_head.2 (the indices of DSE's nn.Sequential) in optimiser group 1, so the trainer can give them
-// their own learning rate (Appendix A.2: 3e-4 for the head, 3e-6 for the encoder in group 0). The encoder
-// checkpoint the trainer saves from the model's own parameters does not include the head, as in DSE.
+// contrast_head.2 (the indices of DSE's nn.Sequential), in a group of their own trained at train.head_lr
+// (Appendix A.2: 3e-4 for the head, 3e-6 for the encoder). The model the trainer saves is the encoder's own
+// parameters, without the head, as in DSE.
 
 // DSEName is the name DSE registers under.
 const DSEName = "dse"
@@ -33,11 +33,50 @@ type DSEBatch struct {
 	PairSimi *ts.Tensor
 }
 
-// HeadGroup is the optimiser parameter group of DSE's contrastive head.
-const HeadGroup = 1
+// A refused registration is reported by Parse, so the error needs no handling here.
+func init() { Register(DSEName, parseDSE) }
 
-// A refused registration is reported by New, so the error needs no handling here.
-func init() { Register(DSEName, newDSE) }
+// DSEConfig are DSE's settings.
+type DSEConfig struct {
+	Temperature float64 // τ (Appendix A.2: 0.05)
+	Mode        Mode    // hardneg (Eq. 1-3) or orig
+	HeadDim     int64   // the head's output size (Appendix A.2: 128)
+}
+
+func parseDSE(s Settings) (Config, error) {
+	r := s.reader()
+	c := DSEConfig{Temperature: r.number("temperature", 0.05), HeadDim: r.integer("head_dim", 128)}
+	modeName := r.text("mode", string(HardNeg))
+	if err := r.done(); err != nil {
+		return nil, err
+	}
+	var err error
+	if c.Mode, err = ParseMode(modeName); err != nil {
+		return nil, fmt.Errorf("setting mode: %w", err)
+	}
+	if err := checkContrast(c.Temperature, c.Mode); err != nil {
+		return nil, fmt.Errorf("setting temperature: %w", err)
+	}
+	if c.HeadDim <= 0 {
+		return nil, fmt.Errorf("setting head_dim = %d: must be positive", c.HeadDim)
+	}
+	return c, nil
+}
+
+// Needs: DSE needs nothing beyond the encoder.
+func (c DSEConfig) Needs() Requirements { return Requirements{} }
+
+// Build adds the contrastive head to m.
+func (c DSEConfig) Build(m *models.Model) (Objective, error) {
+	head, err := newContrastHead(m, dseHead, c.HeadDim)
+	if err != nil {
+		return nil, err
+	}
+	return &dse{model: m, head: head, tau: c.Temperature, mode: c.Mode}, nil
+}
+
+// dseHead is the VarStore prefix of DSE's contrastive head.
+const dseHead = "contrast_head"
 
 type dse struct {
 	model  *models.Model
@@ -50,43 +89,22 @@ type dse struct {
 // SetGather makes the loss contrast against every rank's pairs (GlobalBatch).
 func (d *dse) SetGather(g Gather) { d.gather = g }
 
-func newDSE(m *models.Model, s Settings) (Objective, error) {
-	r := s.reader()
-	tau := r.number("temperature", 0.05)
-	modeName := r.text("mode", string(HardNeg))
-	dim := r.integer("head_dim", 128)
-	if err := r.done(); err != nil {
-		return nil, err
-	}
-	mode, err := ParseMode(modeName)
-	if err != nil {
-		return nil, fmt.Errorf("setting mode: %w", err)
-	}
-	if err := checkContrast(tau, mode); err != nil {
-		return nil, fmt.Errorf("setting temperature: %w", err)
-	}
-	if dim <= 0 {
-		return nil, fmt.Errorf("setting head_dim = %d: must be positive", dim)
-	}
-	head, err := newContrastHead(m, "contrast_head", dim, HeadGroup)
-	if err != nil {
-		return nil, err
-	}
-	return &dse{model: m, head: head, tau: tau, mode: mode}, nil
-}
+// Groups: the encoder at train.lr, the head at train.head_lr (Appendix A.2).
+func (d *dse) Groups() []Group { return withHead(d.model, dseHead) }
+
+// Dataset is the consecutive-utterance pairs of data.pairs (§3.1; dse2-1, dse3-1, dse123-1 for §4.4).
+func (d *dse) Dataset(env DataEnv) (Dataset, error) { return newPairs(env, env.Pairs) }
 
 func (d *dse) Name() string { return DSEName }
 
 // Loss takes a DSEBatch (or *DSEBatch). metrics holds pos_cos, the mean cosine of the positive pairs in
 // the head's space.
-func (d *dse) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[string]float64, error) {
-	b, err := asDSEBatch(batch)
+func (d *dse) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+	b, err := batchAs[DSEBatch](DSEName, batch)
 	if err != nil {
-		return nil, nil, fmt.Errorf("dse loss: %w", err)
+		return nil, nil, err
 	}
-	if m != d.model {
-		return nil, nil, fmt.Errorf("dse loss: called with another model than the one the contrast head was built for")
-	}
+	m := d.model
 	n, err := pairRows(b)
 	if err != nil {
 		return nil, nil, fmt.Errorf("dse loss: %w", err)
@@ -118,20 +136,6 @@ func (d *dse) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[stri
 		return nil, nil, err
 	}
 	return loss, metrics, nil
-}
-
-// asDSEBatch accepts a DSEBatch or a non-nil *DSEBatch.
-func asDSEBatch(batch any) (DSEBatch, error) {
-	switch x := batch.(type) {
-	case DSEBatch:
-		return x, nil
-	case *DSEBatch:
-		if x != nil {
-			return *x, nil
-		}
-		return DSEBatch{}, fmt.Errorf("nil batch")
-	}
-	return DSEBatch{}, fmt.Errorf("batch is %T, want objectives.DSEBatch", batch)
 }
 
 // pairRows checks that both views hold the same number B ≥ 2 of rows and returns B.

@@ -7,11 +7,11 @@ import (
 	"testing"
 
 	"github.com/sugarme/gotch"
-	"github.com/sugarme/gotch/nn"
 	"github.com/sugarme/gotch/ts"
 
 	"convrep/internal/torch"
 	"convrep/models"
+	"convrep/trainer/optim"
 )
 
 // gradOn pins the test's goroutine to its OS thread and turns grad mode on there. Grad mode is per thread,
@@ -42,8 +42,8 @@ func tinyBERT(t *testing.T, seed uint64) *models.Model {
 	return m
 }
 
-// padded builds an Input from token rows, padded with id 0 to length.
-func padded(rows [][]int64, length int) models.Input {
+// paddedInput builds an Input from token rows, padded with id 0 to length.
+func paddedInput(rows [][]int64, length int) models.Input {
 	var ids, mask []int64
 	for _, r := range rows {
 		for i := 0; i < length; i++ {
@@ -108,11 +108,11 @@ func TestDSELossTrainsEncoderAndHead(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			m := tinyBERT(t, 1)
 			o := newDSEObjective(t, m, tc.settings)
-			b := DSEBatch{Query: padded(queries, tc.qLen), Response: padded(responses, tc.rLen)}
+			b := DSEBatch{Query: paddedInput(queries, tc.qLen), Response: paddedInput(responses, tc.rLen)}
 			if tc.pairsimi != nil {
 				b.PairSimi = ts.MustOfSlice(tc.pairsimi)
 			}
-			loss, metrics, err := o.Loss(m, &b, true)
+			loss, metrics, err := o.Loss(&b, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -147,7 +147,7 @@ func TestDSEOneOrTwoForwardsAgree(t *testing.T) {
 	o := newDSEObjective(t, m, nil)
 	var losses []float64
 	for _, rLen := range []int{6, 8} { // 6 = the query length: one forward; 8: two
-		loss, _, err := o.Loss(m, DSEBatch{Query: padded(queries, 6), Response: padded(responses, rLen)}, false)
+		loss, _, err := o.Loss(DSEBatch{Query: paddedInput(queries, 6), Response: paddedInput(responses, rLen)}, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -158,25 +158,37 @@ func TestDSEOneOrTwoForwardsAgree(t *testing.T) {
 	}
 }
 
-// The head is in optimiser group 1: with the encoder's learning rate at 0 only the head moves.
-func TestDSEHeadInGroupOne(t *testing.T) {
+// The head is a group of its own at train.head_lr: with train.lr at 0 only the head moves.
+func TestDSEHeadInItsOwnGroup(t *testing.T) {
 	m := tinyBERT(t, 3)
 	o := newDSEObjective(t, m, nil)
-	opt, err := nn.DefaultSGDConfig().Build(m.VS, 0.5)
+	rates := map[Rate]float64{EncoderRate: 0, HeadRate: 0.5}
+	var groups []optim.Group
+	for _, g := range o.Groups() {
+		og := optim.Group{Name: g.Name, LR: rates[g.Rate]}
+		for _, name := range g.Params {
+			p, err := m.VS.Root().Get(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			og.Params, og.ParamNames = append(og.Params, p), append(og.ParamNames, name)
+		}
+		groups = append(groups, og)
+	}
+	if len(groups) != 2 || len(groups[1].Params) != 2 || len(groups[0].Params) != len(m.Params()) {
+		t.Fatalf("groups %+v, want the encoder's %d tensors and the head's 2", o.Groups(), len(m.Params()))
+	}
+	opt, err := optim.New(optim.Config{Kind: "adam"}, groups)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := opt.ParamGroupNum(); n != 2 {
-		t.Fatalf("%d parameter groups, want 2 (encoder, head)", n)
-	}
-	opt.SetLRs([]float64{0, 0.5})
 	enc := m.Params()["bert.encoder.layer.1.output.dense.weight"]
 	heads := headWeights(t, m)
 	before := [][]float64{enc.Float64Values()}
 	for _, w := range heads {
 		before = append(before, w.Float64Values())
 	}
-	loss, _, err := o.Loss(m, DSEBatch{Query: padded(queries, 6), Response: padded(responses, 7)}, true)
+	loss, _, err := o.Loss(DSEBatch{Query: paddedInput(queries, 6), Response: paddedInput(responses, 7)}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,15 +249,14 @@ func TestDSEBadBatch(t *testing.T) {
 	}{
 		{"wrong type", m, models.Input{}, "want objectives.DSEBatch"},
 		{"nil pointer", m, (*DSEBatch)(nil), "nil batch"},
-		{"no response", m, DSEBatch{Query: padded(queries, 6)}, "both the query and the response"},
-		{"uneven views", m, DSEBatch{Query: padded(queries, 6), Response: padded(responses[:3], 6)}, "4 queries but 3 responses"},
-		{"one pair", m, DSEBatch{Query: padded(queries[:1], 6), Response: padded(responses[:1], 6)}, "no negatives"},
-		{"pairsimi length", m, DSEBatch{Query: padded(queries, 6), Response: padded(responses, 6), PairSimi: ts.MustOfSlice([]int64{1, 1})}, "pairsimi must be [4]"},
-		{"another model", tinyBERT(t, 6), DSEBatch{Query: padded(queries, 6), Response: padded(responses, 6)}, "another model"},
-		{"token outside the vocabulary", m, DSEBatch{Query: padded([][]int64{{2, 99}, {2, 3}}, 2), Response: padded([][]int64{{2, 3}, {2, 3}}, 2)}, "outside the vocabulary"},
+		{"no response", m, DSEBatch{Query: paddedInput(queries, 6)}, "both the query and the response"},
+		{"uneven views", m, DSEBatch{Query: paddedInput(queries, 6), Response: paddedInput(responses[:3], 6)}, "4 queries but 3 responses"},
+		{"one pair", m, DSEBatch{Query: paddedInput(queries[:1], 6), Response: paddedInput(responses[:1], 6)}, "no negatives"},
+		{"pairsimi length", m, DSEBatch{Query: paddedInput(queries, 6), Response: paddedInput(responses, 6), PairSimi: ts.MustOfSlice([]int64{1, 1})}, "pairsimi must be [4]"},
+		{"token outside the vocabulary", m, DSEBatch{Query: paddedInput([][]int64{{2, 99}, {2, 3}}, 2), Response: paddedInput([][]int64{{2, 3}, {2, 3}}, 2)}, "outside the vocabulary"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := o.Loss(tc.model, tc.batch, true)
+			_, _, err := o.Loss(tc.batch, true)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want an error mentioning %q", err, tc.want)
 			}

@@ -51,8 +51,8 @@ const (
 	RefreshSteps  RefreshUnit = "steps"  // after every E-th optimiser step
 )
 
-// FutureTODOptions are FutureTOD's settings.
-type FutureTODOptions struct {
+// FutureTODConfig are FutureTOD's settings.
+type FutureTODConfig struct {
 	Future       FutureLength
 	TopK         int // the number of top encoder layers distilled (Table 5)
 	RefreshEvery int64
@@ -61,12 +61,11 @@ type FutureTODOptions struct {
 	Distance     Distance
 }
 
-// ParseFutureTOD reads and checks FutureTOD's [objective] table strictly. The trainer's FutureTOD dataset
-// reads the same table for the data side (future length, mask probability).
-func ParseFutureTOD(s Settings) (FutureTODOptions, error) {
+// ParseFutureTOD reads and checks FutureTOD's [objective] table strictly.
+func ParseFutureTOD(s Settings) (FutureTODConfig, error) {
 	r := s.reader()
 	future, futureErr := readFutureLength(r)
-	o := FutureTODOptions{
+	o := FutureTODConfig{
 		Future:       future,
 		TopK:         int(r.integer("top_k_layers", 12)),
 		RefreshEvery: r.integer("refresh_every", 10),
@@ -125,15 +124,30 @@ func readFutureLength(r *settingsReader) (FutureLength, error) {
 	return FutureLength{}, fmt.Errorf("setting %s = %v (%T): want a whole number ≥ 1, \"all\" or \"fix\"", key, v, v)
 }
 
-// A refused registration is reported by New, so the errors need no handling here. FutureTOD needs what
-// every MLM objective over flattened dialogues needs: the MLM head and the role tokens.
 func init() {
-	Register(FutureTODName, newFutureTOD)
-	Require(FutureTODName, MLMRequirements)
+	Register(FutureTODName, func(s Settings) (Config, error) { return ParseFutureTOD(s) })
+}
+
+// Needs: what every MLM objective over flattened dialogues needs, the MLM head and the role tokens.
+func (c FutureTODConfig) Needs() Requirements { return MLMRequirements }
+
+// Build makes the teacher, a frozen copy of the student m.
+func (c FutureTODConfig) Build(m *models.Model) (Objective, error) {
+	if !m.Heads.MLM {
+		return nil, fmt.Errorf("the student has no MLM head for Eq. 3's L_mlm (the trainer builds one from the objective's Requirements)")
+	}
+	if layers := int(m.Config.NumLayers); c.TopK > layers {
+		return nil, fmt.Errorf("setting top_k_layers = %d: the encoder has %d layers", c.TopK, layers)
+	}
+	t, err := newTeacher(m)
+	if err != nil {
+		return nil, err
+	}
+	return &futureTOD{opt: c, student: m, teacher: t}, nil
 }
 
 type futureTOD struct {
-	opt     FutureTODOptions
+	opt     FutureTODConfig
 	student *models.Model
 	teacher *teacher
 }
@@ -143,44 +157,22 @@ var (
 	_ Stateful     = (*futureTOD)(nil)
 )
 
-func newFutureTOD(m *models.Model, s Settings) (Objective, error) {
-	opt, err := ParseFutureTOD(s)
-	if err != nil {
-		return nil, err
-	}
-	if !m.Heads.MLM {
-		return nil, fmt.Errorf("the student has no MLM head for Eq. 3's L_mlm (the trainer builds one from the objective's Requirements)")
-	}
-	if layers := int(m.Config.NumLayers); opt.TopK > layers {
-		return nil, fmt.Errorf("setting top_k_layers = %d: the encoder has %d layers", opt.TopK, layers)
-	}
-	t, err := newTeacher(m)
-	if err != nil {
-		return nil, err
-	}
-	return &futureTOD{opt: opt, student: m, teacher: t}, nil
-}
+// Groups: the student and its MLM head at train.lr; the teacher lives outside the student's VarStore.
+func (f *futureTOD) Groups() []Group { return []Group{encoderGroup(f.student)} }
+
+// Dataset is the dialogues, split into context and future afresh each epoch (futuretod_data.go).
+func (f *futureTOD) Dataset(env DataEnv) (Dataset, error) { return newFutureTODData(env, f.opt) }
 
 func (f *futureTOD) Name() string { return FutureTODName }
 
 // Loss takes a FutureTODBatch (or *FutureTODBatch) and returns Eq. 3, L_dis + L_mlm. metrics holds both
 // parts: distill and mlm.
-func (f *futureTOD) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[string]float64, error) {
-	var b FutureTODBatch
-	switch x := batch.(type) {
-	case FutureTODBatch:
-		b = x
-	case *FutureTODBatch:
-		if x == nil {
-			return nil, nil, fmt.Errorf("futuretod loss: nil batch")
-		}
-		b = *x
-	default:
-		return nil, nil, fmt.Errorf("futuretod loss: batch is %T, want objectives.FutureTODBatch", batch)
+func (f *futureTOD) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+	b, err := batchAs[FutureTODBatch](FutureTODName, batch)
+	if err != nil {
+		return nil, nil, err
 	}
-	if m != f.student {
-		return nil, nil, fmt.Errorf("futuretod loss: called with another model than the student the teacher was copied from")
-	}
+	m := f.student
 	if b.Context.IDs == nil || b.Full.IDs == nil || b.Labels == nil {
 		return nil, nil, fmt.Errorf("futuretod loss: the batch needs the context, its MLM labels and the full dialogue")
 	}
@@ -227,11 +219,11 @@ func (f *futureTOD) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, ma
 
 // AfterStep is Algorithm 1, lines 9-11: after every E-th epoch (or step), the teacher takes the student's
 // weights.
-func (f *futureTOD) AfterStep(m *models.Model, p Progress) error {
+func (f *futureTOD) AfterStep(p Progress) error {
 	if !f.refreshDue(p) {
 		return nil
 	}
-	if err := f.teacher.refresh(m); err != nil {
+	if err := f.teacher.refresh(f.student); err != nil {
 		return fmt.Errorf("futuretod: step %d: %w", p.Step, err)
 	}
 	return nil

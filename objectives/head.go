@@ -19,8 +19,8 @@ type contrastHead struct {
 	w1, w2 *ts.Tensor // [d,d] and [out,d], torch.nn.Linear's layout
 }
 
-// newContrastHead adds the head to m.VS under name in optimiser parameter group `group`.
-func newContrastHead(m *models.Model, name string, out int64, group uint) (*contrastHead, error) {
+// newContrastHead adds the head to m.VS under name.
+func newContrastHead(m *models.Model, name string, out int64) (*contrastHead, error) {
 	if _, err := m.VS.Root().Get(name + ".0.weight"); err == nil {
 		return nil, fmt.Errorf("the model already has a %s", name)
 	}
@@ -28,7 +28,6 @@ func newContrastHead(m *models.Model, name string, out int64, group uint) (*cont
 	h := &contrastHead{}
 	err := torch.Catch("build the "+name, func() error {
 		p := m.VS.Root().Sub(name)
-		p.SetGroup(group) // before the layers exist: sub-paths inherit the group
 		// torch.nn.Linear's default initialisation, U(−1/√fan_in, 1/√fan_in); fan_in is d for both layers.
 		init := uniform{bound: 1 / math.Sqrt(float64(d))}
 		h.w1 = p.Sub("0").MustNewVar("weight", []int64{d, d}, init)

@@ -1,13 +1,9 @@
 package objectives
 
-import (
-	"github.com/sugarme/gotch/ts"
-
-	"convrep/models"
-)
+import "github.com/sugarme/gotch/ts"
 
 // Optional interfaces an objective may implement beside Objective. The trainer checks for them with a type
-// assertion, so an objective that needs neither (DSE) is unaffected.
+// assertion, so an objective that needs none (DSE) is unaffected.
 
 // Progress is where training stands when a hook runs.
 type Progress struct {
@@ -20,7 +16,7 @@ type Progress struct {
 // copies the student into its teacher every E epochs or steps). The trainer calls it before it logs and
 // checkpoints the step, so a checkpoint holds the state the hook left.
 type AfterStepper interface {
-	AfterStep(m *models.Model, p Progress) error
+	AfterStep(p Progress) error
 }
 
 // Stateful is an objective holding tensors of its own that are not trained by the optimiser but that a

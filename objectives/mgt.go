@@ -15,14 +15,14 @@ import (
 // encoder of the same configuration that starts from the backbone's weights ("two distinct encoders",
 // §4.2.1). c = f_c(context), r_i = f_r(candidate i) pooled (Eq. 1-3), α_i = cᵀ r_i (Eq. 4-5), and the loss
 // is Eq. 6: pick the ground truth among k candidates. The objective does not know where the negatives come
-// from: the dataset (trainer/data_mgt.go, package buckets) draws them uniformly (single, ensemble; Eq. 8) or
+// from: the dataset (mgt_data.go, package buckets) draws them uniformly (single, ensemble; Eq. 8) or
 // from segment l of the candidates ranked by cosine similarity to the ground truth under a frozen encoder
 // (mgt; Eq. 9-12). One run trains one member; L runs (segment = 1..L, or member = 1..L) give the L models that
 // EnsembleProbabilities combines (Eq. 7).
 //
 // The response encoder's parameters live in the model's VarStore under ResponsePrefix, so the trainer
-// optimises (in its second parameter group, train.head_lr: set it equal to train.lr), clips and checkpoints
-// them with the backbone's. The trainer's model/ folder holds the context encoder only; LoadDualEncoder
+// optimises (at train.lr, like the context encoder: see Groups), clips and checkpoints them with the
+// backbone's. The trainer's model/ folder holds the context encoder only; LoadDualEncoder
 // reads both encoders back from a run's final checkpoint.
 
 // MGTName is the name MGT and its baselines register under (settings.variant picks the row of Table 2).
@@ -38,19 +38,15 @@ type MGTBatch struct {
 	K                   int64
 }
 
-func init() { Register(MGTName, newMGT) }
-
-type mgt struct {
-	model    *models.Model
-	response *models.Model
-	settings MGTSettings
+func init() {
+	Register(MGTName, func(s Settings) (Config, error) { return ParseMGTSettings(s) })
 }
 
-func newMGT(m *models.Model, s Settings) (Objective, error) {
-	o, err := ParseMGTSettings(s)
-	if err != nil {
-		return nil, err
-	}
+// Needs: MGT needs nothing beyond the encoder.
+func (o MGTSettings) Needs() Requirements { return Requirements{} }
+
+// Build adds the response encoder f_r to m's VarStore, starting from m's weights.
+func (o MGTSettings) Build(m *models.Model) (Objective, error) {
 	resp, err := models.NewAt(m.VS, ResponsePrefix, m.Config)
 	if err != nil {
 		return nil, fmt.Errorf("response encoder: %w", err)
@@ -61,29 +57,34 @@ func newMGT(m *models.Model, s Settings) (Objective, error) {
 	return &mgt{model: m, response: resp, settings: o}, nil
 }
 
+type mgt struct {
+	model    *models.Model
+	response *models.Model
+	settings MGTSettings
+}
+
 func (g *mgt) Name() string { return MGTName }
 
-// Settings are the objective's parsed settings.
-func (g *mgt) Settings() MGTSettings { return g.settings }
+// Groups: the context encoder f_c and the response encoder f_r are both encoders, trained at train.lr (the
+// paper trains the dual encoder as one model, §4.2.1).
+func (g *mgt) Groups() []Group {
+	return []Group{encoderGroup(g.model), prefixGroup(g.model, "response_encoder", ResponsePrefix, EncoderRate)}
+}
+
+// Dataset is the contexts with their ground truth and k−1 negatives (mgt_data.go).
+func (g *mgt) Dataset(env DataEnv) (Dataset, error) {
+	d, _, err := buildMGTData(env, g.settings)
+	return d, err
+}
 
 // Loss takes an MGTBatch (or *MGTBatch); metrics holds hits1, the share of contexts whose ground truth
 // scores highest among its k candidates.
-func (g *mgt) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[string]float64, error) {
-	var b MGTBatch
-	switch x := batch.(type) {
-	case MGTBatch:
-		b = x
-	case *MGTBatch:
-		if x == nil {
-			return nil, nil, fmt.Errorf("mgt loss: nil batch")
-		}
-		b = *x
-	default:
-		return nil, nil, fmt.Errorf("mgt loss: batch is %T, want objectives.MGTBatch", batch)
+func (g *mgt) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+	b, err := batchAs[MGTBatch](MGTName, batch)
+	if err != nil {
+		return nil, nil, err
 	}
-	if m != g.model {
-		return nil, nil, fmt.Errorf("mgt loss: called with another model than the one the response encoder was built beside")
-	}
+	m := g.model
 	de := DualEncoder{Context: m, Response: g.response, Pooling: g.settings.Pooling}
 	c, r, err := de.embed(b.Context, b.Candidates, train)
 	if err != nil {

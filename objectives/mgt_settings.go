@@ -19,8 +19,7 @@ const (
 	VariantSingle = "single"
 )
 
-// MGTSettings are the [objective] settings of "mgt"; the objective and its dataset (trainer/data_mgt.go) read
-// them with ParseMGTSettings, so both see the same values.
+// MGTSettings are the [objective] settings of "mgt", read once by ParseMGTSettings.
 type MGTSettings struct {
 	Variant    string         // mgt, ensemble or single
 	Candidates int            // k: the ground truth and k−1 negatives per context (Eq. 6; 20 on MultiWOZ, §4.1.1)

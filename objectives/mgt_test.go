@@ -18,7 +18,7 @@ func mgtSettings(extra map[string]any) Settings {
 
 // mgtBatch is two contexts with two candidates each (the ground truth first), from the DSE test's tokens.
 func mgtBatch() MGTBatch {
-	return MGTBatch{Context: padded(queries[:2], 6), Candidates: padded(responses, 6), K: 2}
+	return MGTBatch{Context: paddedInput(queries[:2], 6), Candidates: paddedInput(responses, 6), K: 2}
 }
 
 func TestMGTResponseEncoderStartsAsBackboneAndTrains(t *testing.T) {
@@ -39,7 +39,7 @@ func TestMGTResponseEncoderStartsAsBackboneAndTrains(t *testing.T) {
 	b := mgtBatch()
 	defer b.Context.Drop()
 	defer b.Candidates.Drop()
-	loss, metrics, err := o.Loss(m, b, true)
+	loss, metrics, err := o.Loss(b, true)
 	if err != nil {
 		t.Fatal(err)
 	}

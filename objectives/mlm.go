@@ -19,7 +19,7 @@ import (
 //
 // As the "mlm" objective (TOD-BERT-mlm, Wu et al. 2020 §2.2) each example is a whole dialogue flattened with
 // the role tokens, "[CLS] [USR] u1 [SYS] s1 ... [SEP]" (datasets.FlattenTurns), masked afresh each epoch
-// (trainer/data_mlm.go). Settings ([objective] table): mask_prob (0.15).
+// (mlm_data.go). Settings ([objective] table): mask_prob (0.15).
 
 // MLMName is the name the masked-LM objective registers under.
 const MLMName = "mlm"
@@ -35,43 +35,50 @@ type MLMBatch struct {
 // and the role tokens.
 var MLMRequirements = Requirements{Heads: models.Heads{MLM: true}, SpecialTokens: []string{"[USR]", "[SYS]"}}
 
-func init() {
-	Register(MLMName, newMLM)
-	Require(MLMName, MLMRequirements)
-}
+func init() { Register(MLMName, parseMLM) }
 
 // DefaultMaskProb is BERT's share of chosen tokens.
 const DefaultMaskProb = 0.15
 
-// MaskProb reads the mask_prob setting (DefaultMaskProb when absent); datasets that mask read it with this
-// too, so the objective and its data agree.
-func MaskProb(s Settings) (float64, error) {
-	r := s.reader()
-	p := r.number("mask_prob", DefaultMaskProb)
-	if r.err != nil {
-		return 0, r.err
-	}
+// checkMaskProb checks a mask_prob setting.
+func checkMaskProb(p float64) error {
 	if !(p > 0 && p <= 1) {
-		return 0, fmt.Errorf("setting mask_prob = %v: must be in (0, 1]", p)
+		return fmt.Errorf("setting mask_prob = %v: must be in (0, 1]", p)
 	}
-	return p, nil
+	return nil
 }
 
-type mlm struct{ model *models.Model }
+// MLMConfig are the masked-LM settings.
+type MLMConfig struct {
+	MaskProb float64 // the share of chosen tokens (0.15)
+}
 
-func newMLM(m *models.Model, s Settings) (Objective, error) {
+func parseMLM(s Settings) (Config, error) {
 	r := s.reader()
-	r.number("mask_prob", DefaultMaskProb) // the dataset masks; read here so the key is known and checked
+	c := MLMConfig{MaskProb: r.number("mask_prob", DefaultMaskProb)}
 	if err := r.done(); err != nil {
 		return nil, err
 	}
-	if _, err := MaskProb(s); err != nil {
+	if err := checkMaskProb(c.MaskProb); err != nil {
 		return nil, err
 	}
+	return c, nil
+}
+
+// Needs: the MLM head and the role tokens.
+func (c MLMConfig) Needs() Requirements { return MLMRequirements }
+
+// Build checks that m has its MLM head.
+func (c MLMConfig) Build(m *models.Model) (Objective, error) {
 	if err := needMLMHead(m); err != nil {
 		return nil, err
 	}
-	return &mlm{model: m}, nil
+	return &mlm{model: m, cfg: c}, nil
+}
+
+type mlm struct {
+	model *models.Model
+	cfg   MLMConfig
 }
 
 func needMLMHead(m *models.Model) error {
@@ -81,24 +88,22 @@ func needMLMHead(m *models.Model) error {
 	return nil
 }
 
+// Groups: the encoder and its MLM head at train.lr.
+func (o *mlm) Groups() []Group { return []Group{encoderGroup(o.model)} }
+
+// Dataset is one flattened dialogue per example, masked afresh each epoch (mlm_data.go).
+func (o *mlm) Dataset(env DataEnv) (Dataset, error) { return newMLMDialogues(env, o.cfg) }
+
 func (o *mlm) Name() string { return MLMName }
 
 // Loss takes an MLMBatch (or *MLMBatch) and returns the mean cross-entropy over the chosen tokens.
 // metrics holds masked, the number of chosen tokens.
-func (o *mlm) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[string]float64, error) {
-	var b MLMBatch
-	switch x := batch.(type) {
-	case MLMBatch:
-		b = x
-	case *MLMBatch:
-		if x == nil {
-			return nil, nil, fmt.Errorf("mlm loss: nil batch")
-		}
-		b = *x
-	default:
-		return nil, nil, fmt.Errorf("mlm loss: batch is %T, want objectives.MLMBatch", batch)
+func (o *mlm) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+	b, err := batchAs[MLMBatch](MLMName, batch)
+	if err != nil {
+		return nil, nil, err
 	}
-	loss, err := MLMLoss(m, b.Input, b.Labels, train)
+	loss, err := MLMLoss(o.model, b.Input, b.Labels, train)
 	if err != nil {
 		return nil, nil, err
 	}

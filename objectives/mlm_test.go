@@ -100,7 +100,7 @@ func TestMLMLossMatchesTheEquation(t *testing.T) {
 // MLM head and mismatched labels are errors.
 func TestMLMLossEncoderAndErrors(t *testing.T) {
 	m := tinyMLMBERT(t, 4, false)
-	in := padded([][]int64{{2, 7, 9, 3}, {2, 11, 3}}, 4)
+	in := paddedInput([][]int64{{2, 7, 9, 3}, {2, 11, 3}}, 4)
 	lab := ts.MustOfSlice([]int64{IgnoreLabel, 7, IgnoreLabel, IgnoreLabel, IgnoreLabel, 11, IgnoreLabel, IgnoreLabel}).MustView([]int64{2, 4}, true)
 	loss, err := MLMLoss(m, in, lab, false)
 	if err != nil {
@@ -183,8 +183,8 @@ func TestObjectivesOfEngineerAByName(t *testing.T) {
 // A few optimiser steps of plain SGD on one batch lower each objective's loss (the loss is wired to the
 // encoder), with dropout on.
 func TestObjectivesOfEngineerALearn(t *testing.T) {
-	ctx := padded([][]int64{{2, 7, 9, 8, 3}, {2, 11, 12, 3}, {2, 5, 6, 8, 3}, {2, 40, 41, 42, 3}}, 5)
-	resp := padded([][]int64{{2, 20, 21, 3}, {2, 22, 3}, {2, 23, 24, 25, 3}, {2, 30, 3}}, 4)
+	ctx := paddedInput([][]int64{{2, 7, 9, 8, 3}, {2, 11, 12, 3}, {2, 5, 6, 8, 3}, {2, 40, 41, 42, 3}}, 5)
+	resp := paddedInput([][]int64{{2, 20, 21, 3}, {2, 22, 3}, {2, 23, 24, 25, 3}, {2, 30, 3}}, 4)
 	lab := ts.MustOfSlice([]int64{
 		IgnoreLabel, 7, IgnoreLabel, IgnoreLabel, IgnoreLabel,
 		IgnoreLabel, IgnoreLabel, 12, IgnoreLabel, IgnoreLabel,
@@ -215,7 +215,7 @@ func TestObjectivesOfEngineerALearn(t *testing.T) {
 				if err := torch.ManualSeed(uint64(step)); err != nil {
 					t.Fatal(err)
 				}
-				l, _, err := o.Loss(m, tc.batch, true)
+				l, _, err := o.Loss(tc.batch, true)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -1,24 +1,30 @@
 package objectives
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/sugarme/gotch/ts"
-
 	"convrep/models"
 )
 
-type fakeObjective struct{ name string }
-
-func (f fakeObjective) Name() string { return f.name }
-func (f fakeObjective) Loss(*models.Model, any, bool) (*ts.Tensor, map[string]float64, error) {
-	return nil, nil, nil
+// New builds the objective registered under name on m, as the trainer does from an [objective] table.
+func New(name string, m *models.Model, s Settings) (Objective, error) {
+	table := map[string]any{"name": name}
+	for k, v := range s {
+		table[k] = v
+	}
+	return Build(table, m)
 }
 
-func fakeFactory(name string) Factory {
-	return func(*models.Model, Settings) (Objective, error) { return fakeObjective{name}, nil }
+type fakeConfig struct{ name string }
+
+func (f fakeConfig) Needs() Requirements                   { return Requirements{} }
+func (f fakeConfig) Build(*models.Model) (Objective, error) { return nil, fmt.Errorf("built %s", f.name) }
+
+func fakeParser(name string) Parser {
+	return func(Settings) (Config, error) { return fakeConfig{name}, nil }
 }
 
 func TestBuiltinRegistry(t *testing.T) {
@@ -34,23 +40,25 @@ func TestBuiltinRegistry(t *testing.T) {
 	if _, err := New(DSEName, nil, nil); err == nil || !strings.Contains(err.Error(), "no model") {
 		t.Fatalf("nil model: got %v", err)
 	}
+	if _, err := Parse(map[string]any{"temperature": 0.1}); err == nil || !strings.Contains(err.Error(), "name is required") {
+		t.Fatalf("no name: got %v", err)
+	}
 }
 
 func TestRegistry(t *testing.T) {
-	r := &registry{factories: map[string]Factory{}}
-	m := &models.Model{}
+	r := &registry{parsers: map[string]Parser{}}
 	for _, tc := range []struct {
 		name string
-		f    Factory
+		p    Parser
 		want string // "" when the registration is accepted
 	}{
-		{"Alpha", fakeFactory("alpha"), ""},
-		{"beta", fakeFactory("beta"), ""},
-		{"ALPHA", fakeFactory("again"), "already taken"},
-		{"  ", fakeFactory("blank"), "empty"},
-		{"gamma", nil, "nil factory"},
+		{"Alpha", fakeParser("alpha"), ""},
+		{"beta", fakeParser("beta"), ""},
+		{"ALPHA", fakeParser("again"), "already taken"},
+		{"  ", fakeParser("blank"), "empty"},
+		{"gamma", nil, "nil parser"},
 	} {
-		err := r.register(tc.name, tc.f)
+		err := r.register(tc.name, tc.p)
 		if (tc.want == "" && err != nil) || (tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want))) {
 			t.Errorf("register(%q): got %v, want %q", tc.name, err, tc.want)
 		}
@@ -58,14 +66,14 @@ func TestRegistry(t *testing.T) {
 	if got := r.names(); !slices.Equal(got, []string{"alpha", "beta"}) {
 		t.Errorf("names() = %v", got)
 	}
-	// The refused registrations are reported by every New, so a clash in an init function is not lost.
-	if _, err := r.build("beta", m, nil); err == nil || !strings.Contains(err.Error(), "already taken") || !strings.Contains(err.Error(), "nil factory") {
-		t.Errorf("build after refused registrations: got %v", err)
+	// The refused registrations are reported by every Parse, so a clash in an init function is not lost.
+	if _, err := r.parse(map[string]any{"name": "beta"}); err == nil || !strings.Contains(err.Error(), "already taken") || !strings.Contains(err.Error(), "nil parser") {
+		t.Errorf("parse after refused registrations: got %v", err)
 	}
 	r.refused = nil
-	o, err := r.build(" BETA ", m, nil)
-	if err != nil || o.Name() != "beta" {
-		t.Errorf("build(beta) = %v, %v", o, err)
+	c, err := r.parse(map[string]any{"name": " BETA "})
+	if err != nil || c.(fakeConfig).name != "beta" {
+		t.Errorf("parse(beta) = %v, %v", c, err)
 	}
 }
 
@@ -109,4 +117,13 @@ func TestSettingsReader(t *testing.T) {
 	if err := Settings(nil).reader().done(); err != nil {
 		t.Errorf("nil settings: %v", err)
 	}
+}
+
+// RequirementsOf is what the objective registered under name needs with its default settings.
+func RequirementsOf(name string) Requirements {
+	c, err := Parse(map[string]any{"name": name})
+	if err != nil {
+		return Requirements{}
+	}
+	return c.Needs()
 }

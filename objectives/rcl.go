@@ -15,7 +15,7 @@ import (
 // responses of the batch are encoded separately and their [CLS] vectors (the last layer at position 0)
 // compared with RCLLoss, the other responses of the batch being the negatives. TOD-BERT-jnt adds the MLM
 // loss on the masked context (the authors' code masks the context and takes its [CLS] from the same
-// forward pass): L = L_mlm + L_rcl. The split and the masking are the data's (trainer/data_rcl.go), drawn
+// forward pass): L = L_mlm + L_rcl. The split and the masking are the data's (rcl_data.go), drawn
 // afresh each epoch from (seed, epoch, dialogue).
 //
 // Settings ([objective] table): mask_prob (0.15), mlm_weight (1; 0 trains RCL alone, without masking).
@@ -31,42 +31,53 @@ type RCLBatch struct {
 	Response models.Input
 }
 
-func init() {
-	Register(RCLName, newRCL)
-	Require(RCLName, MLMRequirements)
+func init() { Register(RCLName, parseRCL) }
+
+// RCLConfig are TOD-BERT's settings.
+type RCLConfig struct {
+	MaskProb  float64 // the share of context tokens masked for MLM (0.15)
+	MLMWeight float64 // the MLM term's weight: 1 for TOD-BERT-jnt, 0 for RCL alone
 }
 
-type rcl struct {
-	mlmWeight float64
-	gather    Gather // nil: negatives from this process's rows only
-}
-
-// RCLMasks reports whether the rcl objective with settings s trains MLM too, so its data mask the context.
-func RCLMasks(s Settings) bool {
+func parseRCL(s Settings) (Config, error) {
 	r := s.reader()
-	return r.number("mlm_weight", 1) != 0
-}
-
-func newRCL(m *models.Model, s Settings) (Objective, error) {
-	r := s.reader()
-	r.number("mask_prob", DefaultMaskProb) // the dataset masks; checked by MaskProb below
-	w := r.number("mlm_weight", 1)
+	c := RCLConfig{MaskProb: r.number("mask_prob", DefaultMaskProb), MLMWeight: r.number("mlm_weight", 1)}
 	if err := r.done(); err != nil {
 		return nil, err
 	}
-	if _, err := MaskProb(s); err != nil {
+	if err := checkMaskProb(c.MaskProb); err != nil {
 		return nil, err
 	}
-	if w < 0 {
-		return nil, fmt.Errorf("setting mlm_weight = %v: must not be negative", w)
+	if c.MLMWeight < 0 {
+		return nil, fmt.Errorf("setting mlm_weight = %v: must not be negative", c.MLMWeight)
 	}
-	if w > 0 {
+	return c, nil
+}
+
+// Needs: the role tokens, and the MLM head (which RCL alone leaves untrained).
+func (c RCLConfig) Needs() Requirements { return MLMRequirements }
+
+// Build checks that m has the MLM head when the MLM term is on.
+func (c RCLConfig) Build(m *models.Model) (Objective, error) {
+	if c.MLMWeight > 0 {
 		if err := needMLMHead(m); err != nil {
 			return nil, err
 		}
 	}
-	return &rcl{mlmWeight: w}, nil
+	return &rcl{model: m, cfg: c}, nil
 }
+
+type rcl struct {
+	model  *models.Model
+	cfg    RCLConfig
+	gather Gather // nil: negatives from this process's rows only
+}
+
+// Groups: the encoder (and its MLM head) at train.lr.
+func (o *rcl) Groups() []Group { return []Group{encoderGroup(o.model)} }
+
+// Dataset is TOD-BERT's dialogues split at a system turn (rcl_data.go).
+func (o *rcl) Dataset(env DataEnv) (Dataset, error) { return newRCLDialogues(env, o.cfg) }
 
 func (o *rcl) Name() string { return RCLName }
 
@@ -74,21 +85,14 @@ func (o *rcl) Name() string { return RCLName }
 func (o *rcl) SetGather(g Gather) { o.gather = g }
 
 // Loss takes an RCLBatch (or *RCLBatch). metrics holds rcl and, with MLM, mlm.
-func (o *rcl) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[string]float64, error) {
-	var b RCLBatch
-	switch x := batch.(type) {
-	case RCLBatch:
-		b = x
-	case *RCLBatch:
-		if x == nil {
-			return nil, nil, fmt.Errorf("rcl loss: nil batch")
-		}
-		b = *x
-	default:
-		return nil, nil, fmt.Errorf("rcl loss: batch is %T, want objectives.RCLBatch", batch)
+func (o *rcl) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+	b, err := batchAs[RCLBatch](RCLName, batch)
+	if err != nil {
+		return nil, nil, err
 	}
-	if o.mlmWeight > 0 && b.Labels == nil {
-		return nil, nil, fmt.Errorf("rcl loss: mlm_weight is %v but the batch has no MLM labels", o.mlmWeight)
+	m := o.model
+	if o.cfg.MLMWeight > 0 && b.Labels == nil {
+		return nil, nil, fmt.Errorf("rcl loss: mlm_weight is %v but the batch has no MLM labels", o.cfg.MLMWeight)
 	}
 	ctx, err := m.Forward(b.Context, train)
 	if err != nil {
@@ -115,7 +119,7 @@ func (o *rcl) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[stri
 			return err
 		}
 		metrics["rcl"] = mean(loss)
-		if o.mlmWeight == 0 {
+		if o.cfg.MLMWeight == 0 {
 			return nil
 		}
 		lm, err := MLMLossFromHidden(m, ctx.Last, b.Labels)
@@ -123,7 +127,7 @@ func (o *rcl) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[stri
 			return err
 		}
 		metrics["mlm"] = mean(lm)
-		scaled := lm.MustMulScalar(ts.FloatScalar(o.mlmWeight), true)
+		scaled := lm.MustMulScalar(ts.FloatScalar(o.cfg.MLMWeight), true)
 		loss = loss.MustAdd(scaled, true)
 		scaled.MustDrop()
 		return nil

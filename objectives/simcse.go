@@ -6,6 +6,7 @@ import (
 
 	"github.com/sugarme/gotch/ts"
 
+	"convrep/datasets"
 	"convrep/internal/torch"
 	"convrep/models"
 )
@@ -14,18 +15,58 @@ import (
 // unsupervised. Each utterance is encoded twice; the two encodings differ only by the encoder's dropout
 // masks (§3) and form a positive pair, the other utterances of the batch being the negatives, with the loss
 // of SimCSELoss (Eq. 4, τ = 0.05). The data are DSE's "dropout" pairs, every distinct utterance paired with
-// itself (datasets.VariantDropout; trainer/data_simcse.go).
+// itself (datasets.VariantDropout).
 //
 // Settings ([objective] table): temperature (0.05), pooler: "cls" (the default: the [CLS] vector through
 // an MLP, Linear(d,d) then tanh, during training only, §3 and Appendix A of the paper: "we take [CLS]
 // representation with an MLP layer on top of it" and drop the MLP at test time), "cls_before_pooler"
 // ([CLS] without MLP) or "avg" (mean of the last layer). The MLP's parameters live under simcse_mlp.dense
-// in optimiser group HeadGroup and are not part of the saved encoder.
+// in a group trained at train.head_lr and are not part of the saved encoder.
 
 // SimCSEName is the name SimCSE registers under.
 const SimCSEName = "simcse"
 
-func init() { Register(SimCSEName, newSimCSE) }
+func init() { Register(SimCSEName, parseSimCSE) }
+
+// SimCSEConfig are SimCSE's settings.
+type SimCSEConfig struct {
+	Temperature float64 // τ (0.05)
+	Pooler      string  // cls, cls_before_pooler or avg
+}
+
+func parseSimCSE(s Settings) (Config, error) {
+	r := s.reader()
+	c := SimCSEConfig{Temperature: r.number("temperature", 0.05), Pooler: r.text("pooler", "cls")}
+	if err := r.done(); err != nil {
+		return nil, err
+	}
+	if err := checkContrast(c.Temperature, Orig); err != nil {
+		return nil, fmt.Errorf("setting temperature: %w", err)
+	}
+	switch c.Pooler {
+	case "cls", "cls_before_pooler", "avg":
+	default:
+		return nil, fmt.Errorf("setting pooler = %q: want cls, cls_before_pooler or avg", c.Pooler)
+	}
+	return c, nil
+}
+
+// Needs: SimCSE needs nothing beyond the encoder.
+func (c SimCSEConfig) Needs() Requirements { return Requirements{} }
+
+// Build adds the MLP of the cls pooler to m.
+func (c SimCSEConfig) Build(m *models.Model) (Objective, error) {
+	o := &simcse{model: m, tau: c.Temperature, pooler: c.Pooler}
+	if c.Pooler == "cls" {
+		if err := o.buildMLP(); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+// simcseMLP is the VarStore prefix of SimCSE's MLP.
+const simcseMLP = "simcse_mlp"
 
 type simcse struct {
 	model  *models.Model
@@ -35,38 +76,27 @@ type simcse struct {
 	gather Gather     // nil: negatives from this process's rows only
 }
 
-func newSimCSE(m *models.Model, s Settings) (Objective, error) {
-	r := s.reader()
-	tau := r.number("temperature", 0.05)
-	pooler := r.text("pooler", "cls")
-	if err := r.done(); err != nil {
-		return nil, err
+// Groups: the encoder at train.lr, the MLP (when there is one) at train.head_lr.
+func (o *simcse) Groups() []Group { return withHead(o.model, simcseMLP) }
+
+// Dataset is every distinct utterance paired with itself, DSE's "dropout" pairs (the same data path and
+// cache). data.pairs must be "dropout" or left out.
+func (o *simcse) Dataset(env DataEnv) (Dataset, error) {
+	switch env.Pairs {
+	case datasets.VariantDropout, datasets.VariantDSE: // "dse" is the default of a file that names none
+		return newPairs(env, datasets.VariantDropout)
 	}
-	if err := checkContrast(tau, Orig); err != nil {
-		return nil, fmt.Errorf("setting temperature: %w", err)
-	}
-	o := &simcse{model: m, tau: tau, pooler: pooler}
-	switch pooler {
-	case "cls":
-		if err := o.buildMLP(); err != nil {
-			return nil, err
-		}
-	case "cls_before_pooler", "avg":
-	default:
-		return nil, fmt.Errorf("setting pooler = %q: want cls, cls_before_pooler or avg", pooler)
-	}
-	return o, nil
+	return nil, fmt.Errorf("data.pairs = %q: simcse trains on %q pairs (one utterance twice)", env.Pairs, datasets.VariantDropout)
 }
 
 // buildMLP adds SimCSE's MLPLayer, torch.nn.Linear(d,d) with its default initialisation, to the model.
 func (o *simcse) buildMLP() error {
-	if _, err := o.model.VS.Root().Get("simcse_mlp.dense.weight"); err == nil {
+	if _, err := o.model.VS.Root().Get(simcseMLP + ".dense.weight"); err == nil {
 		return fmt.Errorf("the model already has a simcse_mlp")
 	}
 	d := o.model.Config.HiddenSize
 	return torch.Catch("build the simcse_mlp", func() error {
-		p := o.model.VS.Root().Sub("simcse_mlp")
-		p.SetGroup(HeadGroup)
+		p := o.model.VS.Root().Sub(simcseMLP)
 		init := uniform{bound: 1 / math.Sqrt(float64(d))}
 		o.w = p.Sub("dense").MustNewVar("weight", []int64{d, d}, init)
 		o.b = p.Sub("dense").MustNewVar("bias", []int64{d}, init)
@@ -81,14 +111,12 @@ func (o *simcse) SetGather(g Gather) { o.gather = g }
 
 // Loss takes a DSEBatch whose two views hold the same utterances (or *DSEBatch); PairSimi is ignored.
 // metrics holds pos_cos, the mean cosine of the two views of an utterance.
-func (o *simcse) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[string]float64, error) {
-	b, err := asDSEBatch(batch)
+func (o *simcse) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+	b, err := batchAs[DSEBatch](SimCSEName, batch)
 	if err != nil {
-		return nil, nil, fmt.Errorf("simcse loss: %w", err)
+		return nil, nil, err
 	}
-	if m != o.model {
-		return nil, nil, fmt.Errorf("simcse loss: called with another model than the one it was built for")
-	}
+	m := o.model
 	n, err := pairRows(DSEBatch{Query: b.Query, Response: b.Response})
 	if err != nil {
 		return nil, nil, fmt.Errorf("simcse loss: %w", err)

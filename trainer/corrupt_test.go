@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"convrep/checkpoint"
 )
 
 // TestResumeRefusesCorruptCheckpoint damages the newest checkpoint of a run in ways a crash, a full disk
@@ -14,7 +16,7 @@ import (
 // is (no silent fallback to an older checkpoint, no repair, nothing new written).
 func TestResumeRefusesCorruptCheckpoint(t *testing.T) {
 	exp, out := finishedRun(t)
-	good, err := os.ReadFile(checkpointPath(out, 3))
+	good, err := os.ReadFile(checkpoint.PathAt(out, 3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +48,7 @@ func TestResumeRefusesCorruptCheckpoint(t *testing.T) {
 		{"huge header length", func(b []byte) []byte { b[7] = 0x7f; return b }, "header too large"},
 		{"header not JSON", func(b []byte) []byte { b[8] = '['; return b }, "invalid header"},
 		{"zeroed header", func(b []byte) []byte { clear(b[8+hdrLen/3 : 8+hdrLen/2]); return b }, "invalid header"},
-		{"other format", replaceIn("", checkpointFormat, "convrep-checkpoint-9"), `format "convrep-checkpoint-9"`},
+		{"other format", replaceIn("", checkpoint.FormatName, "convrep-checkpoint-9"), `format "convrep-checkpoint-9"`},
 		{"metadata not JSON", replaceIn("", `{\"format\"`, `[\"format\"`), "metadata"},
 		{"offsets swapped", replaceIn(`"rng/cpu"`, `"data_offsets":[`, `"data_offsets":{`), "invalid header"},
 		{"parameter shape transposed", replaceIn(`"param/bert.embeddings.word_embeddings.weight"`, "[30522,32]", "[32,30522]"),
@@ -58,12 +60,12 @@ func TestResumeRefusesCorruptCheckpoint(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			moved := copyRun(t, out)
-			path := checkpointPath(moved, 3)
+			path := checkpoint.PathAt(moved, 3)
 			bad := tc.corrupt(bytes.Clone(good))
 			if err := os.WriteFile(path, bad, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			before := hashFiles(t, checkpointDir(moved))
+			before := hashFiles(t, checkpoint.Dir(moved))
 			_, err := newTrainer(t, exp, []string{"output_dir=" + quote(moved)}, true)
 			if err == nil {
 				t.Fatalf("resume from a checkpoint %s succeeded", tc.name)
@@ -72,7 +74,7 @@ func TestResumeRefusesCorruptCheckpoint(t *testing.T) {
 			if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q; want it to name %s and %q", err, filepath.Base(path), tc.want)
 			}
-			if !sameHashes(before, hashFiles(t, checkpointDir(moved))) {
+			if !sameHashes(before, hashFiles(t, checkpoint.Dir(moved))) {
 				t.Error("the failed resume changed the checkpoints")
 			}
 		})

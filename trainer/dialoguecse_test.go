@@ -8,6 +8,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"convrep/checkpoint"
+	"convrep/objectives"
 )
 
 // cseExperiment writes a tiny DialogueCSE experiment (a random 3-layer BERT, the bottom one frozen with the
@@ -70,9 +73,13 @@ func TestDialogueCSEFreezes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	frozen, err := frozenNames(tr.obj, tr.bb.model)
-	if err != nil {
-		t.Fatal(err)
+	frozen := map[string]bool{}
+	for _, g := range tr.obj.Groups() {
+		for _, name := range g.Params {
+			if g.Rate == objectives.Frozen {
+				frozen[name] = true
+			}
+		}
 	}
 	for _, name := range []string{"bert.embeddings.word_embeddings.weight", "bert.embeddings.LayerNorm.bias",
 		"bert.encoder.layer.0.attention.self.query.weight", "bert.encoder.layer.0.output.dense.bias"} {
@@ -181,7 +188,7 @@ func TestDialogueCSEKillAndResume(t *testing.T) {
 	runA.mustSucceed(t)
 
 	sameFiles(t, filepath.Join(outA, "model", "model.safetensors"), filepath.Join(outB, "model", "model.safetensors"))
-	sameFiles(t, checkpointPath(outA, 30), checkpointPath(outB, 30))
+	sameFiles(t, checkpoint.PathAt(outA, 30), checkpoint.PathAt(outB, 30))
 	ma, mb := readMetricLines(t, outA), readMetricLines(t, outB)
 	checkSteps(t, "A", ma, 30)
 	checkSteps(t, "B", mb, 30)

@@ -11,6 +11,7 @@ import (
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
+	"convrep/experiment"
 	"convrep/internal/torch"
 	"convrep/trainer/optim"
 )
@@ -33,7 +34,7 @@ type cluster struct {
 
 // joinCluster joins the job the environment describes, with Gloo on CPU and NCCL on CUDA unless the
 // experiment names a backend.
-func joinCluster(e *Experiment, dev gotch.Device) (*cluster, error) {
+func joinCluster(e *experiment.Experiment, dev gotch.Device) (*cluster, error) {
 	env, err := readDistEnv(os.Getenv)
 	if err != nil {
 		return nil, fmt.Errorf("distributed environment: %w", err)
@@ -45,7 +46,7 @@ func joinCluster(e *Experiment, dev gotch.Device) (*cluster, error) {
 	}
 	if e.Train.BatchSize%env.World != 0 {
 		return nil, fmt.Errorf("%s: train.batch_size %d is the global batch and must divide evenly over %d ranks",
-			e.path, e.Train.BatchSize, env.World)
+			e.Path(), e.Train.BatchSize, env.World)
 	}
 	backend := d.Backend
 	if backend == "auto" {

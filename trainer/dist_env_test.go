@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/sugarme/gotch"
+
+	"convrep/experiment"
 )
 
 func TestReadDistEnv(t *testing.T) {
@@ -39,7 +41,7 @@ func TestReadDistEnv(t *testing.T) {
 // The global batch must split evenly: the error comes before any rendezvous, naming the file.
 func TestGlobalBatchMustDivideOverTheRanks(t *testing.T) {
 	path := tinyExperiment(t, t.TempDir(), "")
-	e, err := LoadExperiment(path, []string{"train.batch_size=10"})
+	e, err := experiment.Load(path, []string{"train.batch_size=10"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"convrep/checkpoint"
 	"convrep/safetensors"
 )
 
@@ -48,7 +49,7 @@ func TestTwoGlooWorkersFollowOneProcess(t *testing.T) {
 			pair := tinyExperiment(t, t.TempDir(), "")
 			runWorkers(t, 2, pair, sets, false)
 			sameLosses(t, outOf(single), outOf(pair), 20)
-			sameParams(t, checkpointPath(outOf(single), 20), checkpointPath(outOf(pair), 20))
+			sameParams(t, checkpoint.PathAt(outOf(single), 20), checkpoint.PathAt(outOf(pair), 20))
 		})
 	}
 }
@@ -67,7 +68,7 @@ func TestResumeOnAnotherNumberOfRanks(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameLosses(t, outOf(single), outOf(moved), 20)
-	sameParams(t, checkpointPath(outOf(single), 20), checkpointPath(outOf(moved), 20))
+	sameParams(t, checkpoint.PathAt(outOf(single), 20), checkpoint.PathAt(outOf(moved), 20))
 }
 
 // With local_negatives each rank contrasts its own rows only: the loss is that of a batch half as large,
@@ -189,7 +190,7 @@ func sameParams(t *testing.T, a, b string) {
 	}
 	compared, worst, worstAt := 0, 0.0, ""
 	for _, x := range fa.Tensors {
-		if !strings.HasPrefix(x.Name, paramPrefix) {
+		if !strings.HasPrefix(x.Name, checkpoint.ParamPrefix) {
 			continue
 		}
 		va, err1 := x.Float32s()

@@ -8,14 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sugarme/gotch"
-	"go.uber.org/zap/zaptest"
 
-	"convrep/datasets"
-	"convrep/internal/shared"
+	"convrep/checkpoint"
 	"convrep/safetensors"
-	"convrep/objectives"
-	"convrep/tokenizers"
 )
 
 // tinyFutureTOD writes a FutureTOD experiment on a tiny random BERT and 64 woz2 dialogues (eight batches of
@@ -83,7 +78,7 @@ func teacherMatches(t *testing.T, a map[string][]byte, b map[string][]byte, pref
 	t.Helper()
 	n := 0
 	for name, data := range a {
-		param, ok := strings.CutPrefix(name, objectivePrefix+"teacher.")
+		param, ok := strings.CutPrefix(name, checkpoint.ObjectivePrefix+"teacher.")
 		if !ok {
 			continue
 		}
@@ -123,17 +118,17 @@ func TestFutureTODTeacherInCheckpoints(t *testing.T) {
 			last := map[string][]byte{} // the teacher as last refreshed
 			refreshes := 0
 			for step := int64(1); step <= 12; step++ {
-				c := ckptTensors(t, checkpointPath(out, step))
+				c := ckptTensors(t, checkpoint.PathAt(out, step))
 				if tc.refreshed(step) {
 					refreshes++
-					if !teacherMatches(t, c, c, paramPrefix) {
+					if !teacherMatches(t, c, c, checkpoint.ParamPrefix) {
 						t.Fatalf("step %d: right after a refresh the teacher differs from the student", step)
 					}
 				} else {
-					if teacherMatches(t, c, c, paramPrefix) {
+					if teacherMatches(t, c, c, checkpoint.ParamPrefix) {
 						t.Fatalf("step %d: the teacher equals the student without a refresh: the optimiser moved it or a refresh came early", step)
 					}
-					if len(last) > 0 && !teacherMatches(t, c, last, objectivePrefix+"teacher.") {
+					if len(last) > 0 && !teacherMatches(t, c, last, checkpoint.ObjectivePrefix+"teacher.") {
 						t.Fatalf("step %d: the teacher changed between refreshes", step)
 					}
 				}
@@ -159,26 +154,26 @@ func TestFutureTODResumeIsBitIdentical(t *testing.T) {
 	}
 	ref := readMetricLines(t, full)
 	checkSteps(t, "the full run", ref, 12)
-	if c := ckptTensors(t, checkpointPath(full, 12)); !hasPrefix(c, objectivePrefix+"teacher.") {
+	if c := ckptTensors(t, checkpoint.PathAt(full, 12)); !hasPrefix(c, checkpoint.ObjectivePrefix+"teacher.") {
 		t.Fatal("the final checkpoint holds no teacher")
 	}
 	for _, from := range []int64{4, 8, 10} {
 		t.Run(fmt.Sprintf("from step %d", from), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
-			if err := os.MkdirAll(checkpointDir(out), 0o755); err != nil {
+			if err := os.MkdirAll(checkpoint.Dir(out), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			b, err := os.ReadFile(checkpointPath(full, from))
+			b, err := os.ReadFile(checkpoint.PathAt(full, from))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(checkpointPath(out, from), b, 0o644); err != nil {
+			if err := os.WriteFile(checkpoint.PathAt(out, from), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			if err := train(t, exp, []string{fmt.Sprintf("output_dir=%q", out)}, true); err != nil {
 				t.Fatal(err)
 			}
-			sameFiles(t, checkpointPath(full, 12), checkpointPath(out, 12))
+			sameFiles(t, checkpoint.PathAt(full, 12), checkpoint.PathAt(out, 12))
 			sameFiles(t, filepath.Join(full, "model", "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
 			for i, m := range readMetricLines(t, out) {
 				if !sameTrajectory(m, ref[int(from)+i]) {
@@ -189,21 +184,21 @@ func TestFutureTODResumeIsBitIdentical(t *testing.T) {
 	}
 	// A checkpoint whose teacher is missing is refused, not resumed with a wrong teacher.
 	t.Run("checkpoint without teacher", func(t *testing.T) {
-		f, err := safetensors.ReadFile(checkpointPath(full, 10))
+		f, err := safetensors.ReadFile(checkpoint.PathAt(full, 10))
 		if err != nil {
 			t.Fatal(err)
 		}
 		var kept []safetensors.Tensor
 		for _, x := range f.Tensors {
-			if !strings.HasPrefix(x.Name, objectivePrefix) {
+			if !strings.HasPrefix(x.Name, checkpoint.ObjectivePrefix) {
 				kept = append(kept, x)
 			}
 		}
 		out := filepath.Join(t.TempDir(), "out")
-		if err := os.MkdirAll(checkpointDir(out), 0o755); err != nil {
+		if err := os.MkdirAll(checkpoint.Dir(out), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := safetensors.WriteFile(checkpointPath(out, 10), f.Metadata, kept); err != nil {
+		if err := safetensors.WriteFile(checkpoint.PathAt(out, 10), f.Metadata, kept); err != nil {
 			t.Fatal(err)
 		}
 		_, err = newTrainer(t, exp, []string{fmt.Sprintf("output_dir=%q", out)}, true)
@@ -249,136 +244,4 @@ func TestFutureTODLossFalls(t *testing.T) {
 			t.Errorf("%q did not fall: first four steps %.4f, last four %.4f", key, first, last)
 		}
 	}
-}
-
-// The data side: utterances tokenised one by one join into exactly what the tokenizer makes of the flattened
-// dialogue; the student's context is the start of the teacher's input; labels sit on non-special tokens
-// only; batches repeat within an epoch and change across epochs.
-func TestFutureTODData(t *testing.T) {
-	tokDir := shared.MustPath(t, "data", "vocab", "bert-base-uncased")
-	tok, err := tokenizers.Load(tokDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok.AddSpecialTokens(objectives.RequirementsOf(objectives.FutureTODName).SpecialTokens...)
-	dir := t.TempDir()
-	e, err := LoadExperiment(tinyFutureTOD(t, dir, "max_future = 2"), []string{"model.max_length=512"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds, err := newFutureTODData(e, tok, tokDir, nil, tokenizers.TruncateRight, zaptest.NewLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := ds.(*futureTODData)
-	dialogues, err := datasets.ReadAll(e.Data.Root, e.Data.Corpora, datasets.ReadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	usr, _ := tok.TokenID("[USR]")
-	sys, _ := tok.TokenID("[SYS]")
-	checked := 0
-	for _, dl := range dialogues {
-		want, err := tok.Encode(datasets.FlattenTurns(dl.Turns, datasets.FlattenOptions{}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Find the dialogue among the kept ones by its utterance count and first utterance.
-		for j := range d.utts {
-			got := d.sequence(d.utts[j])
-			if len(d.utts[j]) != len(dl.Turns) || len(got) != len(want) || !equalIDs(got, want) {
-				continue
-			}
-			checked++
-			for k, u := range d.utts[j] {
-				if role := int64(u[0]); (dl.Turns[k].Speaker == datasets.User) != (role == usr) || (role != usr && role != sys) {
-					t.Fatalf("dialogue %s utterance %d starts with id %d, not its role token", dl.ID, k, role)
-				}
-			}
-		}
-	}
-	if checked < 32 {
-		t.Fatalf("only %d of %d kept dialogues match the tokenizer's encoding of their flattened text", checked, len(d.utts))
-	}
-
-	idx := []int{0, 5, 17, 33, 63}
-	batch := func(epoch int) objectives.FutureTODBatch {
-		d.SetEpoch(epoch)
-		b, err := d.Batch(idx, gotch.CPU)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b.Value.(objectives.FutureTODBatch)
-	}
-	b0 := batch(0)
-	ctx, full := ints(t, b0.Context.IDs), ints(t, b0.Full.IDs)
-	labels, cmask, fmask := ints(t, b0.Labels), ints(t, b0.Context.Mask), ints(t, b0.Full.Mask)
-	chosen := 0
-	for i := range ctx {
-		n, nf := sum(cmask[i]), sum(fmask[i])
-		if nf <= n {
-			t.Errorf("row %d: the teacher's input (%d tokens) is not longer than the context (%d)", i, nf, n)
-		}
-		for k := 0; k < len(ctx[i]); k++ {
-			orig := ctx[i][k]
-			if labels[i][k] != objectives.IgnoreLabel {
-				chosen++
-				orig = labels[i][k]
-				if k >= n || tok.IsSpecial(orig) {
-					t.Errorf("row %d position %d: label on a special or padding token", i, k)
-				}
-			}
-			if k < n-1 && orig != full[i][k] { // all but the context's [SEP]
-				t.Errorf("row %d position %d: context token %d, teacher's %d", i, k, orig, full[i][k])
-			}
-		}
-	}
-	if chosen == 0 {
-		t.Fatal("no token was masked")
-	}
-	if again := batch(0); fmt.Sprint(ints(t, again.Context.IDs), ints(t, again.Full.IDs)) != fmt.Sprint(ctx, full) {
-		t.Error("the same epoch built two different batches")
-	}
-	if next := batch(1); fmt.Sprint(ints(t, next.Context.IDs), ints(t, next.Full.IDs)) == fmt.Sprint(ctx, full) {
-		t.Error("epochs 0 and 1 built the same batch: splits and masks are not redrawn")
-	}
-
-	// Too long for max_length: the oldest tokens go, [CLS] and the newest tokens stay.
-	d.maxLen = 6
-	seq := d.sequence([][]int32{{10, 11, 12}, {13, 14, 15}})
-	if fmt.Sprint(seq) != fmt.Sprint([]int64{d.cls, 12, 13, 14, 15, d.sep}) {
-		t.Errorf("left truncation to 6 gave %v", seq)
-	}
-}
-
-func equalIDs(a, b []int64) bool {
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return len(a) == len(b)
-}
-
-func sum(xs []int64) int {
-	s := 0
-	for _, x := range xs {
-		s += int(x)
-	}
-	return s
-}
-
-// ints reads an int64 [B,T] tensor into rows.
-func ints(t *testing.T, x interface {
-	MustSize() []int64
-	Int64Values(...bool) []int64
-}) [][]int64 {
-	t.Helper()
-	size := x.MustSize()
-	v := x.Int64Values()
-	out := make([][]int64, size[0])
-	for i := range out {
-		out[i] = v[int64(i)*size[1] : int64(i+1)*size[1]]
-	}
-	return out
 }

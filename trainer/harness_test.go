@@ -15,6 +15,8 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
+	"convrep/checkpoint"
+	"convrep/experiment"
 	"convrep/internal/shared"
 	"convrep/safetensors"
 )
@@ -94,7 +96,7 @@ func train(t *testing.T, path string, overrides []string, resume bool) error {
 
 func newTrainer(t *testing.T, path string, overrides []string, resume bool) (*Trainer, error) {
 	t.Helper()
-	e, err := LoadExperiment(path, overrides)
+	e, err := experiment.Load(path, overrides)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +123,7 @@ func stepOf(name string) int64 {
 // checkpointSteps lists the steps of the checkpoints under out, ascending.
 func checkpointSteps(t *testing.T, out string) []int64 {
 	t.Helper()
-	entries, err := os.ReadDir(checkpointDir(out))
+	entries, err := os.ReadDir(checkpoint.Dir(out))
 	if os.IsNotExist(err) {
 		return nil
 	}
@@ -189,7 +191,7 @@ func nonFiniteParams(t *testing.T, path string) []string {
 	var bad []string
 	params := 0
 	for _, x := range f.Tensors {
-		if !strings.HasPrefix(x.Name, paramPrefix) {
+		if !strings.HasPrefix(x.Name, checkpoint.ParamPrefix) {
 			continue
 		}
 		params++
@@ -288,4 +290,14 @@ func copyRun(t *testing.T, out string) string {
 		}
 	}
 	return dst
+}
+
+// writeExperimentIn writes an experiment file as dir/exp.toml and returns its path.
+func writeExperimentIn(t *testing.T, dir, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, "exp.toml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

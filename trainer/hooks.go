@@ -17,7 +17,7 @@ func (t *Trainer) afterStep(perEpoch int) error {
 		return nil
 	}
 	p := objectives.Progress{Step: t.pos.Step, Epoch: t.pos.Epoch, EndOfEpoch: t.pos.Batch >= perEpoch}
-	return torch.Catch("objective hook after step", func() error { return h.AfterStep(t.bb.model, p) })
+	return torch.Catch("objective hook after step", func() error { return h.AfterStep(p) })
 }
 
 // objectiveState is the objective's own tensors that a checkpoint must hold (objectives.Stateful); nil when
@@ -27,4 +27,11 @@ func (t *Trainer) objectiveState() map[string]*ts.Tensor {
 		return s.State()
 	}
 	return nil
+}
+
+// enterEpoch tells the dataset the epoch when it cares (objectives.EpochAware).
+func (t *Trainer) enterEpoch(epoch int) {
+	if a, ok := t.data.(objectives.EpochAware); ok {
+		a.SetEpoch(epoch)
+	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sugarme/gotch"
 
+	"convrep/checkpoint"
 	"convrep/models"
 	"convrep/objectives"
 )
@@ -88,11 +89,11 @@ func TestMGTTrainsWithFallingLoss(t *testing.T) {
 	if !(last < first-0.03) {
 		t.Fatalf("loss did not fall: first fifteen steps %.4f, last fifteen %.4f", first, last)
 	}
-	c, err := readCheckpoint(checkpointPath(out, 60))
+	c, err := checkpoint.Read(checkpoint.PathAt(out, 60))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := c.params[objectives.ResponsePrefix+".bert.encoder.layer.1.output.dense.weight"]; !ok {
+	if _, ok := c.Params[objectives.ResponsePrefix+".bert.encoder.layer.1.output.dense.weight"]; !ok {
 		t.Fatal("the checkpoint holds no response encoder")
 	}
 	// Eq. 7's members are read back from a run: both encoders, trained apart from one starting point.
@@ -133,8 +134,8 @@ func TestMGTKillAndResumeIsBitIdentical(t *testing.T) {
 	b = start(t, bin, dirB, "--resume", expB)
 	b.mustSucceed(t)
 	a.mustSucceed(t)
-	final := filepath.Base(checkpointPath("", 30))
-	sameFiles(t, filepath.Join(checkpointDir(outA), final), filepath.Join(checkpointDir(outB), final))
+	final := filepath.Base(checkpoint.PathAt("", 30))
+	sameFiles(t, filepath.Join(checkpoint.Dir(outA), final), filepath.Join(checkpoint.Dir(outB), final))
 	sameFiles(t, filepath.Join(outA, "model", "model.safetensors"), filepath.Join(outB, "model", "model.safetensors"))
 	ma, mb := readMetricLines(t, outA), readMetricLines(t, outB)
 	checkSteps(t, "A", ma, 30)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sugarme/gotch/ts"
 
+	"convrep/checkpoint"
 	"convrep/models"
 	"convrep/objectives"
 )
@@ -32,13 +33,20 @@ const probeName = "probe"
 var probeSeen sync.Map
 
 func init() {
-	// A refused registration would make every objectives.New fail, which the tests would report.
-	_ = objectives.Register(probeName, newProbe)
+	// A refused registration would make every objectives.Parse fail, which the tests would report.
+	_ = objectives.Register(probeName, parseProbe)
 }
 
-func newProbe(m *models.Model, s objectives.Settings) (objectives.Objective, error) {
-	p := &probeObjective{}
-	rest := objectives.Settings{}
+// probeConfig is the probe's settings around DSE's.
+type probeConfig struct {
+	objectives.Config
+	at          int64
+	kind, watch string
+}
+
+func parseProbe(s objectives.Settings) (objectives.Config, error) {
+	p := probeConfig{}
+	rest := map[string]any{"name": objectives.DSEName}
 	for k, v := range s {
 		switch k {
 		case "probe_at":
@@ -55,22 +63,24 @@ func newProbe(m *models.Model, s objectives.Settings) (objectives.Objective, err
 		return nil, fmt.Errorf("probe settings %v", s)
 	}
 	var err error
-	p.Objective, err = objectives.New(objectives.DSEName, m, rest)
+	p.Config, err = objectives.Parse(rest)
 	return p, err
 }
 
-// Name is DSE's: the trainer picks the dataset by the objective's name.
-func (p *probeObjective) Name() string { return objectives.DSEName }
+func (c probeConfig) Build(m *models.Model) (objectives.Objective, error) {
+	o, err := c.Config.Build(m)
+	return &probeObjective{Objective: o, at: c.at, kind: c.kind, watch: c.watch}, err
+}
 
-func (p *probeObjective) Loss(m *models.Model, batch any, train bool) (*ts.Tensor, map[string]float64, error) {
-	loss, metrics, err := p.Objective.Loss(m, batch, train)
+func (p *probeObjective) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+	loss, metrics, err := p.Objective.Loss(batch, train)
 	if err != nil || !train {
 		return loss, metrics, err
 	}
 	if p.calls++; p.calls != p.at {
 		return loss, metrics, nil
 	}
-	hashes, err := hashDir(checkpointDir(p.watch))
+	hashes, err := hashDir(checkpoint.Dir(p.watch))
 	if err != nil && !os.IsNotExist(err) {
 		return nil, nil, err
 	}
@@ -116,7 +126,7 @@ func TestNaNStopsTheRun(t *testing.T) {
 				t.Fatal("the probe never went wrong")
 			}
 			before := seen.(map[string][32]byte)
-			after := hashFiles(t, checkpointDir(out))
+			after := hashFiles(t, checkpoint.Dir(out))
 			if !sameHashes(before, after) {
 				t.Errorf("checkpoints changed after step %d went wrong: before %d files %v, after %d files %v",
 					k, len(before), keys(before), len(after), keys(after))
@@ -127,7 +137,7 @@ func TestNaNStopsTheRun(t *testing.T) {
 				t.Fatalf("checkpoints at steps %v, want the newest at %d", steps, lastGood)
 			}
 			for _, s := range steps {
-				if bad := nonFiniteParams(t, checkpointPath(out, s)); len(bad) > 0 {
+				if bad := nonFiniteParams(t, checkpoint.PathAt(out, s)); len(bad) > 0 {
 					t.Errorf("checkpoint %d holds non-finite parameters: %v", s, bad)
 				}
 			}
@@ -175,7 +185,7 @@ func TestDivergingRunStops(t *testing.T) {
 				t.Fatalf("loss blew up at step 1, yet checkpoints at %v", steps)
 			}
 			for _, s := range steps {
-				if bad := nonFiniteParams(t, checkpointPath(out, s)); len(bad) > 0 {
+				if bad := nonFiniteParams(t, checkpoint.PathAt(out, s)); len(bad) > 0 {
 					t.Errorf("checkpoint %d holds non-finite parameters: %v", s, bad)
 				}
 			}

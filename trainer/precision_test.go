@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"convrep/checkpoint"
+	"convrep/experiment"
 	"convrep/safetensors"
 )
 
@@ -27,12 +29,12 @@ func TestBF16KeepsFP32MasterWeights(t *testing.T) {
 	if v := first * 64; v != math.Trunc(v) {
 		t.Errorf("first loss %v is not a bfloat16 value: autocast was not on", first)
 	}
-	f, err := safetensors.ReadFile(checkpointPath(outOf(path), 12))
+	f, err := safetensors.ReadFile(checkpoint.PathAt(outOf(path), 12))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, x := range f.Tensors {
-		if strings.HasPrefix(x.Name, paramPrefix) && x.DType != safetensors.F32 {
+		if strings.HasPrefix(x.Name, checkpoint.ParamPrefix) && x.DType != safetensors.F32 {
 			t.Errorf("%s is stored as %s, want F32 master weights", x.Name, x.DType)
 		}
 	}
@@ -40,7 +42,7 @@ func TestBF16KeepsFP32MasterWeights(t *testing.T) {
 
 func TestPrecisionIsChecked(t *testing.T) {
 	path := tinyExperiment(t, t.TempDir(), "")
-	if _, err := LoadExperiment(path, []string{"train.precision=fp16"}); err == nil || !strings.Contains(err.Error(), "train.precision") {
+	if _, err := experiment.Load(path, []string{"train.precision=fp16"}); err == nil || !strings.Contains(err.Error(), "train.precision") {
 		t.Fatalf("fp16 on the trainer: %v", err)
 	}
 }

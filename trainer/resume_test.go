@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"convrep/checkpoint"
 )
 
 // TestKillAndResumeIsBitIdentical trains the tiny experiment three ways with cmd/train and wants the same
@@ -78,12 +80,12 @@ func TestKillAndResumeIsBitIdentical(t *testing.T) {
 	c.mustSucceed(t)
 	runA.mustSucceed(t)
 
-	final := filepath.Base(checkpointPath("", steps))
+	final := filepath.Base(checkpoint.PathAt("", steps))
 	metricsA := readMetricLines(t, outA)
 	checkSteps(t, "A", metricsA, steps)
 	for _, run := range []struct{ name, out string }{{"B", outB}, {"C", outC}} {
 		sameFiles(t, filepath.Join(outA, "model", "model.safetensors"), filepath.Join(run.out, "model", "model.safetensors"))
-		sameFiles(t, filepath.Join(checkpointDir(outA), final), filepath.Join(checkpointDir(run.out), final))
+		sameFiles(t, filepath.Join(checkpoint.Dir(outA), final), filepath.Join(checkpoint.Dir(run.out), final))
 		ms := readMetricLines(t, run.out)
 		checkSteps(t, run.name, ms, steps)
 		for i := range min(len(ms), len(metricsA)) {
@@ -95,7 +97,7 @@ func TestKillAndResumeIsBitIdentical(t *testing.T) {
 			t.Errorf("%s: no loss curve: %v", run.name, err)
 		}
 		// A SIGKILL during a checkpoint's write leaves its temporary file; say so, it is not an error.
-		if left, _ := filepath.Glob(filepath.Join(checkpointDir(run.out), ".*tmp-*")); len(left) > 0 {
+		if left, _ := filepath.Glob(filepath.Join(checkpoint.Dir(run.out), ".*tmp-*")); len(left) > 0 {
 			t.Logf("%s: temporary files left in checkpoints/: %v", run.name, left)
 		}
 	}
@@ -294,21 +296,21 @@ func TestResumeFromEveryCheckpoint(t *testing.T) {
 	for _, from := range []int64{2, 4, 6, 8} {
 		t.Run(fmt.Sprintf("from step %d", from), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
-			if err := os.MkdirAll(checkpointDir(out), 0o755); err != nil {
+			if err := os.MkdirAll(checkpoint.Dir(out), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			b, err := os.ReadFile(checkpointPath(full, from))
+			b, err := os.ReadFile(checkpoint.PathAt(full, from))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(checkpointPath(out, from), b, 0o644); err != nil {
+			if err := os.WriteFile(checkpoint.PathAt(out, from), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			if err := train(t, exp, append(set, fmt.Sprintf("output_dir=%q", out)), true); err != nil {
 				t.Fatal(err)
 			}
 			sameFiles(t, filepath.Join(full, "model", "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
-			sameFiles(t, checkpointPath(full, 10), checkpointPath(out, 10))
+			sameFiles(t, checkpoint.PathAt(full, 10), checkpoint.PathAt(out, 10))
 			ms := readMetricLines(t, out)
 			if len(ms) != int(10-from) {
 				t.Fatalf("resumed run logged %d steps, want %d", len(ms), 10-from)

@@ -13,6 +13,7 @@ import (
 	"github.com/sugarme/gotch/ts"
 	"go.uber.org/zap"
 
+	"convrep/checkpoint"
 	"convrep/datasets"
 	"convrep/internal/progress"
 	"convrep/internal/torch"
@@ -57,10 +58,10 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 	stopping := false // every rank agreed to stop after the step just taken
 	for t.pos.Step < t.total {
 		order := datasets.Order(t.data.Len(), e.Seed, t.pos.Epoch)
-		enterEpoch(t.data, t.pos.Epoch)
+		t.enterEpoch(t.pos.Epoch)
 		for t.pos.Batch < perEpoch && t.pos.Step < t.total {
 			if stopping || (!t.cl.multi() && ctx.Err() != nil) {
-				if err := t.checkpoint(); err != nil {
+				if err := t.saveCheckpoint(); err != nil {
 					return err
 				}
 				t.log.Info("stopped by signal", zap.Int64("step", t.pos.Step))
@@ -93,7 +94,7 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 				window = lossWindow{}
 			}
 			if t.pos.Step%e.Train.CheckpointEvery == 0 && t.pos.Step < t.total {
-				if err := t.checkpoint(); err != nil {
+				if err := t.saveCheckpoint(); err != nil {
 					return err
 				}
 			}
@@ -103,7 +104,7 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 		}
 	}
 	bar.Finish()
-	if err := t.checkpoint(); err != nil {
+	if err := t.saveCheckpoint(); err != nil {
 		return err
 	}
 	if !t.cl.leader() {
@@ -186,14 +187,14 @@ func (t *Trainer) step(idx []int, micro int) (loss, norm float64, objMetrics map
 // backward pass runs outside, as autocast wants). Run holds the OS thread autocast's state lives on.
 func (t *Trainer) loss(batch any) (l *ts.Tensor, m map[string]float64, err error) {
 	if t.exp.Train.Precision != "bf16" {
-		return t.obj.Loss(t.bb.model, batch, true)
+		return t.obj.Loss(batch, true)
 	}
 	restore, err := torch.Autocast(t.dev, gotch.BFloat16)
 	if err != nil {
 		return nil, nil, fmt.Errorf("train.precision bf16: %w", err)
 	}
 	defer restore()
-	return t.obj.Loss(t.bb.model, batch, true)
+	return t.obj.Loss(batch, true)
 }
 
 // lossWindow accumulates the steps between two metrics lines.
@@ -211,7 +212,7 @@ func (w *lossWindow) add(loss float64, examples int, d time.Duration) {
 	w.busy += d
 }
 
-func (w *lossWindow) metric(pos Position, opt *optim.Optimizer, norm float64, obj map[string]float64, elapsed time.Duration) Metric {
+func (w *lossWindow) metric(pos checkpoint.Position, opt *optim.Optimizer, norm float64, obj map[string]float64, elapsed time.Duration) Metric {
 	m := Metric{Step: pos.Step, Epoch: pos.Epoch, Loss: w.sum / float64(w.steps), LR: opt.LR(0), GradNorm: norm,
 		PairsPerS: float64(w.examples) / w.busy.Seconds(), StepS: w.busy.Seconds() / float64(w.steps),
 		ElapsedS: elapsed.Seconds(), Objective: obj}
@@ -224,10 +225,10 @@ func (w *lossWindow) metric(pos Position, opt *optim.Optimizer, norm float64, ob
 // finish saves the trained encoder with its tokenizer in HuggingFace layout and draws the loss curve.
 func (t *Trainer) finish() error {
 	dir := filepath.Join(t.exp.OutputDir, "model")
-	if err := t.bb.model.Save(dir); err != nil {
+	if err := t.bb.Model.Save(dir); err != nil {
 		return fmt.Errorf("save model: %w", err)
 	}
-	if err := t.bb.tok.Save(dir); err != nil {
+	if err := t.bb.Tok.Save(dir); err != nil {
 		return fmt.Errorf("save tokenizer: %w", err)
 	}
 	plotPath, err := plotLoss(t.exp.OutputDir, t.exp.Name)

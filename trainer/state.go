@@ -7,21 +7,22 @@ import (
 	"github.com/sugarme/gotch/ts"
 	"go.uber.org/zap"
 
+	"convrep/checkpoint"
 	"convrep/internal/torch"
 	"convrep/safetensors"
 )
 
-// checkpoint writes the run's complete state at its current position and keeps the newest few.
+// saveCheckpoint writes the run's complete state at its current position and keeps the newest few.
 // In a data-parallel run every rank calls it (each hands its dropout stream to rank 0) and rank 0 writes.
-func (t *Trainer) checkpoint() error {
+func (t *Trainer) saveCheckpoint() error {
 	rngs, err := t.cl.rngStates()
 	if err != nil || !t.cl.leader() {
 		return err
 	}
-	c := &checkpoint{meta: checkpointMeta{Format: checkpointFormat, Experiment: t.digest, Position: t.pos},
-		params: map[string]safetensors.Tensor{}, obj: map[string]safetensors.Tensor{}, rngCPU: rngs[0], rngRanks: rngs[1:]}
+	c := &checkpoint.File{Meta: checkpoint.Meta{Format: checkpoint.FormatName, Experiment: t.digest, Position: t.pos},
+		Params: map[string]safetensors.Tensor{}, Objective: map[string]safetensors.Tensor{}, RNG: rngs[0], RNGRanks: rngs[1:]}
 	if t.cl.multi() {
-		c.meta.World = t.cl.world() // single-process checkpoints leave it out, as they always have
+		c.Meta.World = t.cl.world() // single-process checkpoints leave it out, as they always have
 	}
 	err = torch.Catch("checkpoint", func() error {
 		for name, p := range t.params {
@@ -29,28 +30,28 @@ func (t *Trainer) checkpoint() error {
 			if err != nil {
 				return err
 			}
-			c.params[name] = st
+			c.Params[name] = st
 		}
 		for name, x := range t.objectiveState() {
 			st, err := torch.ToSafetensor(name, x)
 			if err != nil {
 				return fmt.Errorf("objective state: %w", err)
 			}
-			c.obj[name] = st
+			c.Objective[name] = st
 		}
 		var err error
-		c.optim, c.meta.Optimizer, err = t.opt.State()
+		c.Optim, c.Meta.Optimizer, err = t.opt.State()
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	path := checkpointPath(t.exp.OutputDir, t.pos.Step)
-	if err := writeCheckpoint(path, c); err != nil {
+	path := checkpoint.PathAt(t.exp.OutputDir, t.pos.Step)
+	if err := checkpoint.Write(path, c); err != nil {
 		return fmt.Errorf("write checkpoint %s: %w", path, err)
 	}
 	t.log.Info("checkpoint", zap.String("path", path), zap.Int64("step", t.pos.Step))
-	return prune(t.exp.OutputDir, t.exp.Train.KeepCheckpoints)
+	return checkpoint.Prune(t.exp.OutputDir, t.exp.Train.KeepCheckpoints)
 }
 
 // storedDType is the dtype torch.ToSafetensor writes a parameter of each kind with.
@@ -58,39 +59,39 @@ var storedDType = map[gotch.DType]safetensors.DType{gotch.Float: safetensors.F32
 
 // restore loads a checkpoint into the trainer: weights, optimiser, the objective's state, RNG, data position.
 func (t *Trainer) restore(path string) error {
-	c, err := readCheckpoint(path)
+	c, err := checkpoint.Read(path)
 	if err != nil {
 		return err
 	}
-	if c.meta.Experiment != t.digest {
+	if c.Meta.Experiment != t.digest {
 		return fmt.Errorf("checkpoint %s belongs to another experiment (digest %s, this one %s): the settings changed since it was written",
-			path, c.meta.Experiment, t.digest)
+			path, c.Meta.Experiment, t.digest)
 	}
 	for name, p := range t.params {
-		st, ok := c.params[name]
+		st, ok := c.Params[name]
 		if !ok {
 			return fmt.Errorf("checkpoint %s: no tensor for parameter %s", path, name)
 		}
 		// The copy below would convert another dtype silently; a checkpoint holds its parameters as written.
 		if want := storedDType[p.DType()]; st.DType != want {
-			return fmt.Errorf("checkpoint %s: tensor %s%s has dtype %s, the parameter is %s", path, paramPrefix, name, st.DType, want)
+			return fmt.Errorf("checkpoint %s: tensor %s%s has dtype %s, the parameter is %s", path, checkpoint.ParamPrefix, name, st.DType, want)
 		}
 	}
-	if len(c.params) != len(t.params) {
-		return fmt.Errorf("checkpoint %s holds %d parameters, the model has %d", path, len(c.params), len(t.params))
+	if len(c.Params) != len(t.params) {
+		return fmt.Errorf("checkpoint %s holds %d parameters, the model has %d", path, len(c.Params), len(t.params))
 	}
 	state := t.objectiveState()
-	if err := checkObjectiveState(path, c.obj, state); err != nil {
+	if err := checkObjectiveState(path, c.Objective, state); err != nil {
 		return err
 	}
 	err = torch.Catch("restore "+path, func() error {
 		for name, p := range t.params {
-			if err := torch.CopyFromSafetensor(p, c.params[name]); err != nil {
+			if err := torch.CopyFromSafetensor(p, c.Params[name]); err != nil {
 				return fmt.Errorf("checkpoint %s: %w", path, err)
 			}
 		}
 		for name, x := range state {
-			if err := torch.CopyFromSafetensor(x, c.obj[name]); err != nil {
+			if err := torch.CopyFromSafetensor(x, c.Objective[name]); err != nil {
 				return fmt.Errorf("checkpoint %s: objective state: %w", path, err)
 			}
 		}
@@ -99,7 +100,7 @@ func (t *Trainer) restore(path string) error {
 	if err != nil {
 		return err
 	}
-	if err := t.opt.LoadState(c.optim, c.meta.Optimizer); err != nil {
+	if err := t.opt.LoadState(c.Optim, c.Meta.Optimizer); err != nil {
 		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	if rng := t.rngFor(c); rng != nil {
@@ -107,7 +108,7 @@ func (t *Trainer) restore(path string) error {
 			return fmt.Errorf("checkpoint %s: %w", path, err)
 		}
 	}
-	t.pos = c.meta.Position
+	t.pos = c.Meta.Position
 	t.log.Info("resumed", zap.String("checkpoint", path), zap.Int64("step", t.pos.Step), zap.Int("epoch", t.pos.Epoch))
 	return nil
 }
@@ -118,15 +119,15 @@ func checkObjectiveState(path string, stored map[string]safetensors.Tensor, live
 	for name, x := range live {
 		st, ok := stored[name]
 		if !ok {
-			return fmt.Errorf("checkpoint %s: no tensor %s%s of the objective's state", path, objectivePrefix, name)
+			return fmt.Errorf("checkpoint %s: no tensor %s%s of the objective's state", path, checkpoint.ObjectivePrefix, name)
 		}
 		if want := storedDType[x.DType()]; st.DType != want {
-			return fmt.Errorf("checkpoint %s: tensor %s%s has dtype %s, the objective's is %s", path, objectivePrefix, name, st.DType, want)
+			return fmt.Errorf("checkpoint %s: tensor %s%s has dtype %s, the objective's is %s", path, checkpoint.ObjectivePrefix, name, st.DType, want)
 		}
 	}
 	for name := range stored {
 		if _, ok := live[name]; !ok {
-			return fmt.Errorf("checkpoint %s: tensor %s%s is no part of this objective's state", path, objectivePrefix, name)
+			return fmt.Errorf("checkpoint %s: tensor %s%s is no part of this objective's state", path, checkpoint.ObjectivePrefix, name)
 		}
 	}
 	return nil
@@ -134,14 +135,14 @@ func checkObjectiveState(path string, stored map[string]safetensors.Tensor, live
 
 // rngFor is this rank's dropout stream in c: rank 0's is always there; another rank's only when the
 // checkpoint was written by as many ranks (otherwise syncRanks seeds it afresh).
-func (t *Trainer) rngFor(c *checkpoint) []byte {
+func (t *Trainer) rngFor(c *checkpoint.File) []byte {
 	r := t.cl.rank()
 	if r == 0 {
-		return c.rngCPU
+		return c.RNG
 	}
-	if max(c.meta.World, 1) == t.cl.world() && r-1 < len(c.rngRanks) && c.rngRanks[r-1] != nil {
+	if max(c.Meta.World, 1) == t.cl.world() && r-1 < len(c.RNGRanks) && c.RNGRanks[r-1] != nil {
 		t.rankRNG = true
-		return c.rngRanks[r-1]
+		return c.RNGRanks[r-1]
 	}
 	return nil
 }

@@ -1,10 +1,11 @@
+// Package trainer runs an experiment: it builds the backbone the objective needs, the objective and its
+// data, and trains with checkpoints that resume exactly. It knows objectives only through the objectives
+// package's interfaces. Its step reads top to bottom in run.go: batch, forward and loss, backward, clip,
+// optimiser step, log, checkpoint.
 package trainer
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -16,7 +17,11 @@ import (
 	"github.com/sugarme/gotch/ts"
 	"go.uber.org/zap"
 
+	"convrep/checkpoint"
+	"convrep/datasets"
+	"convrep/experiment"
 	"convrep/internal/torch"
+	"convrep/models"
 	"convrep/objectives"
 	"convrep/tokenizers"
 	"convrep/trainer/optim"
@@ -24,18 +29,18 @@ import (
 
 // Trainer holds everything one run needs; New builds it and Run trains.
 type Trainer struct {
-	exp     *Experiment
+	exp     *experiment.Experiment
 	log     *zap.Logger
 	dev     gotch.Device
-	bb      *backbone
+	bb      *experiment.Backbone
 	obj     objectives.Objective
-	data    Dataset
+	data    objectives.Dataset
 	opt     *optim.Optimizer
 	sched   optim.Schedule
 	params  map[string]*ts.Tensor // every trainable tensor by name: the encoder's and the objective's
 	groups  []optim.Group
 	digest  string
-	pos     Position
+	pos     checkpoint.Position
 	total   int64    // optimiser steps the run will make
 	cl      *cluster // this process's rank among the data-parallel ranks
 	rankRNG bool     // this rank's dropout stream came from the checkpoint
@@ -49,24 +54,8 @@ type Options struct {
 
 // New checks the experiment's inputs (backbone, tokenizer, corpora) before any work, then builds the model,
 // objective, data and optimiser, and restores the newest checkpoint when resuming.
-func New(ctx context.Context, e *Experiment, opt Options, log *zap.Logger) (_ *Trainer, err error) {
-	modelDir, tokDir, err := resolveBackbone(ctx, e.Model, log)
-	if err != nil {
-		return nil, err
-	}
-	dev, err := torch.ParseDevice(e.Model.Device)
-	if err != nil {
-		return nil, fmt.Errorf("model.device: %w", err)
-	}
-	files, err := corpusFiles(e.Data)
-	if err != nil {
-		return nil, err
-	}
-	objName, _ := e.Objective["name"].(string)
-	if !contains(objectives.Names(), strings.ToLower(objName)) {
-		return nil, fmt.Errorf("objective.name %q is not one of %s", objName, strings.Join(objectives.Names(), ", "))
-	}
-	paths, err := checkpoints(e.OutputDir)
+func New(ctx context.Context, e *experiment.Experiment, opt Options, log *zap.Logger) (_ *Trainer, err error) {
+	paths, err := checkpoint.List(e.OutputDir)
 	if err != nil {
 		return nil, err
 	}
@@ -74,48 +63,15 @@ func New(ctx context.Context, e *Experiment, opt Options, log *zap.Logger) (_ *T
 		return nil, fmt.Errorf("%s already holds checkpoints of a run (%s): pass --resume to continue it, or choose another output_dir",
 			e.OutputDir, filepath.Base(paths[len(paths)-1]))
 	}
-	if e.Train.Threads > 0 {
-		if err := torch.SetNumThreads(e.Train.Threads); err != nil {
-			return nil, err
-		}
-	}
-
-	cl, err := joinCluster(e, dev)
+	t, err := prepare(ctx, e, log)
 	if err != nil {
 		return nil, err
 	}
 	defer func() {
 		if err != nil {
-			cl.close()
+			t.cl.close()
 		}
 	}()
-	e.ranks = cl.world()
-	if cl.multi() && dev.IsCuda() {
-		dev = gotch.CudaBuilder(uint(cl.env.LocalRank)) // one GPU per rank of this node
-	}
-	t := &Trainer{exp: e, log: log, dev: dev, digest: e.digest(), cl: cl}
-	if t.bb, err = buildBackbone(e, modelDir, tokDir, dev, log); err != nil {
-		return nil, err
-	}
-	settings := objectives.Settings{}
-	for k, v := range e.Objective {
-		if k != "name" {
-			settings[k] = v
-		}
-	}
-	if t.obj, err = objectives.New(objName, t.bb.model, settings); err != nil {
-		return nil, fmt.Errorf("%s: [objective]: %w", e.path, err)
-	}
-	if gb, ok := t.obj.(objectives.GlobalBatch); ok && cl.multi() && !cl.local {
-		gb.SetGather(cl.gather)
-	}
-	trunc := tokenizers.TruncateRight
-	if e.Model.Truncation == "left" {
-		trunc = tokenizers.TruncateLeft
-	}
-	if t.data, err = datasetFor(t.obj.Name(), e, t.bb.tok, tokDir, files, trunc, log); err != nil {
-		return nil, err
-	}
 	if err := t.buildOptimizer(); err != nil {
 		return nil, err
 	}
@@ -127,16 +83,134 @@ func New(ctx context.Context, e *Experiment, opt Options, log *zap.Logger) (_ *T
 	if err := t.syncRanks(); err != nil {
 		return nil, err
 	}
-	if err := cl.watch(t.groups); err != nil {
+	if err := t.cl.watch(t.groups); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
-// buildOptimizer puts the encoder's parameters in one group (train.lr) and those the objective added, such
-// as DSE's contrastive head, in another (train.head_lr). Parameters the objective freezes (frozenNames) stay
-// in the checkpoints but out of every group, so neither the optimiser nor the gradient clipping sees them,
-// and autograd stops at them.
+// Prepare builds what a run of the experiment trains on, the backbone, the objective and its dataset,
+// through the same caches as a run, without training; cmd/mgtbuckets uses it to build MGT's segments ahead.
+func Prepare(ctx context.Context, e *experiment.Experiment, log *zap.Logger) (objectives.Dataset, error) {
+	t, err := prepare(ctx, e, log)
+	if err != nil {
+		return nil, err
+	}
+	t.cl.close()
+	return t.data, nil
+}
+
+// prepare checks the inputs, joins the data-parallel ranks and builds the backbone, the objective and its
+// dataset. On success the caller owns t.cl.
+func prepare(ctx context.Context, e *experiment.Experiment, log *zap.Logger) (_ *Trainer, err error) {
+	modelDir, tokDir, err := experiment.Resolve(ctx, e.Model, log)
+	if err != nil {
+		return nil, err
+	}
+	dev, err := torch.ParseDevice(e.Model.Device)
+	if err != nil {
+		return nil, fmt.Errorf("model.device: %w", err)
+	}
+	files, err := corpusFiles(e.Data)
+	if err != nil {
+		return nil, err
+	}
+	if e.Train.Threads > 0 {
+		if err := torch.SetNumThreads(e.Train.Threads); err != nil {
+			return nil, err
+		}
+	}
+	cl, err := joinCluster(e, dev)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			cl.close()
+		}
+	}()
+	if cl.multi() && dev.IsCuda() {
+		dev = gotch.CudaBuilder(uint(cl.env.LocalRank)) // one GPU per rank of this node
+	}
+	t := &Trainer{exp: e, log: log, dev: dev, digest: e.Digest(), cl: cl}
+	if t.bb, err = e.Build(modelDir, tokDir, e.Seed, dev, log); err != nil {
+		return nil, err
+	}
+	if t.obj, err = e.ObjectiveConfig().Build(t.bb.Model); err != nil {
+		return nil, fmt.Errorf("%s: [objective]: %w", e.Path(), err)
+	}
+	if gb, ok := t.obj.(objectives.GlobalBatch); ok && cl.multi() && !cl.local {
+		gb.SetGather(cl.gather)
+	}
+	if t.data, err = t.obj.Dataset(dataEnv(e, t.bb, files, cl.world(), dev, log)); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// dataEnv is what the objective's dataset is built from: the experiment's data, the backbone's tokenizer,
+// this run's ranks, and a way to build the backbone again (MGT's frozen encoder).
+func dataEnv(e *experiment.Experiment, bb *experiment.Backbone, files []string, ranks int, dev gotch.Device, log *zap.Logger) objectives.DataEnv {
+	trunc := tokenizers.TruncateRight
+	if e.Model.Truncation == "left" {
+		trunc = tokenizers.TruncateLeft
+	}
+	return objectives.DataEnv{
+		Experiment: e.Path(), Root: e.Data.Root, Corpora: e.Data.Corpora, Files: files,
+		Read:  datasets.ReadOptions{SkipBad: e.Data.SkipBad, MergeSameSpeaker: e.Data.MergeSameSpeaker, Logger: log},
+		Pairs: e.Data.Pairs, BothDirections: e.Data.BothDirections, MinWords: e.Data.MinWords,
+		MaxExamples: e.Data.MaxExamples, CacheDir: e.Data.CacheDir,
+		Tok: bb.Tok, TokDir: bb.TokDir, MaxLength: e.Model.MaxLength, Truncation: trunc, Seed: e.Seed, Device: dev,
+		BatchSize: e.Train.BatchSize, Ranks: ranks, Log: log,
+		Encoder: func(seed int64) (*models.Model, error) { return secondEncoder(e, bb, seed, dev, log) },
+	}
+}
+
+// secondEncoder builds the experiment's backbone again, its random parts seeded with seed, and puts
+// libtorch's generator back afterwards, so a run draws the same dropout masks whether or not it built one.
+func secondEncoder(e *experiment.Experiment, bb *experiment.Backbone, seed int64, dev gotch.Device, log *zap.Logger) (*models.Model, error) {
+	state, err := torch.CPURNGState()
+	if err != nil {
+		return nil, err
+	}
+	b, err := e.Build(bb.ModelDir, bb.TokDir, seed, dev, log)
+	if rerr := torch.SetCPURNGState(state); err == nil && rerr != nil {
+		err = rerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return b.Model, nil
+}
+
+// corpusFiles checks that every corpus of the experiment is present and lists the files it is read from.
+// It runs before any work, so that a wrong path fails at once, naming what is missing.
+func corpusFiles(d experiment.DataConfig) ([]string, error) {
+	if _, err := os.Stat(d.Root); err != nil {
+		return nil, fmt.Errorf("data.root: %w", err)
+	}
+	var files []string
+	for _, name := range d.Corpora {
+		c, err := datasets.LookupCorpus(name)
+		if err != nil {
+			return nil, fmt.Errorf("data.corpora: %w", err)
+		}
+		fs, err := datasets.Files(name, filepath.Join(d.Root, c.Folder))
+		if err != nil {
+			return nil, fmt.Errorf("data.corpora: %w", err)
+		}
+		if len(fs) == 0 {
+			return nil, fmt.Errorf("data.corpora: corpus %s: no files in %s", name, filepath.Join(d.Root, c.Folder))
+		}
+		files = append(files, fs...)
+	}
+	return files, nil
+}
+
+// buildOptimizer makes one optimiser group of each parameter group the objective declares, at the [train]
+// rate the group names; a frozen group's parameters stay in the checkpoints but out of the optimiser and the
+// gradient clipping, and autograd stops at them. Every trainable tensor of the model's VarStore must be in
+// exactly one declared group.
 func (t *Trainer) buildOptimizer() error {
 	e := t.exp
 	perEpoch := int64(t.data.Len() / (e.Train.BatchSize * e.Train.GradAccumulation))
@@ -147,44 +221,23 @@ func (t *Trainer) buildOptimizer() error {
 	if e.Train.MaxSteps > 0 && (e.Train.Epochs == 0 || e.Train.MaxSteps < t.total) {
 		t.total = e.Train.MaxSteps
 	}
-	encoder := t.bb.model.Params()
-	frozen, err := frozenNames(t.obj, t.bb.model)
+	groups, frozen, err := optimGroups(t.obj, t.bb.Model, e.Train)
 	if err != nil {
-		return err
+		return fmt.Errorf("objective %s: %w", t.obj.Name(), err)
 	}
+	t.groups = groups
 	t.params = map[string]*ts.Tensor{}
-	enc := optim.Group{Name: "encoder", LR: e.Train.LR, WeightDecay: e.Train.WeightDecay}
-	head := optim.Group{Name: "head", LR: e.Train.HeadLR, WeightDecay: e.Train.WeightDecay}
-	var names []string
-	for name := range t.bb.model.VS.Variables() {
-		names = append(names, name)
+	for _, g := range groups {
+		for i, name := range g.ParamNames {
+			t.params[name] = g.Params[i]
+		}
 	}
-	sort.Strings(names)
-	for _, name := range names {
-		p, err := t.bb.model.VS.Root().Get(name)
-		if err != nil {
-			return err
-		}
-		if !p.MustRequiresGrad() {
-			continue
-		}
+	for name, p := range frozen {
 		t.params[name] = p
-		if frozen[name] {
-			p.MustRequiresGrad_(false)
-			continue
-		}
-		g := &head
-		if encoder[name] != nil {
-			g = &enc
-		}
-		g.Params, g.ParamNames = append(g.Params, p), append(g.ParamNames, name)
+		p.MustRequiresGrad_(false)
 	}
 	if len(frozen) > 0 {
 		t.log.Info("frozen parameters", zap.Int("tensors", len(frozen)))
-	}
-	t.groups = []optim.Group{enc}
-	if len(head.Params) > 0 {
-		t.groups = append(t.groups, head)
 	}
 	if t.opt, err = optim.New(optim.Config{Kind: strings.ToLower(e.Train.Optimizer)}, t.groups); err != nil {
 		return err
@@ -193,33 +246,66 @@ func (t *Trainer) buildOptimizer() error {
 	return err
 }
 
-// digest identifies what a checkpoint belongs to: the settings that change the trajectory. Output and
-// logging knobs are left out, and so is max_steps under a constant schedule, so that such a run may be
-// extended; a decaying schedule's rates depend on it.
-func (e *Experiment) digest() string {
-	c := *e
-	c.OutputDir, c.Train.LogEvery, c.Train.CheckpointEvery, c.Train.KeepCheckpoints = "", 0, 0, 0
-	if c.Train.Schedule == "constant" {
-		c.Train.MaxSteps = 0
-	}
-	c.Data.CacheDir = ""
-	b, _ := json.Marshal(c)
-	// How the ranks talk changes no result, and neither does their number; whether negatives stay on their
-	// rank does (the digests of runs written before [distributed] existed stay as they were).
-	if e.Distributed.LocalNegatives {
-		b = append(b, "local_negatives"...)
-	}
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:8])
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
+// optimGroups turns the objective's declared groups into the optimiser's (empty ones left out), and lists
+// the frozen parameters. Every trainable tensor of m's VarStore must be declared exactly once.
+func optimGroups(obj objectives.Objective, m *models.Model, tc experiment.TrainConfig) ([]optim.Group, map[string]*ts.Tensor, error) {
+	trainable := map[string]*ts.Tensor{}
+	for name := range m.VS.Variables() {
+		p, err := m.VS.Root().Get(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		if p.MustRequiresGrad() {
+			trainable[name] = p
 		}
 	}
-	return false
+	declared := map[string]string{}
+	var groups []optim.Group
+	frozen := map[string]*ts.Tensor{}
+	for _, g := range obj.Groups() {
+		og := optim.Group{Name: g.Name, WeightDecay: tc.WeightDecay}
+		switch g.Rate {
+		case objectives.EncoderRate:
+			og.LR = tc.LR
+		case objectives.HeadRate:
+			og.LR = tc.HeadLR
+		case objectives.Frozen:
+		default:
+			return nil, nil, fmt.Errorf("group %s trains at %q, which is no rate of [train] (lr, head_lr)", g.Name, g.Rate)
+		}
+		for _, name := range g.Params {
+			p, ok := trainable[name]
+			if !ok {
+				return nil, nil, fmt.Errorf("group %s names %s, which is no trainable parameter of the model", g.Name, name)
+			}
+			if other, dup := declared[name]; dup {
+				return nil, nil, fmt.Errorf("parameter %s is in groups %s and %s", name, other, g.Name)
+			}
+			declared[name] = g.Name
+			if g.Rate == objectives.Frozen {
+				frozen[name] = p
+				continue
+			}
+			og.Params, og.ParamNames = append(og.Params, p), append(og.ParamNames, name)
+		}
+		if len(og.Params) > 0 {
+			groups = append(groups, og)
+		}
+	}
+	var missing []string
+	for name := range trainable {
+		if _, ok := declared[name]; !ok {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		sort.Strings(missing)
+		return nil, nil, fmt.Errorf("its groups leave out %d trainable parameters (%s)", len(missing), strings.Join(missing[:min(3, len(missing))], ", "))
+	}
+	if len(groups) == 0 {
+		return nil, nil, fmt.Errorf("it trains no parameter")
+	}
+	return groups, frozen, nil
 }
 
 // ErrStopped is returned by Run after SIGINT / SIGTERM, once the current step is done and checkpointed.

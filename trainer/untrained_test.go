@@ -8,25 +8,28 @@ import (
 	"github.com/sugarme/gotch"
 	"go.uber.org/zap/zaptest"
 
+	"convrep/checkpoint"
+	"convrep/experiment"
 	"convrep/models"
 )
 
 // The untrained baseline the evaluation suite compares with is exactly the backbone training starts from.
 func TestUntrainedIsTheStartingPoint(t *testing.T) {
 	dir := t.TempDir()
-	e, err := LoadExperiment(tinyExperiment(t, dir, ""), nil)
+	e, err := experiment.Load(tinyExperiment(t, dir, ""), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, _, err := Untrained(context.Background(), e, gotch.CPU, zaptest.NewLogger(t))
+	bb, err := experiment.Untrained(context.Background(), e, gotch.CPU, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
+	base := bb.Model
 	tr, err := New(context.Background(), e, Options{}, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := tr.bb.model.Params()
+	start := tr.bb.Model.Params()
 	if len(start) == 0 || len(start) != len(base.Params()) {
 		t.Fatalf("%d parameters at the start of training, %d in the untrained backbone", len(start), len(base.Params()))
 	}
@@ -48,14 +51,15 @@ func TestFromCheckpointGivesTheSavedModel(t *testing.T) {
 	if err := train(t, path, nil, false); err != nil {
 		t.Fatal(err)
 	}
-	e, err := LoadExperiment(path, nil)
+	e, err := experiment.Load(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, _, err := FromCheckpoint(context.Background(), e, checkpointPath(e.OutputDir, 30), gotch.CPU, zaptest.NewLogger(t))
+	bb, err := experiment.AtCheckpoint(context.Background(), e, checkpoint.PathAt(e.OutputDir, 30), gotch.CPU, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := bb.Model
 	want, err := models.Load(filepath.Join(e.OutputDir, "model"), models.LoadOptions{Heads: &models.Heads{}, Device: gotch.CPU})
 	if err != nil {
 		t.Fatal(err)
@@ -65,11 +69,11 @@ func TestFromCheckpointGivesTheSavedModel(t *testing.T) {
 			t.Errorf("parameter %s differs from the saved model", name)
 		}
 	}
-	other, err := LoadExperiment(path, []string{"train.lr=0.5"})
+	other, err := experiment.Load(path, []string{"train.lr=0.5"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := FromCheckpoint(context.Background(), other, checkpointPath(e.OutputDir, 30), gotch.CPU, zaptest.NewLogger(t)); err == nil {
+	if _, err := experiment.AtCheckpoint(context.Background(), other, checkpoint.PathAt(e.OutputDir, 30), gotch.CPU, zaptest.NewLogger(t)); err == nil {
 		t.Error("a checkpoint of other settings was accepted")
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"sort"
 	"syscall"
 	"time"
 
@@ -214,13 +213,13 @@ func newSetup(o options, dev gotch.Device) (*setup, error) {
 	return s, nil
 }
 
-// addObjective adds DSE's head to the model and the AdamW optimiser over both groups.
+// addObjective adds DSE's head to the model and the AdamW optimiser over the groups DSE declares.
 func (s *setup) addObjective() error {
-	obj, err := objectives.New(objectives.DSEName, s.model, objectives.Settings{"temperature": temperature, "mode": mode})
+	obj, err := objectives.Build(map[string]any{"name": objectives.DSEName, "temperature": temperature, "mode": mode}, s.model)
 	if err != nil {
 		return err
 	}
-	groups, err := paramGroups(s.model)
+	groups, err := paramGroups(s.model, obj)
 	if err != nil {
 		return err
 	}
@@ -231,35 +230,24 @@ func (s *setup) addObjective() error {
 	return nil
 }
 
-// paramGroups splits the trainable tensors as the trainer does: the encoder's in group 0, those the
-// objective added (DSE's head) in group 1, each sorted by name.
-func paramGroups(m *models.Model) ([]optim.Group, error) {
-	encoder := m.Params()
-	enc := optim.Group{Name: "encoder", LR: learnRate, WeightDecay: weightDecay}
-	head := optim.Group{Name: "head", LR: learnRate, WeightDecay: weightDecay}
-	var names []string
-	for name := range m.VS.Variables() {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		p, err := m.VS.Root().Get(name)
-		if err != nil {
-			return nil, fmt.Errorf("parameter %s: %w", name, err)
+// paramGroups are the optimiser groups of the objective's declared groups, all at the one rate of the bench.
+func paramGroups(m *models.Model, obj objectives.Objective) ([]optim.Group, error) {
+	var out []optim.Group
+	for _, g := range obj.Groups() {
+		og := optim.Group{Name: g.Name, LR: learnRate, WeightDecay: weightDecay}
+		for _, name := range g.Params {
+			p, err := m.VS.Root().Get(name)
+			if err != nil {
+				return nil, fmt.Errorf("parameter %s: %w", name, err)
+			}
+			og.Params, og.ParamNames = append(og.Params, p), append(og.ParamNames, name)
 		}
-		if !p.MustRequiresGrad() {
-			continue
-		}
-		g := &head
-		if encoder[name] != nil {
-			g = &enc
-		}
-		g.Params, g.ParamNames = append(g.Params, p), append(g.ParamNames, name)
+		out = append(out, og)
 	}
-	if len(head.Params) == 0 {
-		return nil, fmt.Errorf("the dse objective added no head parameters to the model")
+	if len(out) != 2 || len(out[1].Params) == 0 {
+		return nil, fmt.Errorf("the dse objective declared no head parameters")
 	}
-	return []optim.Group{enc, head}, nil
+	return out, nil
 }
 
 // release frees the model's parameters now; the optimiser's state goes with the garbage collector.

@@ -84,6 +84,6 @@ func (s *setup) loss(b objectives.DSEBatch) (*ts.Tensor, error) {
 		}
 		defer restore()
 	}
-	l, _, err := s.obj.Loss(s.model, b, true)
+	l, _, err := s.obj.Loss(b, true)
 	return l, err
 }

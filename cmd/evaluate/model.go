@@ -11,11 +11,11 @@ import (
 
 	"convrep/datasets"
 	"convrep/evaluate"
+	"convrep/experiment"
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/models/hub"
 	"convrep/tokenizers"
-	"convrep/trainer"
 )
 
 // modelRef says which model to evaluate and how to embed with it.
@@ -61,16 +61,22 @@ func loadModel(ctx context.Context, m modelRef, log *zap.Logger) (*models.Model,
 		}
 	}
 	if strings.HasSuffix(m.ref, ".toml") {
-		e, err := trainer.LoadExperiment(m.ref, nil)
+		e, err := experiment.Load(m.ref, nil)
 		if err != nil {
 			return nil, nil, "", err
 		}
 		if m.checkpoint != "" {
-			model, tok, err := trainer.FromCheckpoint(ctx, e, m.checkpoint, dev, log)
-			return model, tok, e.Name + " @ " + strings.TrimSuffix(filepath.Base(m.checkpoint), ".safetensors"), err
+			b, err := experiment.AtCheckpoint(ctx, e, m.checkpoint, dev, log)
+			if err != nil {
+				return nil, nil, "", err
+			}
+			return b.Model, b.Tok, e.Name + " @ " + strings.TrimSuffix(filepath.Base(m.checkpoint), ".safetensors"), nil
 		}
-		model, tok, err := trainer.Untrained(ctx, e, dev, log)
-		return model, tok, e.Name + " (untrained)", err
+		b, err := experiment.Untrained(ctx, e, dev, log)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		return b.Model, b.Tok, e.Name + " (untrained)", nil
 	}
 	dir := m.ref
 	if _, err := os.Stat(filepath.Join(dir, "model", "config.json")); err == nil {

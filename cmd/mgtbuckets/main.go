@@ -22,7 +22,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"convrep/experiment"
 	"convrep/internal/logging"
+	"convrep/objectives"
 	"convrep/trainer"
 )
 
@@ -33,7 +35,7 @@ func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
 
 // report is the JSON line printed.
 type report struct {
-	trainer.MGTReport
+	objectives.MGTReport
 	PeakRSSMiB  float64 `json:"PeakRSSMiB"`  // the process's high-water resident memory (Go and libtorch)
 	GoHeapMiB   float64 `json:"GoHeapMiB"`   // Go heap in use at the end: pool, tokens, negatives
 	PoolMiB     float64 `json:"PoolMiB"`     // the embeddings alone: responses × dim × 4 bytes
@@ -60,14 +62,19 @@ func main() {
 }
 
 func run(ctx context.Context, path string, sets []string, log *zap.Logger) error {
-	e, err := trainer.LoadExperiment(path, sets)
+	e, err := experiment.Load(path, sets)
 	if err != nil {
 		return err
 	}
-	rep, err := trainer.PrepareMGT(ctx, e, log)
+	data, err := trainer.Prepare(ctx, e, log)
 	if err != nil {
 		return err
 	}
+	reporter, ok := data.(interface{ Report() objectives.MGTReport })
+	if !ok {
+		return fmt.Errorf("%s: objective.name must be mgt", path)
+	}
+	rep := reporter.Report()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	var ru syscall.Rusage

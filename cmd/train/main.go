@@ -27,6 +27,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"convrep/experiment"
 	"convrep/internal/logging"
 	"convrep/trainer"
 )
@@ -98,7 +99,7 @@ func main() {
 }
 
 func run(ctx context.Context, path string, sets []string, resume, bar bool, log *zap.Logger) error {
-	e, err := trainer.LoadExperiment(path, sets)
+	e, err := experiment.Load(path, sets)
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,7 @@
-// Package trainer runs an experiment: it reads the TOML file, builds the backbone, the objective and the
-// data, and trains with checkpoints that resume exactly. Its step reads top to bottom in step.go: batch,
-// forward and loss, backward, clip, optimiser step, log, checkpoint.
-package trainer
+// Package experiment is an experiment file of experiments/: the strict TOML reading with --set overrides, the
+// checks that need no disk, the digest that ties checkpoints to their settings, and the backbone the
+// experiment trains (untrained, or at one of its checkpoints), which cmd/train and cmd/evaluate both build.
+package experiment
 
 import (
 	"bytes"
@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"convrep/objectives"
 )
 
 // Experiment is one TOML file of experiments/. Every key is listed here or in the objective's own table;
@@ -27,12 +29,15 @@ type Experiment struct {
 	// Distributed tunes data-parallel runs; the ranks themselves come from the launcher's environment.
 	Distributed DistributedConfig `toml:"distributed" json:"-"`
 
-	path  string // the file it was read from
-	ranks int    // data-parallel ranks, set by New: train.batch_size is split over them
+	path      string            // the file it was read from
+	objective objectives.Config // the [objective] table, read by its objective
 }
 
-// rankBatch is the share of train.batch_size that one rank processes.
-func (e *Experiment) rankBatch() int { return e.Train.BatchSize / max(e.ranks, 1) }
+// Path is the file the experiment was read from.
+func (e *Experiment) Path() string { return e.path }
+
+// ObjectiveConfig is the experiment's objective with its settings read (strictly, once, by Load).
+func (e *Experiment) ObjectiveConfig() objectives.Config { return e.objective }
 
 // ModelConfig names the backbone: a pretrained one (a folder, or a hub name such as bert-base-uncased), or a
 // randomly initialised one when Random is set.
@@ -132,9 +137,9 @@ func setDefault[T comparable](p *T, v T) {
 	}
 }
 
-// LoadExperiment reads an experiment file strictly and applies the command line's --set overrides
+// Load reads an experiment file strictly and applies the command line's --set overrides
 // ("section.key=value", value in TOML syntax; a bare word is taken as a string).
-func LoadExperiment(path string, overrides []string) (*Experiment, error) {
+func Load(path string, overrides []string) (*Experiment, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read experiment: %w", err)

@@ -1,4 +1,4 @@
-package trainer
+package objectives
 
 import (
 	"fmt"
@@ -13,24 +13,23 @@ import (
 	"convrep/datasets"
 	"convrep/internal/torch"
 	"convrep/models"
-	"convrep/objectives"
 	"convrep/tokenizers"
 )
 
 // readDialogueTokens reads the experiment's corpora and tokenises every dialogue turn by turn with the role
-// tokens (which the objective's Requirements added to tok). With data.max_examples, a random subset of that
-// many dialogues (the same for every run of the seed) is kept, in corpus order. keep drops dialogues an
-// objective cannot use before the subset is drawn. The result is not cached on disk: tokenising turns is
+// tokens (which the objective's Requirements added to the tokenizer). With data.max_examples, a random subset
+// of that many dialogues (the same for every run of the seed) is kept, in corpus order. keep drops dialogues
+// an objective cannot use before the subset is drawn. The result is not cached on disk: tokenising turns is
 // fast next to training, and the dialogues' cuts change every epoch.
-func readDialogueTokens(e *Experiment, tok *tokenizers.Tokenizer, keep func(datasets.Dialogue) bool, log *zap.Logger) (*datasets.DialogueTokens, error) {
-	ds, err := datasets.ReadAll(e.Data.Root, e.Data.Corpora, datasets.ReadOptions{SkipBad: e.Data.SkipBad, MergeSameSpeaker: e.Data.MergeSameSpeaker, Logger: log})
+func readDialogueTokens(env DataEnv, keep func(datasets.Dialogue) bool) (*datasets.DialogueTokens, error) {
+	ds, err := env.ReadDialogues()
 	if err != nil {
 		return nil, err
 	}
 	read := len(ds)
 	ds = slices.DeleteFunc(ds, func(d datasets.Dialogue) bool { return !keep(d) })
-	if n := e.Data.MaxExamples; n > 0 && len(ds) > n {
-		g := rand.New(rand.NewPCG(uint64(e.Seed), 0x6469616c6f677565))
+	if n := env.MaxExamples; n > 0 && len(ds) > n {
+		g := rand.New(rand.NewPCG(uint64(env.Seed), 0x6469616c6f677565))
 		pick := g.Perm(len(ds))[:n]
 		slices.Sort(pick)
 		sub := make([]datasets.Dialogue, n)
@@ -39,26 +38,18 @@ func readDialogueTokens(e *Experiment, tok *tokenizers.Tokenizer, keep func(data
 		}
 		ds = sub
 	}
-	dt, err := datasets.TokenizeDialogues(ds, tok, datasets.FlattenOptions{}, runtime.NumCPU())
+	dt, err := datasets.TokenizeDialogues(ds, env.Tok, datasets.FlattenOptions{}, runtime.NumCPU())
 	if err != nil {
 		return nil, err
 	}
-	log.Info("tokenised dialogues", zap.Int("read", read), zap.Int("kept", dt.Len()))
+	env.logger().Info("tokenised dialogues", zap.Int("read", read), zap.Int("kept", dt.Len()))
 	return dt, nil
 }
 
-// maskOptions are the masking settings of the experiment for tok: mask_prob from the [objective] table,
-// the mask token and every special token of the tokenizer.
-func maskOptions(e *Experiment, tok *tokenizers.Tokenizer) (objectives.MaskOptions, error) {
-	s := objectives.Settings{}
-	if v, ok := e.Objective["mask_prob"]; ok {
-		s["mask_prob"] = v
-	}
-	p, err := objectives.MaskProb(s)
-	if err != nil {
-		return objectives.MaskOptions{}, fmt.Errorf("[objective]: %w", err)
-	}
-	opt := objectives.MaskOptions{Prob: p, MaskID: tok.MaskID(), VocabSize: int64(tok.VocabSize()), Special: map[int64]bool{}}
+// maskOptions are BERT's masking choices for the tokenizer: the share p of chosen tokens, the mask token, and
+// every special token of the tokenizer (and the pad), which is never chosen.
+func maskOptions(tok *tokenizers.Tokenizer, p float64) (MaskOptions, error) {
+	opt := MaskOptions{Prob: p, MaskID: tok.MaskID(), VocabSize: int64(tok.VocabSize()), Special: map[int64]bool{}}
 	for id := int64(0); id < opt.VocabSize; id++ {
 		if tok.IsSpecial(id) {
 			opt.Special[id] = true
@@ -71,6 +62,30 @@ func maskOptions(e *Experiment, tok *tokenizers.Tokenizer) (objectives.MaskOptio
 		return opt, fmt.Errorf("masking with this tokenizer: %w", err)
 	}
 	return opt, nil
+}
+
+// padded right-pads token ids to the longest row, with a 1/0 attention mask and zero token types.
+func padded[T int32 | int64](rows [][]T, pad int64) *tokenizers.Batch {
+	width := 0
+	for _, r := range rows {
+		width = max(width, len(r))
+	}
+	b := &tokenizers.Batch{}
+	for _, r := range rows {
+		ids, mask := make([]int64, width), make([]int64, width)
+		for j := range ids {
+			if j < len(r) {
+				ids[j], mask[j] = int64(r[j]), 1
+			} else {
+				ids[j] = pad
+			}
+		}
+		b.InputIDs = append(b.InputIDs, ids)
+		b.AttentionMask = append(b.AttentionMask, mask)
+		b.TokenTypeIDs = append(b.TokenTypeIDs, make([]int64, width))
+		b.Lengths = append(b.Lengths, len(r))
+	}
+	return b
 }
 
 // paddedRows right-pads rows to the longest with fill, and gives the 1/0 mask of the real tokens.
@@ -104,7 +119,7 @@ func inputOf(rows [][]int64, pad int64, dev gotch.Device) (models.Input, error) 
 
 // labelsOf pads label rows with IgnoreLabel into an int64 tensor on dev.
 func labelsOf(rows [][]int64, dev gotch.Device) (*ts.Tensor, error) {
-	ids, _ := paddedRows(rows, objectives.IgnoreLabel)
+	ids, _ := paddedRows(rows, IgnoreLabel)
 	var x *ts.Tensor
 	err := torch.Catch("labels to a tensor", func() error {
 		flat := slices.Concat(ids...)

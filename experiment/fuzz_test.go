@@ -1,4 +1,4 @@
-package trainer
+package experiment
 
 import (
 	"math"
@@ -40,7 +40,7 @@ func FuzzLoadExperiment(f *testing.F) {
 		if set != "" {
 			sets = []string{set}
 		}
-		e, err := LoadExperiment(path, sets)
+		e, err := Load(path, sets)
 		if err != nil {
 			if !strings.Contains(err.Error(), path) && !strings.Contains(err.Error(), "--set") {
 				t.Fatalf("error names neither the file nor the override: %v", err)
@@ -65,11 +65,11 @@ func FuzzLoadExperiment(f *testing.F) {
 		if name, _ := e.Objective["name"].(string); name == "" {
 			t.Fatalf("accepted objective %v", e.Objective)
 		}
-		again, err := LoadExperiment(path, sets)
+		again, err := Load(path, sets)
 		if err != nil {
 			t.Fatalf("loads once, then fails: %v", err)
 		}
-		if e.digest() != again.digest() {
+		if e.Digest() != again.Digest() {
 			t.Fatalf("two loads differ: %+v\n%+v", e, again)
 		}
 	})

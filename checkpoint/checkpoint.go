@@ -1,4 +1,6 @@
-package trainer
+// Package checkpoint is the on-disk format of a training run's checkpoints: one safetensors file per step
+// under <output_dir>/checkpoints, written atomically, read back whole.
+package checkpoint
 
 import (
 	"encoding/json"
@@ -20,12 +22,14 @@ import (
 // previous checkpoint or the new one, never a torn file.
 
 const (
-	checkpointFormat = "convrep-checkpoint-1"
-	paramPrefix      = "param/"
-	optimPrefix      = "optim/"
-	objectivePrefix  = "objective/"
-	rngKey           = "rng/cpu"
-	rngRankPrefix    = "rng/cpu/rank-" // ranks 1… of a data-parallel run
+	// FormatName is what Meta.Format holds for the files this package writes and reads.
+	FormatName = "convrep-checkpoint-1"
+	// ParamPrefix and ObjectivePrefix start the names of the parameters and the objective's state.
+	ParamPrefix     = "param/"
+	optimPrefix     = "optim/"
+	ObjectivePrefix = "objective/"
+	rngKey          = "rng/cpu"
+	rngRankPrefix   = "rng/cpu/rank-" // ranks 1… of a data-parallel run
 )
 
 // Position is where a run stands: Step optimiser steps done; the next batch is batch Batch of epoch Epoch.
@@ -35,7 +39,8 @@ type Position struct {
 	Batch int   `json:"batch"`
 }
 
-type checkpointMeta struct {
+// Meta is a checkpoint's JSON metadata.
+type Meta struct {
 	Format     string         `json:"format"`
 	Experiment string         `json:"experiment"` // the experiment's digest: resuming another experiment is refused
 	Position   Position       `json:"position"`
@@ -43,43 +48,47 @@ type checkpointMeta struct {
 	World      int            `json:"world,omitempty"` // the number of ranks that wrote it; 0 means 1
 }
 
-type checkpoint struct {
-	meta   checkpointMeta
-	params map[string]safetensors.Tensor
-	optim  []safetensors.Tensor
-	obj    map[string]safetensors.Tensor // the objective's state (objectives.Stateful), by its own names
-	rngCPU []byte
-	// rngRanks are ranks 1… CPU generator states in a data-parallel run (rank 0's is rngCPU).
-	rngRanks [][]byte
-	path     string
+// File is a checkpoint's content; Write writes Meta.Format as given.
+type File struct {
+	Meta      Meta
+	Params    map[string]safetensors.Tensor
+	Optim     []safetensors.Tensor
+	Objective map[string]safetensors.Tensor // the objective's state (objectives.Stateful), by its own names
+	RNG       []byte
+	// RNGRanks are ranks 1… CPU generator states in a data-parallel run (rank 0's is RNG).
+	RNGRanks [][]byte
+	Path     string
 }
 
-func checkpointDir(out string) string { return filepath.Join(out, "checkpoints") }
+// Dir is the folder of a run's checkpoints.
+func Dir(out string) string { return filepath.Join(out, "checkpoints") }
 
-func checkpointPath(out string, step int64) string {
-	return filepath.Join(checkpointDir(out), fmt.Sprintf("step-%09d.safetensors", step))
+// PathAt is the file of the checkpoint after step optimiser steps.
+func PathAt(out string, step int64) string {
+	return filepath.Join(Dir(out), fmt.Sprintf("step-%09d.safetensors", step))
 }
 
-func writeCheckpoint(path string, c *checkpoint) error {
-	meta, err := json.Marshal(c.meta)
+// Write writes c to path atomically.
+func Write(path string, c *File) error {
+	meta, err := json.Marshal(c.Meta)
 	if err != nil {
 		return err
 	}
 	var tensors []safetensors.Tensor
-	for name, t := range c.params {
-		t.Name = paramPrefix + name
+	for name, t := range c.Params {
+		t.Name = ParamPrefix + name
 		tensors = append(tensors, t)
 	}
-	for _, t := range c.optim {
+	for _, t := range c.Optim {
 		t.Name = optimPrefix + t.Name
 		tensors = append(tensors, t)
 	}
-	for name, t := range c.obj {
-		t.Name = objectivePrefix + name
+	for name, t := range c.Objective {
+		t.Name = ObjectivePrefix + name
 		tensors = append(tensors, t)
 	}
-	tensors = append(tensors, safetensors.Tensor{Name: rngKey, DType: "U8", Shape: []int64{int64(len(c.rngCPU))}, Data: c.rngCPU})
-	for i, st := range c.rngRanks {
+	tensors = append(tensors, safetensors.Tensor{Name: rngKey, DType: "U8", Shape: []int64{int64(len(c.RNG))}, Data: c.RNG})
+	for i, st := range c.RNGRanks {
 		tensors = append(tensors, safetensors.Tensor{Name: fmt.Sprintf("%s%d", rngRankPrefix, i+1), DType: "U8", Shape: []int64{int64(len(st))}, Data: st})
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
@@ -88,55 +97,56 @@ func writeCheckpoint(path string, c *checkpoint) error {
 	return safetensors.WriteFile(path, map[string]string{"convrep": string(meta)}, tensors)
 }
 
-func readCheckpoint(path string) (*checkpoint, error) {
+// Read reads and checks a whole checkpoint.
+func Read(path string) (*File, error) {
 	f, err := safetensors.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint: %w", err)
 	}
-	c := &checkpoint{params: map[string]safetensors.Tensor{}, obj: map[string]safetensors.Tensor{}, path: path}
+	c := &File{Params: map[string]safetensors.Tensor{}, Objective: map[string]safetensors.Tensor{}, Path: path}
 	raw, ok := f.Metadata["convrep"]
 	if !ok {
 		return nil, fmt.Errorf("checkpoint %s: no convrep metadata; not a checkpoint convrep wrote", path)
 	}
-	if err := json.Unmarshal([]byte(raw), &c.meta); err != nil {
+	if err := json.Unmarshal([]byte(raw), &c.Meta); err != nil {
 		return nil, fmt.Errorf("checkpoint %s: metadata: %w", path, err)
 	}
-	if c.meta.Format != checkpointFormat {
-		return nil, fmt.Errorf("checkpoint %s: format %q, this convrep reads %q", path, c.meta.Format, checkpointFormat)
+	if c.Meta.Format != FormatName {
+		return nil, fmt.Errorf("checkpoint %s: format %q, this convrep reads %q", path, c.Meta.Format, FormatName)
 	}
 	for _, t := range f.Tensors {
 		switch {
-		case strings.HasPrefix(t.Name, paramPrefix):
-			c.params[strings.TrimPrefix(t.Name, paramPrefix)] = t
+		case strings.HasPrefix(t.Name, ParamPrefix):
+			c.Params[strings.TrimPrefix(t.Name, ParamPrefix)] = t
 		case strings.HasPrefix(t.Name, optimPrefix):
 			t.Name = strings.TrimPrefix(t.Name, optimPrefix)
-			c.optim = append(c.optim, t)
-		case strings.HasPrefix(t.Name, objectivePrefix):
-			c.obj[strings.TrimPrefix(t.Name, objectivePrefix)] = t
+			c.Optim = append(c.Optim, t)
+		case strings.HasPrefix(t.Name, ObjectivePrefix):
+			c.Objective[strings.TrimPrefix(t.Name, ObjectivePrefix)] = t
 		case t.Name == rngKey:
-			c.rngCPU = t.Data
+			c.RNG = t.Data
 		case strings.HasPrefix(t.Name, rngRankPrefix):
 			r, err := strconv.Atoi(strings.TrimPrefix(t.Name, rngRankPrefix))
 			if err != nil || r < 1 || r > 1<<16 {
 				return nil, fmt.Errorf("checkpoint %s: tensor %s names no rank", path, t.Name)
 			}
-			for len(c.rngRanks) < r {
-				c.rngRanks = append(c.rngRanks, nil)
+			for len(c.RNGRanks) < r {
+				c.RNGRanks = append(c.RNGRanks, nil)
 			}
-			c.rngRanks[r-1] = t.Data
+			c.RNGRanks[r-1] = t.Data
 		default:
 			return nil, fmt.Errorf("checkpoint %s: unexpected tensor %s", path, t.Name)
 		}
 	}
-	if len(c.rngCPU) == 0 {
+	if len(c.RNG) == 0 {
 		return nil, fmt.Errorf("checkpoint %s: no RNG state", path)
 	}
 	return c, nil
 }
 
-// checkpoints lists a run's checkpoint files, oldest first.
-func checkpoints(out string) ([]string, error) {
-	paths, err := filepath.Glob(filepath.Join(checkpointDir(out), "step-*.safetensors"))
+// List lists a run's checkpoint files, oldest first.
+func List(out string) ([]string, error) {
+	paths, err := filepath.Glob(filepath.Join(Dir(out), "step-*.safetensors"))
 	if err != nil {
 		return nil, err
 	}
@@ -144,9 +154,9 @@ func checkpoints(out string) ([]string, error) {
 	return paths, nil
 }
 
-// prune removes all but the newest keep checkpoints, and the temporary files of writes a killed run left.
-func prune(out string, keep int) error {
-	torn, err := filepath.Glob(filepath.Join(checkpointDir(out), ".step-*.tmp-*"))
+// Prune removes all but the newest keep checkpoints, and the temporary files of writes a killed run left.
+func Prune(out string, keep int) error {
+	torn, err := filepath.Glob(filepath.Join(Dir(out), ".step-*.tmp-*"))
 	if err != nil {
 		return err
 	}
@@ -155,7 +165,7 @@ func prune(out string, keep int) error {
 			return err
 		}
 	}
-	paths, err := checkpoints(out)
+	paths, err := List(out)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package trainer
+package experiment
 
 import (
 	"fmt"
@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"convrep/models"
+	"convrep/objectives"
 )
 
 // validate checks what can be checked without touching the disk or the network.
@@ -50,7 +51,11 @@ func (e *Experiment) validate() error {
 		fail("model.truncation %q is not right or left", t)
 	}
 	if name, _ := e.Objective["name"].(string); name == "" {
-		fail("objective.name is required (one of the registered objectives)")
+		fail("objective.name is required (one of %s)", strings.Join(objectives.Names(), ", "))
+	} else if cfg, err := objectives.Parse(e.Objective); err != nil {
+		fail("[objective]: %v", err)
+	} else {
+		e.objective = cfg
 	}
 	if e.Data.Root == "" {
 		fail("data.root is required: the folder holding the pretraining corpora")

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"convrep/checkpoint"
 	"convrep/objectives"
 )
 
@@ -49,21 +50,21 @@ func TestEngineerAObjectivesTrainAndResumeExactly(t *testing.T) {
 			}
 
 			out := filepath.Join(t.TempDir(), "out")
-			if err := os.MkdirAll(checkpointDir(out), 0o755); err != nil {
+			if err := os.MkdirAll(checkpoint.Dir(out), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			b, err := os.ReadFile(checkpointPath(full, 10)) // step 10: epoch 2, mid-epoch
+			b, err := os.ReadFile(checkpoint.PathAt(full, 10)) // step 10: epoch 2, mid-epoch
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(checkpointPath(out, 10), b, 0o644); err != nil {
+			if err := os.WriteFile(checkpoint.PathAt(out, 10), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			if err := train(t, exp, append(set, fmt.Sprintf("output_dir=%q", out)), true); err != nil {
 				t.Fatal(err)
 			}
 			sameFiles(t, filepath.Join(full, "model", "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
-			sameFiles(t, checkpointPath(full, 20), checkpointPath(out, 20))
+			sameFiles(t, checkpoint.PathAt(full, 20), checkpoint.PathAt(out, 20))
 			ms := readMetricLines(t, out)
 			if len(ms) != 14 {
 				t.Fatalf("resumed run logged %d steps, want 14", len(ms))
@@ -102,11 +103,11 @@ func TestMLMRunSavesRoleTokensAndHead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := tr.bb.model
+	m := tr.bb.Model
 	if !m.Heads.MLM {
 		t.Error("the mlm objective's model has no MLM head")
 	}
-	if got, want := m.Config.VocabSize, int64(tr.bb.tok.VocabSize()); got != want || want != 30522+2 {
+	if got, want := m.Config.VocabSize, int64(tr.bb.Tok.VocabSize()); got != want || want != 30522+2 {
 		t.Errorf("model vocabulary %d, tokenizer %d, want 30524", got, want)
 	}
 	if _, err := m.VS.Root().Get("cls.predictions.bias"); err != nil {

@@ -1,4 +1,4 @@
-package trainer
+package objectives
 
 import (
 	"fmt"
@@ -93,14 +93,16 @@ func TestPickNegatives(t *testing.T) {
 
 // Each rank draws an example's negatives from its own share of the batch, so that share must hold them.
 func TestCSENegativesMustFitARanksShare(t *testing.T) {
-	e := &Experiment{Objective: map[string]any{"name": "dialoguecse", "negatives": int64(9)}}
-	e.Train.BatchSize = 16
+	cfg, err := ParseDialogueCSE(Settings{"negatives": int64(9)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		ranks int
 		ok    bool
 	}{{1, true}, {2, false}} {
-		e.ranks = c.ranks
-		_, err := newCSEExamples(e, nil, "", nil, 0, zap.NewNop())
+		env := DataEnv{BatchSize: 16, Ranks: c.ranks, Log: zap.NewNop()}
+		_, err := newCSEExamples(env, cfg)
 		refused := err != nil && strings.Contains(err.Error(), "at least 10, not 8")
 		if c.ok == refused || (!c.ok && !strings.Contains(err.Error(), "over 2 ranks")) {
 			t.Errorf("batch 16 over %d ranks, 9 negatives: %v", c.ranks, err)

@@ -1,15 +1,11 @@
-package trainer
+package objectives
 
 import (
 	"github.com/sugarme/gotch"
-	"go.uber.org/zap"
 
 	"convrep/datasets"
-	"convrep/objectives"
 	"convrep/tokenizers"
 )
-
-func init() { registerDataset(objectives.MLMName, newMLMDialogues) }
 
 // mlmDialogues is the masked-LM dataset: one example per dialogue, flattened as
 // [CLS] [USR] u1 [SYS] s1 ... [SEP] and cut to model.max_length (model.truncation "left" keeps the end),
@@ -17,7 +13,7 @@ func init() { registerDataset(objectives.MLMName, newMLMDialogues) }
 // repeats exactly.
 type mlmDialogues struct {
 	toks    *datasets.DialogueTokens
-	mask    objectives.MaskOptions
+	mask    MaskOptions
 	maxLen  int
 	keepEnd bool
 	seed    int64
@@ -25,17 +21,17 @@ type mlmDialogues struct {
 	pad     int64
 }
 
-func newMLMDialogues(e *Experiment, tok *tokenizers.Tokenizer, _ string, _ []string, trunc tokenizers.Truncation, log *zap.Logger) (Dataset, error) {
-	opt, err := maskOptions(e, tok)
+func newMLMDialogues(env DataEnv, cfg MLMConfig) (Dataset, error) {
+	opt, err := maskOptions(env.Tok, cfg.MaskProb)
 	if err != nil {
 		return nil, err
 	}
-	dt, err := readDialogueTokens(e, tok, func(d datasets.Dialogue) bool { return len(d.Turns) > 0 }, log)
+	dt, err := readDialogueTokens(env, func(d datasets.Dialogue) bool { return len(d.Turns) > 0 })
 	if err != nil {
 		return nil, err
 	}
-	return &mlmDialogues{toks: dt, mask: opt, maxLen: e.Model.MaxLength, keepEnd: trunc == tokenizers.TruncateLeft,
-		seed: e.Seed, pad: tok.PadID()}, nil
+	return &mlmDialogues{toks: dt, mask: opt, maxLen: env.MaxLength, keepEnd: env.Truncation == tokenizers.TruncateLeft,
+		seed: env.Seed, pad: env.Tok.PadID()}, nil
 }
 
 func (d *mlmDialogues) Len() int { return d.toks.Len() }
@@ -46,7 +42,7 @@ func (d *mlmDialogues) Batch(idx []int, dev gotch.Device) (Batch, error) {
 	rows, labels := make([][]int64, len(idx)), make([][]int64, len(idx))
 	for k, i := range idx {
 		ids := d.toks.Span(i, 0, len(d.toks.Turns[i]), d.maxLen, d.keepEnd)
-		rows[k], labels[k] = objectives.MaskRow(ids, len(ids), d.mask, objectives.ExampleRand(d.seed, d.epoch, i))
+		rows[k], labels[k] = MaskRow(ids, len(ids), d.mask, ExampleRand(d.seed, d.epoch, i))
 	}
 	in, err := inputOf(rows, d.pad, dev)
 	if err != nil {
@@ -57,5 +53,5 @@ func (d *mlmDialogues) Batch(idx []int, dev gotch.Device) (Batch, error) {
 		in.Drop()
 		return Batch{}, err
 	}
-	return Batch{Value: objectives.MLMBatch{Input: in, Labels: lab}, Drop: func() { in.Drop(); lab.MustDrop() }}, nil
+	return Batch{Value: MLMBatch{Input: in, Labels: lab}, Drop: func() { in.Drop(); lab.MustDrop() }}, nil
 }

@@ -1,4 +1,4 @@
-package trainer
+package objectives
 
 import (
 	"fmt"
@@ -13,11 +13,8 @@ import (
 
 	"convrep/datasets"
 	"convrep/models"
-	"convrep/objectives"
 	"convrep/tokenizers"
 )
-
-func init() { registerDataset(objectives.DialogueCSEName, newCSEExamples) }
 
 // cseExamples is DialogueCSE's dataset (§3): every utterance of a dialogue is a response r, its context C
 // the up to context_turns utterances on each side of it. Utterances are tokenised once, each on its own
@@ -44,26 +41,16 @@ type cseExample struct {
 	context []int32
 }
 
-func newCSEExamples(e *Experiment, tok *tokenizers.Tokenizer, _ string, _ []string, trunc tokenizers.Truncation, log *zap.Logger) (Dataset, error) {
-	settings := objectives.Settings{}
-	for k, v := range e.Objective {
-		if k != "name" {
-			settings[k] = v
-		}
-	}
-	cfg, err := objectives.ParseDialogueCSE(settings)
-	if err != nil {
-		return nil, fmt.Errorf("[objective]: %w", err)
-	}
-	if b := e.rankBatch(); cfg.Negatives > b-1 {
+func newCSEExamples(env DataEnv, cfg DialogueCSEConfig) (Dataset, error) {
+	if b := env.RankBatch(); cfg.Negatives > b-1 {
 		return nil, fmt.Errorf("[objective] negatives = %d: the negatives are the other responses of the batch (of each rank's share of it), so that must hold at least %d, not %d (train.batch_size %d over %d ranks)",
-			cfg.Negatives, cfg.Negatives+1, b, e.Train.BatchSize, max(e.ranks, 1))
+			cfg.Negatives, cfg.Negatives+1, b, env.BatchSize, max(env.Ranks, 1))
 	}
-	ds, err := datasets.ReadAll(e.Data.Root, e.Data.Corpora, datasets.ReadOptions{SkipBad: e.Data.SkipBad, MergeSameSpeaker: e.Data.MergeSameSpeaker, Logger: log})
+	ds, err := env.ReadDialogues()
 	if err != nil {
 		return nil, err
 	}
-	d := &cseExamples{pad: tok.PadID(), negatives: cfg.Negatives, seed: e.Seed}
+	d := &cseExamples{pad: env.Tok.PadID(), negatives: cfg.Negatives, seed: env.Seed}
 	var texts []string
 	kept := keptDialogues(ds, cfg.MinTurns)
 	for num, dl := range kept {
@@ -74,17 +61,17 @@ func newCSEExamples(e *Experiment, tok *tokenizers.Tokenizer, _ string, _ []stri
 		}
 	}
 	if len(d.examples) == 0 {
-		return nil, fmt.Errorf("data: no dialogue of %d turns or more in %v", cfg.MinTurns, e.Data.Corpora)
+		return nil, fmt.Errorf("data: no dialogue of %d turns or more in %v", cfg.MinTurns, env.Corpora)
 	}
-	if e.Data.MaxExamples > 0 && len(d.examples) > e.Data.MaxExamples {
-		g := rand.New(rand.NewPCG(uint64(e.Seed), 0x64637365)) // a random subset, the same for every run of this seed
+	if env.MaxExamples > 0 && len(d.examples) > env.MaxExamples {
+		g := rand.New(rand.NewPCG(uint64(env.Seed), 0x64637365)) // a random subset, the same for every run of this seed
 		g.Shuffle(len(d.examples), func(i, j int) { d.examples[i], d.examples[j] = d.examples[j], d.examples[i] })
-		d.examples = d.examples[:e.Data.MaxExamples]
+		d.examples = d.examples[:env.MaxExamples]
 	}
-	if d.utts, err = tokenizeUtterances(texts, tok, e.Model.MaxLength, trunc); err != nil {
+	if d.utts, err = tokenizeUtterances(texts, env.Tok, env.MaxLength, env.Truncation); err != nil {
 		return nil, err
 	}
-	log.Info("dialoguecse examples ready", zap.Int("dialogues", len(kept)), zap.Int("utterances", len(texts)),
+	env.logger().Info("dialoguecse examples ready", zap.Int("dialogues", len(kept)), zap.Int("utterances", len(texts)),
 		zap.Int("examples", len(d.examples)), zap.Int("context_turns", cfg.ContextTurns), zap.Int("negatives", cfg.Negatives))
 	return d, nil
 }
@@ -154,7 +141,7 @@ func (d *cseExamples) Len() int { return len(d.examples) }
 
 // Batch lays out the responses, the context utterances (one row each, in example order) and the negatives.
 func (d *cseExamples) Batch(idx []int, dev gotch.Device) (Batch, error) {
-	b := objectives.DialogueCSEBatch{ContextOf: make([][]int, len(idx)), Negatives: d.pickNegatives(idx)}
+	b := DialogueCSEBatch{ContextOf: make([][]int, len(idx)), Negatives: d.pickNegatives(idx)}
 	var resp, ctx [][]int32
 	for i, k := range idx {
 		ex := d.examples[k]

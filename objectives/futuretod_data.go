@@ -1,4 +1,4 @@
-package trainer
+package objectives
 
 import (
 	"fmt"
@@ -13,15 +13,12 @@ import (
 	"convrep/datasets"
 	"convrep/internal/torch"
 	"convrep/models"
-	"convrep/objectives"
 	"convrep/tokenizers"
 )
 
-func init() { registerDataset(objectives.FutureTODName, newFutureTODData) }
-
 // futureTODData is FutureTOD's dataset: one example per dialogue of at least two utterances, each utterance
 // tokenised once as "[USR] text" or "[SYS] text" (datasets.FlattenTurns). The split into context and future
-// (objectives.SplitDialogue) and the MLM masking of the context are drawn afresh for every epoch, from a
+// (SplitDialogue) and the MLM masking of the context are drawn afresh for every epoch, from a
 // random source that depends only on (seed, epoch, dialogue index), so a resumed run builds the same batches.
 //
 // Sequences are [CLS] utterances [SEP], as the tokenizer writes a flattened dialogue. One longer than the
@@ -30,8 +27,8 @@ func init() { registerDataset(objectives.FutureTODName, newFutureTODData) }
 type futureTODData struct {
 	utts   [][][]int32 // per dialogue, per utterance: its ids, role token first, without [CLS] / [SEP]
 	user   [][]bool    // per dialogue, per utterance: spoken by the user
-	future objectives.FutureLength
-	mask   objectives.MaskOptions
+	future FutureLength
+	mask   MaskOptions
 	maxLen int
 	seed   int64
 	epoch  int
@@ -39,36 +36,22 @@ type futureTODData struct {
 	cls, sep, pad int64
 }
 
-func newFutureTODData(e *Experiment, tok *tokenizers.Tokenizer, _ string, _ []string, _ tokenizers.Truncation, log *zap.Logger) (Dataset, error) {
-	settings := objectives.Settings{}
-	for k, v := range e.Objective {
-		if k != "name" {
-			settings[k] = v
-		}
+func newFutureTODData(env DataEnv, opt FutureTODConfig) (Dataset, error) {
+	if env.MaxLength < 4 {
+		return nil, fmt.Errorf("model.max_length = %d: FutureTOD needs room for [CLS], a role token, a word and [SEP]", env.MaxLength)
 	}
-	opt, err := objectives.ParseFutureTOD(settings)
-	if err != nil {
-		return nil, fmt.Errorf("[objective]: %w", err)
-	}
-	if e.Model.MaxLength < 4 {
-		return nil, fmt.Errorf("model.max_length = %d: FutureTOD needs room for [CLS], a role token, a word and [SEP]", e.Model.MaxLength)
-	}
-	d := &futureTODData{future: opt.Future, maxLen: e.Model.MaxLength, seed: e.Seed, pad: tok.PadID()}
+	tok := env.Tok
+	d := &futureTODData{future: opt.Future, maxLen: env.MaxLength, seed: env.Seed, pad: tok.PadID()}
 	var ok bool
 	if d.cls, d.sep, ok = futureTODBoundaries(tok); !ok {
 		return nil, fmt.Errorf("model.tokenizer: FutureTOD needs a tokenizer with a [CLS] and a [SEP] token")
 	}
-	d.mask = objectives.MaskOptions{Prob: opt.MaskProb, MaskID: tok.MaskID(), VocabSize: int64(tok.VocabSize()), Special: map[int64]bool{}}
-	for id := int64(0); id < int64(tok.VocabSize()); id++ {
-		if tok.IsSpecial(id) {
-			d.mask.Special[id] = true
-		}
-	}
-	if err := d.mask.Validate(); err != nil {
-		return nil, fmt.Errorf("futuretod masking: %w", err)
+	var err error
+	if d.mask, err = maskOptions(tok, opt.MaskProb); err != nil {
+		return nil, fmt.Errorf("futuretod %w", err)
 	}
 
-	ds, err := datasets.ReadAll(e.Data.Root, e.Data.Corpora, datasets.ReadOptions{SkipBad: e.Data.SkipBad, MergeSameSpeaker: e.Data.MergeSameSpeaker, Logger: log})
+	ds, err := env.ReadDialogues()
 	if err != nil {
 		return nil, err
 	}
@@ -78,9 +61,9 @@ func newFutureTODData(e *Experiment, tok *tokenizers.Tokenizer, _ string, _ []st
 			kept = append(kept, dl)
 		}
 	}
-	if e.Data.MaxExamples > 0 && len(kept) > e.Data.MaxExamples {
+	if env.MaxExamples > 0 && len(kept) > env.MaxExamples {
 		// A random subset, the same for every run of this seed, kept in corpus order.
-		pick := datasets.Order(len(kept), e.Seed, 0)[:e.Data.MaxExamples]
+		pick := datasets.Order(len(kept), env.Seed, 0)[:env.MaxExamples]
 		sort.Ints(pick)
 		sub := make([]datasets.Dialogue, len(pick))
 		for i, j := range pick {
@@ -104,7 +87,7 @@ func newFutureTODData(e *Experiment, tok *tokenizers.Tokenizer, _ string, _ []st
 		}
 		utterances += len(dl.Turns)
 	}
-	log.Info("futuretod dialogues ready", zap.Int("dialogues", len(kept)), zap.Int("read", len(ds)), zap.Int("utterances", utterances),
+	env.logger().Info("futuretod dialogues ready", zap.Int("dialogues", len(kept)), zap.Int("read", len(ds)), zap.Int("utterances", utterances),
 		zap.Float64("tokens_per_utterance", float64(tokens)/float64(utterances)), zap.Stringer("max_future", opt.Future))
 	return d, nil
 }
@@ -176,10 +159,10 @@ func (d *futureTODData) SetEpoch(epoch int) { d.epoch = epoch }
 // example draws dialogue j's split and mask for the current epoch: the student's masked context with its
 // labels, and the teacher's context and future.
 func (d *futureTODData) example(j int) (context, labels, full []int64) {
-	g := objectives.ExampleRand(d.seed, d.epoch, j)
-	c, f, _ := objectives.SplitDialogue(d.user[j], d.future, g) // every kept dialogue has two utterances
+	g := ExampleRand(d.seed, d.epoch, j)
+	c, f, _ := SplitDialogue(d.user[j], d.future, g) // every kept dialogue has two utterances
 	ctx := d.sequence(d.utts[j][:c])
-	context, labels = objectives.MaskRow(ctx, len(ctx), d.mask, g)
+	context, labels = MaskRow(ctx, len(ctx), d.mask, g)
 	return context, labels, d.sequence(d.utts[j][:c+f])
 }
 
@@ -223,7 +206,7 @@ func (d *futureTODData) Batch(idx []int, dev gotch.Device) (Batch, error) {
 	}
 	var lab *ts.Tensor
 	err = torch.Catch("futuretod labels", func() error {
-		rows := padded(labels, objectives.IgnoreLabel).InputIDs // as wide as the context: one label per token
+		rows := padded(labels, IgnoreLabel).InputIDs // as wide as the context: one label per token
 		flat := make([]int64, 0, len(rows)*len(rows[0]))
 		for _, r := range rows {
 			flat = append(flat, r...)
@@ -239,6 +222,6 @@ func (d *futureTODData) Batch(idx []int, dev gotch.Device) (Batch, error) {
 		teacher.Drop()
 		return Batch{}, err
 	}
-	b := objectives.FutureTODBatch{Context: context, Labels: lab, Full: teacher}
+	b := FutureTODBatch{Context: context, Labels: lab, Full: teacher}
 	return Batch{Value: b, Drop: func() { context.Drop(); teacher.Drop(); lab.MustDrop() }}, nil
 }

@@ -1,7 +1,6 @@
-package trainer
+package objectives
 
 import (
-	"context"
 	"fmt"
 	"runtime"
 	"time"
@@ -11,13 +10,9 @@ import (
 
 	"convrep/buckets"
 	"convrep/datasets"
-	"convrep/internal/torch"
 	"convrep/models"
-	"convrep/objectives"
 	"convrep/tokenizers"
 )
-
-func init() { registerDataset(objectives.MGTName, newMGTData) }
 
 // mgtData is MGT's training set: tokenised contexts, the tokenised response pool R, each example's ground
 // truth in R and its k−1 negatives (fixed once, as Eq. 8 and 12 build the corpora T and T^l).
@@ -29,9 +24,10 @@ type mgtData struct {
 	segment  int // which of negs' segments this run trains on
 	k        int64
 	pad      int64
+	report   MGTReport
 }
 
-// MGTReport says what building MGT's data cost (cmd/mgtbuckets prints it).
+// MGTReport says what building MGT's data cost (cmd/mgtbuckets prints it; the dataset's Report method).
 type MGTReport struct {
 	Examples, Pool, Dim int
 	ReadS, TokenizeS    float64
@@ -41,49 +37,24 @@ type MGTReport struct {
 	SegmentSimilarity []float64
 }
 
-func newMGTData(e *Experiment, tok *tokenizers.Tokenizer, tokDir string, files []string, trunc tokenizers.Truncation, log *zap.Logger) (Dataset, error) {
-	d, _, err := buildMGTData(e, tok, tokDir, log)
-	return d, err
-}
+// Report says what building the data cost.
+func (d *mgtData) Report() MGTReport { return d.report }
 
-// PrepareMGT builds the data of an mgt experiment file as a run would (corpora, tokens, the frozen encoder's
-// pool embeddings and the negatives, through their caches) and reports what it cost, without training.
-func PrepareMGT(ctx context.Context, e *Experiment, log *zap.Logger) (MGTReport, error) {
-	_, tokDir, err := resolveBackbone(ctx, e.Model, log)
-	if err != nil {
-		return MGTReport{}, err
-	}
-	tok, err := tokenizers.Load(tokDir)
-	if err != nil {
-		return MGTReport{}, fmt.Errorf("model.tokenizer: %w", err)
-	}
-	_, rep, err := buildMGTData(e, tok, tokDir, log)
-	return rep, err
-}
-
-func buildMGTData(e *Experiment, tok *tokenizers.Tokenizer, tokDir string, log *zap.Logger) (*mgtData, MGTReport, error) {
+func buildMGTData(env DataEnv, o MGTSettings) (*mgtData, MGTReport, error) {
 	var rep MGTReport
-	settings := objectives.Settings{}
-	for k, v := range e.Objective {
-		if k != "name" {
-			settings[k] = v
-		}
-	}
-	o, err := objectives.ParseMGTSettings(settings)
-	if err != nil {
-		return nil, rep, fmt.Errorf("%s: [objective]: %w", e.path, err)
-	}
+	log := env.logger()
+	tok := env.Tok
 	start := time.Now()
-	ds, err := datasets.ReadAll(e.Data.Root, e.Data.Corpora, datasets.ReadOptions{SkipBad: e.Data.SkipBad, MergeSameSpeaker: e.Data.MergeSameSpeaker, Logger: log})
+	ds, err := env.ReadDialogues()
 	if err != nil {
 		return nil, rep, err
 	}
 	sep, _ := tok.SpecialToken("sep_token")
 	ex := buckets.BuildExamples(ds, buckets.ExampleOptions{SystemOnly: o.Responses == "system", MaxContext: o.MaxContext, MinWords: o.MinWords, Sep: datasets.SepFor(sep)})
-	if e.Data.MaxExamples > 0 && len(ex.GT) > e.Data.MaxExamples {
+	if env.MaxExamples > 0 && len(ex.GT) > env.MaxExamples {
 		// A random subset fixed by bucket_seed (not the run's seed), so every member of an ensemble trains
 		// on the same examples; R shrinks to their responses.
-		ex = ex.Subset(datasets.Order(len(ex.GT), o.BucketSeed, 0)[:e.Data.MaxExamples])
+		ex = ex.Subset(datasets.Order(len(ex.GT), o.BucketSeed, 0)[:env.MaxExamples])
 	}
 	rep.Examples, rep.Pool, rep.ReadS = len(ex.GT), len(ex.Pool), time.Since(start).Seconds()
 	if len(ex.Pool) < o.Candidates {
@@ -93,11 +64,11 @@ func buildMGTData(e *Experiment, tok *tokenizers.Tokenizer, tokDir string, log *
 
 	start = time.Now()
 	// Contexts keep their latest turns (the paper keeps a context's last words, §4.2.2); responses their start.
-	contexts, err := tokenizeTexts(tok, ex.Contexts, e.Model.MaxLength, tokenizers.TruncateLeft)
+	contexts, err := tokenizeTexts(tok, ex.Contexts, env.MaxLength, tokenizers.TruncateLeft)
 	if err != nil {
 		return nil, rep, fmt.Errorf("mgt data: contexts: %w", err)
 	}
-	pool, err := tokenizeTexts(tok, ex.Pool, e.Model.MaxLength, tokenizers.TruncateRight)
+	pool, err := tokenizeTexts(tok, ex.Pool, env.MaxLength, tokenizers.TruncateRight)
 	if err != nil {
 		return nil, rep, fmt.Errorf("mgt data: responses: %w", err)
 	}
@@ -105,13 +76,14 @@ func buildMGTData(e *Experiment, tok *tokenizers.Tokenizer, tokDir string, log *
 
 	d := &mgtData{contexts: contexts, pool: pool, gt: ex.GT, k: int64(o.Candidates), pad: tok.PadID(), segment: 1}
 	gtKey := buckets.DataKey("ground truths", nil, [][]int32{ex.GT})
-	if o.Variant != objectives.VariantMGT {
+	if o.Variant != VariantMGT {
 		// Eq. 8: uniform negatives, drawn in a moment, so not cached.
 		d.negs, err = buckets.Uniform(len(pool), ex.GT, o.Candidates-1, o.BucketSeed, o.Stream())
+		d.report = rep
 		return d, rep, err
 	}
 	d.segment = o.Segment
-	frozen, err := frozenEncoder(e, o, tokDir, log)
+	frozen, err := frozenEncoder(env, o)
 	if err != nil {
 		return nil, rep, err
 	}
@@ -121,7 +93,7 @@ func buildMGTData(e *Experiment, tok *tokenizers.Tokenizer, tokDir string, log *
 	}
 	embKey := buckets.DataKey("mgt pool embeddings", []string{fmt.Sprintf("%x", modelKey), string(o.Pooling)}, pool)
 	start = time.Now()
-	vecs, dim, hit, err := buckets.CachedEmbeddings(e.Data.CacheDir, embKey, func() ([]float32, int, error) {
+	vecs, dim, hit, err := buckets.CachedEmbeddings(env.CacheDir, embKey, func() ([]float32, int, error) {
 		log.Info("embedding the response pool with the frozen encoder", zap.Int("responses", len(pool)))
 		v, err := buckets.EmbedTokens(frozen, pool, tok.PadID(), o.Pooling, o.EmbedBatch, nil)
 		return v, int(frozen.Config.HiddenSize), err
@@ -137,7 +109,7 @@ func buildMGTData(e *Experiment, tok *tokenizers.Tokenizer, tokDir string, log *
 	bopt := buckets.Options{Segments: o.Models, Negatives: o.Candidates - 1, Sample: o.BucketSample, Seed: o.BucketSeed, Workers: o.BucketWorkers}
 	negKey := buckets.DataKey("mgt negatives", []string{fmt.Sprintf("%x %x %+v", embKey, gtKey, bopt)}, nil)
 	start = time.Now()
-	d.negs, rep.NegHit, err = buckets.CachedNegatives(e.Data.CacheDir, negKey, func() (*buckets.Negatives, error) {
+	d.negs, rep.NegHit, err = buckets.CachedNegatives(env.CacheDir, negKey, func() (*buckets.Negatives, error) {
 		log.Info("building the segments", zap.Int("examples", len(ex.GT)), zap.Int("segments", o.Models), zap.Int("sample", o.BucketSample))
 		return buckets.Build(p, ex.GT, bopt)
 	}, log)
@@ -148,42 +120,28 @@ func buildMGTData(e *Experiment, tok *tokenizers.Tokenizer, tokDir string, log *
 	rep.SegmentSimilarity = buckets.SegmentSimilarity(p, ex.GT, d.negs)
 	log.Info("mgt segments ready", zap.Float64s("mean_cosine_by_segment", rep.SegmentSimilarity), zap.Bool("embeddings_cached", hit),
 		zap.Bool("negatives_cached", rep.NegHit))
+	d.report = rep
 	return d, rep, nil
 }
 
 // frozenEncoder is the encoder whose embeddings order the pool: a model folder (bucket_encoder), or the
-// experiment's backbone as a run starts with it, a random one seeded with bucket_seed. libtorch's generator
-// is put back afterwards, so a run draws the same dropout masks whether the caches were warm or not.
-func frozenEncoder(e *Experiment, o objectives.MGTSettings, tokDir string, log *zap.Logger) (*models.Model, error) {
-	dev, err := torch.ParseDevice(e.Model.Device)
-	if err != nil {
-		return nil, fmt.Errorf("model.device: %w", err)
-	}
+// experiment's backbone as a run starts with it, its random parts seeded with bucket_seed.
+func frozenEncoder(env DataEnv, o MGTSettings) (*models.Model, error) {
 	if o.BucketEncoder != "" {
-		m, err := models.Load(o.BucketEncoder, models.LoadOptions{Heads: &models.Heads{}, Device: dev, Logger: log})
+		m, err := models.Load(o.BucketEncoder, models.LoadOptions{Heads: &models.Heads{}, Device: env.Device, Logger: env.Log})
 		if err != nil {
 			return nil, fmt.Errorf("objective.bucket_encoder: %w", err)
 		}
 		return m, nil
 	}
-	state, err := torch.CPURNGState()
-	if err != nil {
-		return nil, err
+	if env.Encoder == nil {
+		return nil, fmt.Errorf("mgt frozen encoder: the run offers no second encoder; set bucket_encoder to a model folder")
 	}
-	c := *e
-	c.Seed = o.BucketSeed
-	modelDir, _, err := resolveBackbone(context.Background(), c.Model, log)
-	if err != nil {
-		return nil, err
-	}
-	bb, err := buildBackbone(&c, modelDir, tokDir, dev, log)
-	if rerr := torch.SetCPURNGState(state); err == nil && rerr != nil {
-		err = rerr
-	}
+	m, err := env.Encoder(o.BucketSeed)
 	if err != nil {
 		return nil, fmt.Errorf("mgt frozen encoder: %w", err)
 	}
-	return bb.model, nil
+	return m, nil
 }
 
 // tokenizeTexts encodes each text with special tokens, truncated to maxLength on side trunc.
@@ -201,7 +159,7 @@ func tokenizeTexts(tok *tokenizers.Tokenizer, texts []string, maxLength int, tru
 
 func (d *mgtData) Len() int { return len(d.gt) }
 
-// Batch lays out the examples at idx as an objectives.MGTBatch: context rows, and k candidate rows per
+// Batch lays out the examples at idx as an MGTBatch: context rows, and k candidate rows per
 // example, its ground truth first, then its negatives of the run's segment.
 func (d *mgtData) Batch(idx []int, dev gotch.Device) (Batch, error) {
 	ctx := make([][]int32, len(idx))
@@ -222,5 +180,5 @@ func (d *mgtData) Batch(idx []int, dev gotch.Device) (Batch, error) {
 		c.Drop()
 		return Batch{}, err
 	}
-	return Batch{Value: objectives.MGTBatch{Context: c, Candidates: r, K: d.k}, Drop: func() { c.Drop(); r.Drop() }}, nil
+	return Batch{Value: MGTBatch{Context: c, Candidates: r, K: d.k}, Drop: func() { c.Drop(); r.Drop() }}, nil
 }

@@ -1,16 +1,11 @@
-package trainer
+package objectives
 
 import (
 	"github.com/sugarme/gotch"
-	"go.uber.org/zap"
 
 	"convrep/datasets"
 	"convrep/internal/torch"
-	"convrep/objectives"
-	"convrep/tokenizers"
 )
-
-func init() { registerDataset(objectives.RCLName, newRCLDialogues) }
 
 // rclDialogues is TOD-BERT's dataset (§2.2): one example per dialogue that has a system turn after its
 // first turn; each epoch the dialogue is split at one such turn t, drawn from (seed, epoch, dialogue), into
@@ -19,24 +14,24 @@ func init() { registerDataset(objectives.RCLName, newRCLDialogues) }
 type rclDialogues struct {
 	toks   *datasets.DialogueTokens
 	splits [][]int // dialogue → the turns it may be split at
-	mask   *objectives.MaskOptions
+	mask   *MaskOptions
 	maxLen int
 	seed   int64
 	epoch  int
 	pad    int64
 }
 
-func newRCLDialogues(e *Experiment, tok *tokenizers.Tokenizer, _ string, _ []string, _ tokenizers.Truncation, log *zap.Logger) (Dataset, error) {
-	d := &rclDialogues{maxLen: e.Model.MaxLength, seed: e.Seed, pad: tok.PadID()}
-	if objectives.RCLMasks(objectives.Settings(e.Objective)) {
-		opt, err := maskOptions(e, tok)
+func newRCLDialogues(env DataEnv, cfg RCLConfig) (Dataset, error) {
+	d := &rclDialogues{maxLen: env.MaxLength, seed: env.Seed, pad: env.Tok.PadID()}
+	if cfg.MLMWeight != 0 {
+		opt, err := maskOptions(env.Tok, cfg.MaskProb)
 		if err != nil {
 			return nil, err
 		}
 		d.mask = &opt
 	}
 	splittable := func(dl datasets.Dialogue) bool { return len(rclSplits(dl.Turns)) > 0 }
-	dt, err := readDialogueTokens(e, tok, splittable, log)
+	dt, err := readDialogueTokens(env, splittable)
 	if err != nil {
 		return nil, err
 	}
@@ -71,15 +66,15 @@ func (d *rclDialogues) SetEpoch(epoch int) { d.epoch = epoch }
 func (d *rclDialogues) Batch(idx []int, dev gotch.Device) (Batch, error) {
 	ctx, resp, labels := make([][]int64, len(idx)), make([][]int64, len(idx)), make([][]int64, len(idx))
 	for k, i := range idx {
-		g := objectives.ExampleRand(d.seed, d.epoch, i)
+		g := ExampleRand(d.seed, d.epoch, i)
 		t := d.splits[i][g.IntN(len(d.splits[i]))]
 		ctx[k] = d.toks.Span(i, 0, t, d.maxLen, true)
 		resp[k] = d.toks.Span(i, t, t+1, d.maxLen, false)
 		if d.mask != nil {
-			ctx[k], labels[k] = objectives.MaskRow(ctx[k], len(ctx[k]), *d.mask, g)
+			ctx[k], labels[k] = MaskRow(ctx[k], len(ctx[k]), *d.mask, g)
 		}
 	}
-	b := objectives.RCLBatch{}
+	b := RCLBatch{}
 	drop := func() { b.Context.Drop(); b.Response.Drop(); torch.Drop(b.Labels) }
 	var err error
 	if b.Context, err = inputOf(ctx, d.pad, dev); err == nil {

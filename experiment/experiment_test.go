@@ -1,4 +1,4 @@
-package trainer
+package experiment
 
 import (
 	"os"
@@ -53,7 +53,7 @@ func writeExperimentIn(t *testing.T, dir, body string) string {
 }
 
 func TestLoadExperiment(t *testing.T) {
-	e, err := LoadExperiment(writeExperiment(t, validExperiment), []string{"train.lr=5e-4", "model.random.layers = 3", "data.pairs=dse2-1", "objective.mode=orig"})
+	e, err := Load(writeExperiment(t, validExperiment), []string{"train.lr=5e-4", "model.random.layers = 3", "data.pairs=dse2-1", "objective.mode=orig"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,7 @@ func TestLoadExperimentRejects(t *testing.T) {
 		{"bad optimizer", validExperiment, []string{"train.optimizer=sgd"}, `optimizer "sgd"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := LoadExperiment(writeExperiment(t, tc.body), tc.set)
+			_, err := Load(writeExperiment(t, tc.body), tc.set)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want an error mentioning %q", err, tc.want)
 			}

@@ -1,0 +1,27 @@
+package experiment
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+)
+
+// Digest identifies what a checkpoint belongs to: the settings that change the trajectory. Output and
+// logging knobs are left out, and so is max_steps under a constant schedule, so that such a run may be
+// extended; a decaying schedule's rates depend on it.
+func (e *Experiment) Digest() string {
+	c := *e
+	c.OutputDir, c.Train.LogEvery, c.Train.CheckpointEvery, c.Train.KeepCheckpoints = "", 0, 0, 0
+	if c.Train.Schedule == "constant" {
+		c.Train.MaxSteps = 0
+	}
+	c.Data.CacheDir = ""
+	b, _ := json.Marshal(c)
+	// How the ranks talk changes no result, and neither does their number; whether negatives stay on their
+	// rank does (the digests of runs written before [distributed] existed stay as they were).
+	if e.Distributed.LocalNegatives {
+		b = append(b, "local_negatives"...)
+	}
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:8])
+}

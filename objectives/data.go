@@ -1,0 +1,91 @@
+package objectives
+
+import (
+	"fmt"
+
+	"github.com/sugarme/gotch"
+	"go.uber.org/zap"
+
+	"convrep/datasets"
+	"convrep/models"
+	"convrep/tokenizers"
+)
+
+// DataEnv is what an objective's dataset is built from: the experiment's [data] and [model] choices that
+// concern examples, the tokenizer (with the objective's special tokens), and the run's place among the
+// data-parallel ranks. The trainer fills it; an objective reads what it needs.
+type DataEnv struct {
+	Experiment string   // the experiment file, for error messages
+	Root       string   // data.root
+	Corpora    []string // data.corpora
+	Files      []string // the corpora's files, checked to exist (they key the caches)
+	// Read are data.skip_bad and data.merge_same_speaker, with the logger.
+	Read datasets.ReadOptions
+	// Pairs, BothDirections and MinWords are data.pairs, data.both_directions and data.min_words (DSE's
+	// pairs, §3.1 and Appendix A.1).
+	Pairs          string
+	BothDirections bool
+	MinWords       int
+	MaxExamples    int    // data.max_examples: 0 = all
+	CacheDir       string // data.cache_dir
+
+	Tok        *tokenizers.Tokenizer
+	TokDir     string
+	MaxLength  int                   // model.max_length
+	Truncation tokenizers.Truncation // model.truncation
+	Seed       int64
+	Device     gotch.Device
+
+	// BatchSize is train.batch_size, the global batch; Ranks the number of data-parallel ranks it is split
+	// over (1 without data parallelism).
+	BatchSize, Ranks int
+	Log              *zap.Logger
+
+	// Encoder builds a second encoder: the experiment's backbone as a run starts from it, with its random
+	// parts seeded by seed (MGT's frozen encoder that orders the response pool, §3.3). libtorch's generator
+	// is left as it was found.
+	Encoder func(seed int64) (*models.Model, error)
+}
+
+// RankBatch is the share of the global batch one rank processes.
+func (e DataEnv) RankBatch() int { return e.BatchSize / max(e.Ranks, 1) }
+
+// ReadDialogues reads the experiment's corpora.
+func (e DataEnv) ReadDialogues() ([]datasets.Dialogue, error) {
+	return datasets.ReadAll(e.Root, e.Corpora, e.Read)
+}
+
+// logger is e.Log, or a no-op logger.
+func (e DataEnv) logger() *zap.Logger {
+	if e.Log == nil {
+		return zap.NewNop()
+	}
+	return e.Log
+}
+
+// Dataset gives the trainer batches of an objective's own type.
+type Dataset interface {
+	// Len is the number of examples.
+	Len() int
+	// Batch builds the batch of the examples at idx, on dev; Drop frees its tensors.
+	Batch(idx []int, dev gotch.Device) (Batch, error)
+}
+
+// Batch is one objective batch (Value is what the objective's Loss reads).
+type Batch struct {
+	Value any
+	Drop  func()
+}
+
+// EpochAware is a Dataset whose batches depend on the epoch as well as on the example indices, such as a
+// masked-LM dataset that re-masks every example each epoch (dynamic masking) from a random source derived
+// from (seed, epoch, example): the trainer tells it the epoch before asking for that epoch's batches, so a
+// resumed run builds exactly the batches the first run would have.
+type EpochAware interface {
+	SetEpoch(epoch int)
+}
+
+// errNoData is the error of a dataset with no example.
+func errNoData(env DataEnv, what string) error {
+	return fmt.Errorf("data: no %s in %v", what, env.Corpora)
+}

@@ -1,0 +1,72 @@
+package objectives
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/sugarme/gotch"
+	"go.uber.org/zap"
+
+	"convrep/datasets"
+	"convrep/models"
+)
+
+// pairSet is the dataset of DSE and SimCSE: tokenised (query, response) pairs of the variant (datasets.PairOptions),
+// cached on disk.
+type pairSet struct {
+	pairs *datasets.TokenizedPairs
+	pad   int64
+}
+
+func newPairs(env DataEnv, variant string) (Dataset, error) {
+	log := env.logger()
+	sep, _ := env.Tok.SpecialToken("sep_token")
+	popt := datasets.PairOptions{Variant: variant, MinWords: env.MinWords, Sep: datasets.SepFor(sep), BothDirections: env.BothDirections}
+	if err := popt.Validate(); err != nil {
+		return nil, fmt.Errorf("data: %w", err)
+	}
+	key := datasets.CacheKey{Corpora: env.Corpora, CorpusFiles: env.Files, TokenizerDir: env.TokDir, Tokenizer: env.Tok, Pairs: popt,
+		MaxLength: env.MaxLength, Truncation: env.Truncation, MergeSpeakers: env.Read.MergeSameSpeaker,
+		Extra: []string{fmt.Sprintf("skip_bad=%v", env.Read.SkipBad), fmt.Sprintf("max_examples=%d seed=%d", env.MaxExamples, env.Seed)}}
+	build := func() (*datasets.TokenizedPairs, error) {
+		ds, err := env.ReadDialogues()
+		if err != nil {
+			return nil, err
+		}
+		pairs, err := datasets.DSEPairs(ds, popt)
+		if err != nil {
+			return nil, err
+		}
+		log.Info("built pairs", zap.Int("dialogues", len(ds)), zap.Int("pairs", len(pairs)), zap.String("variant", popt.Variant))
+		if env.MaxExamples > 0 && len(pairs) > env.MaxExamples {
+			datasets.Shuffle(pairs, env.Seed) // a random subset, the same for every run of this seed
+			pairs = pairs[:env.MaxExamples]
+		}
+		return datasets.TokenizePairs(pairs, env.Tok, env.MaxLength, env.Truncation, runtime.NumCPU())
+	}
+	tp, hit, err := datasets.CachedPairsLog(env.CacheDir, key, build, log)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("pairs ready", zap.Int("pairs", tp.Len()), zap.Bool("from_cache", hit))
+	return &pairSet{pairs: tp, pad: env.Tok.PadID()}, nil
+}
+
+func (d *pairSet) Len() int { return d.pairs.Len() }
+
+func (d *pairSet) Batch(idx []int, dev gotch.Device) (Batch, error) {
+	q, r := make([][]int32, len(idx)), make([][]int32, len(idx))
+	for i, j := range idx {
+		q[i], r[i] = d.pairs.Query[j], d.pairs.Response[j]
+	}
+	query, err := models.BatchInput(padded(q, d.pad), dev)
+	if err != nil {
+		return Batch{}, err
+	}
+	resp, err := models.BatchInput(padded(r, d.pad), dev)
+	if err != nil {
+		query.Drop()
+		return Batch{}, err
+	}
+	return Batch{Value: DSEBatch{Query: query, Response: resp}, Drop: func() { query.Drop(); resp.Drop() }}, nil
+}
