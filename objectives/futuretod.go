@@ -158,7 +158,7 @@ var (
 )
 
 // Groups: the student and its MLM head at train.lr; the teacher lives outside the student's VarStore.
-func (f *futureTOD) Groups() []Group { return []Group{encoderGroup(f.student)} }
+func (f *futureTOD) Groups() []Group { return []Group{EncoderGroup(f.student)} }
 
 // Dataset is the dialogues, split into context and future afresh each epoch (futuretod_data.go).
 func (f *futureTOD) Dataset(env DataEnv) (Dataset, error) { return newFutureTODData(env, f.opt) }

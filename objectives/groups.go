@@ -24,8 +24,8 @@ type Group struct {
 	Params []string
 }
 
-// encoderGroup is the backbone's own parameters (the encoder and its heads, models.Model.Params) at train.lr.
-func encoderGroup(m *models.Model) Group {
+// EncoderGroup is the backbone's own parameters (the encoder and its heads, models.Model.Params) at train.lr.
+func EncoderGroup(m *models.Model) Group {
 	g := Group{Name: "encoder", Rate: EncoderRate}
 	for name := range m.Params() {
 		g.Params = append(g.Params, name)
@@ -49,7 +49,7 @@ func prefixGroup(m *models.Model, name, prefix string, rate Rate) Group {
 // withHead is the encoder at train.lr and the head under prefix at train.head_lr, the groups of an objective
 // that adds one head (DSE Appendix A.2: 3e-6 for the encoder, 3e-4 for the head).
 func withHead(m *models.Model, prefix string) []Group {
-	return []Group{encoderGroup(m), prefixGroup(m, "head", prefix, HeadRate)}
+	return []Group{EncoderGroup(m), prefixGroup(m, "head", prefix, HeadRate)}
 }
 
 // freezeBottom moves the embeddings and the bottom n encoder layers out of the encoder group g into a frozen

@@ -89,7 +89,7 @@ func needMLMHead(m *models.Model) error {
 }
 
 // Groups: the encoder and its MLM head at train.lr.
-func (o *mlm) Groups() []Group { return []Group{encoderGroup(o.model)} }
+func (o *mlm) Groups() []Group { return []Group{EncoderGroup(o.model)} }
 
 // Dataset is one flattened dialogue per example, masked afresh each epoch (mlm_data.go).
 func (o *mlm) Dataset(env DataEnv) (Dataset, error) { return newMLMDialogues(env, o.cfg) }

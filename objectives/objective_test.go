@@ -20,8 +20,10 @@ func New(name string, m *models.Model, s Settings) (Objective, error) {
 
 type fakeConfig struct{ name string }
 
-func (f fakeConfig) Needs() Requirements                   { return Requirements{} }
-func (f fakeConfig) Build(*models.Model) (Objective, error) { return nil, fmt.Errorf("built %s", f.name) }
+func (f fakeConfig) Needs() Requirements { return Requirements{} }
+func (f fakeConfig) Build(*models.Model) (Objective, error) {
+	return nil, fmt.Errorf("built %s", f.name)
+}
 
 func fakeParser(name string) Parser {
 	return func(Settings) (Config, error) { return fakeConfig{name}, nil }

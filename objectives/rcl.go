@@ -74,7 +74,7 @@ type rcl struct {
 }
 
 // Groups: the encoder (and its MLM head) at train.lr.
-func (o *rcl) Groups() []Group { return []Group{encoderGroup(o.model)} }
+func (o *rcl) Groups() []Group { return []Group{EncoderGroup(o.model)} }
 
 // Dataset is TOD-BERT's dialogues split at a system turn (rcl_data.go).
 func (o *rcl) Dataset(env DataEnv) (Dataset, error) { return newRCLDialogues(env, o.cfg) }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-
 	"convrep/checkpoint"
 	"convrep/safetensors"
 )

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -144,5 +145,39 @@ func TestMGTKillAndResumeIsBitIdentical(t *testing.T) {
 		if !sameTrajectory(ma[i], mb[i]) {
 			t.Errorf("B's metrics at step %d differ from A's:\n%+v\n%+v", mb[i].Step, mb[i], ma[i])
 		}
+	}
+}
+
+// MGT's response encoder is an encoder: it trains at train.lr, the rate the experiment file names for
+// encoders, whatever train.head_lr says (it was once in the head's group, at head_lr).
+func TestMGTResponseEncoderTrainsAtLR(t *testing.T) {
+	dir := t.TempDir()
+	tr, err := newTrainer(t, mgtExperiment(t, dir, filepath.Join(dir, "cache"), 3), []string{"train.lr=1e-3", "train.head_lr=0.5"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.cl.close()
+	rates := map[string]float64{}
+	for _, g := range tr.groups {
+		for _, name := range g.ParamNames {
+			rates[name] = g.LR
+		}
+	}
+	resp, enc := 0, 0
+	for name := range tr.params {
+		switch {
+		case strings.HasPrefix(name, objectives.ResponsePrefix+"."):
+			resp++
+			if rates[name] != 1e-3 {
+				t.Errorf("%s trains at %v, want train.lr 1e-3", name, rates[name])
+			}
+		case rates[name] != 1e-3:
+			t.Errorf("%s trains at %v, want train.lr 1e-3", name, rates[name])
+		default:
+			enc++
+		}
+	}
+	if resp == 0 || resp != enc {
+		t.Errorf("%d response-encoder and %d context-encoder tensors: want two encoders of one size", resp, enc)
 	}
 }
