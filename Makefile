@@ -31,3 +31,4 @@ fuzz: setup
 	$(GO) test -run XXX -fuzz FuzzHeader -fuzzminimizetime 3s -fuzztime 60s ./safetensors
 	$(GO) test -run XXX -fuzz FuzzReadPickle -fuzzminimizetime 3s -fuzztime 60s ./models/torchbin
 	$(GO) test -run XXX -fuzz FuzzDecodeCache -fuzzminimizetime 3s -fuzztime 60s ./datasets
+	$(GO) test -run XXX -fuzz FuzzLoadExperiment -fuzzminimizetime 3s -fuzztime 60s ./experiment

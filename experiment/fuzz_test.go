@@ -8,11 +8,11 @@ import (
 	"testing"
 )
 
-// FuzzLoadExperiment feeds LoadExperiment arbitrary file bytes and an optional --set override. It must
+// FuzzLoadExperiment feeds Load arbitrary file bytes and an optional --set override. It must
 // never panic; an error must name the file (or the override); an experiment it accepts must satisfy what
 // validate promises and load the same way twice.
 //
-//	go test -run XXX -fuzz FuzzLoadExperiment -fuzztime 60s -fuzzminimizetime 3s ./trainer
+//	go test -run XXX -fuzz FuzzLoadExperiment -fuzztime 60s -fuzzminimizetime 3s ./experiment
 func FuzzLoadExperiment(f *testing.F) {
 	seeds, err := filepath.Glob(filepath.Join("..", "experiments", "*.toml"))
 	if err != nil || len(seeds) == 0 {

@@ -1,8 +1,6 @@
 package objectives
 
 import (
-	"fmt"
-
 	"github.com/sugarme/gotch"
 	"go.uber.org/zap"
 
@@ -15,10 +13,9 @@ import (
 // concern examples, the tokenizer (with the objective's special tokens), and the run's place among the
 // data-parallel ranks. The trainer fills it; an objective reads what it needs.
 type DataEnv struct {
-	Experiment string   // the experiment file, for error messages
-	Root       string   // data.root
-	Corpora    []string // data.corpora
-	Files      []string // the corpora's files, checked to exist (they key the caches)
+	Root    string   // data.root
+	Corpora []string // data.corpora
+	Files   []string // the corpora's files, checked to exist (they key the caches)
 	// Read are data.skip_bad and data.merge_same_speaker, with the logger.
 	Read datasets.ReadOptions
 	// Pairs, BothDirections and MinWords are data.pairs, data.both_directions and data.min_words (DSE's
@@ -83,9 +80,4 @@ type Batch struct {
 // resumed run builds exactly the batches the first run would have.
 type EpochAware interface {
 	SetEpoch(epoch int)
-}
-
-// errNoData is the error of a dataset with no example.
-func errNoData(env DataEnv, what string) error {
-	return fmt.Errorf("data: no %s in %v", what, env.Corpora)
 }

@@ -8,7 +8,7 @@ import (
 )
 
 // Settings is the [objective] table of an experiment file as the TOML decoder gives it (numbers as int64 or
-// float64). Each factory reads it strictly: a key it does not know is an error naming the key, so a typo
+// float64). Each objective's parser reads it strictly: a key it does not know is an error naming the key, so a typo
 // cannot silently fall back to a default.
 type Settings map[string]any
 

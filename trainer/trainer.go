@@ -156,7 +156,7 @@ func dataEnv(e *experiment.Experiment, bb *experiment.Backbone, files []string, 
 		trunc = tokenizers.TruncateLeft
 	}
 	return objectives.DataEnv{
-		Experiment: e.Path(), Root: e.Data.Root, Corpora: e.Data.Corpora, Files: files,
+		Root: e.Data.Root, Corpora: e.Data.Corpora, Files: files,
 		Read:  datasets.ReadOptions{SkipBad: e.Data.SkipBad, MergeSameSpeaker: e.Data.MergeSameSpeaker, Logger: log},
 		Pairs: e.Data.Pairs, BothDirections: e.Data.BothDirections, MinWords: e.Data.MinWords,
 		MaxExamples: e.Data.MaxExamples, CacheDir: e.Data.CacheDir,

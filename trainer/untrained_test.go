@@ -45,7 +45,7 @@ func TestUntrainedIsTheStartingPoint(t *testing.T) {
 }
 
 // A checkpoint loads into the experiment's backbone with the weights the run saved at that step.
-func TestFromCheckpointGivesTheSavedModel(t *testing.T) {
+func TestAtCheckpointGivesTheSavedModel(t *testing.T) {
 	dir := t.TempDir()
 	path := tinyExperiment(t, dir, "")
 	if err := train(t, path, nil, false); err != nil {
