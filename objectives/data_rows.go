@@ -16,12 +16,12 @@ import (
 	"convrep/tokenizers"
 )
 
-// readDialogueTokens reads the experiment's corpora and tokenises every dialogue turn by turn with the role
+// ReadDialogueTokens reads the experiment's corpora and tokenises every dialogue turn by turn with the role
 // tokens (which the objective's Requirements added to the tokenizer). With data.max_examples, a random subset
 // of that many dialogues (the same for every run of the seed) is kept, in corpus order. keep drops dialogues
 // an objective cannot use before the subset is drawn. The result is not cached on disk: tokenising turns is
 // fast next to training, and the dialogues' cuts change every epoch.
-func readDialogueTokens(env DataEnv, keep func(datasets.Dialogue) bool) (*datasets.DialogueTokens, error) {
+func ReadDialogueTokens(env DataEnv, keep func(datasets.Dialogue) bool) (*datasets.DialogueTokens, error) {
 	ds, err := env.ReadDialogues()
 	if err != nil {
 		return nil, err
@@ -64,8 +64,8 @@ func maskOptions(tok *tokenizers.Tokenizer, p float64) (MaskOptions, error) {
 	return opt, nil
 }
 
-// padded right-pads token ids to the longest row, with a 1/0 attention mask and zero token types.
-func padded[T int32 | int64](rows [][]T, pad int64) *tokenizers.Batch {
+// Padded right-pads token ids to the longest row, with a 1/0 attention mask and zero token types.
+func Padded[T int32 | int64](rows [][]T, pad int64) *tokenizers.Batch {
 	width := 0
 	for _, r := range rows {
 		width = max(width, len(r))
@@ -88,6 +88,9 @@ func padded[T int32 | int64](rows [][]T, pad int64) *tokenizers.Batch {
 	return b
 }
 
+// IgnoreLabel marks a position whose token was not chosen: no loss there (PyTorch's ignore_index).
+const IgnoreLabel = -100
+
 // paddedRows right-pads rows to the longest with fill, and gives the 1/0 mask of the real tokens.
 func paddedRows(rows [][]int64, fill int64) (ids, mask [][]int64) {
 	width := 0
@@ -107,8 +110,8 @@ func paddedRows(rows [][]int64, fill int64) (ids, mask [][]int64) {
 	return ids, mask
 }
 
-// inputOf builds a model input (zero token types) from unpadded rows.
-func inputOf(rows [][]int64, pad int64, dev gotch.Device) (models.Input, error) {
+// InputOf builds a model input (zero token types) from unpadded rows.
+func InputOf(rows [][]int64, pad int64, dev gotch.Device) (models.Input, error) {
 	ids, mask := paddedRows(rows, pad)
 	b := &tokenizers.Batch{InputIDs: ids, AttentionMask: mask}
 	for _, r := range ids {
@@ -117,8 +120,8 @@ func inputOf(rows [][]int64, pad int64, dev gotch.Device) (models.Input, error) 
 	return models.BatchInput(b, dev)
 }
 
-// labelsOf pads label rows with IgnoreLabel into an int64 tensor on dev.
-func labelsOf(rows [][]int64, dev gotch.Device) (*ts.Tensor, error) {
+// LabelsOf pads label rows with IgnoreLabel into an int64 tensor on dev.
+func LabelsOf(rows [][]int64, dev gotch.Device) (*ts.Tensor, error) {
 	ids, _ := paddedRows(rows, IgnoreLabel)
 	var x *ts.Tensor
 	err := torch.Catch("labels to a tensor", func() error {

@@ -81,11 +81,11 @@ type dialogueCSE struct {
 // that reached them would flow through the frozen layers and keep their activations, the memory the paper's
 // larger batch comes from); I1's FFN at train.head_lr.
 func (o *dialogueCSE) Groups() []Group {
-	groups := withHead(o.model, dialogueCSEAttention)
+	groups := WithHead(o.model, dialogueCSEAttention)
 	if o.cfg.FreezeLayers == 0 {
 		return groups
 	}
-	trainable, frozen, err := freezeBottom(o.model, groups[0], o.cfg.FreezeLayers)
+	trainable, frozen, err := FreezeBottom(o.model, groups[0], o.cfg.FreezeLayers)
 	if err != nil { // Build checked the layer count
 		panic(err)
 	}
@@ -100,7 +100,7 @@ func (o *dialogueCSE) Name() string { return DialogueCSEName }
 // Loss takes a DialogueCSEBatch (or *DialogueCSEBatch). metrics: pos_cos and neg_cos, the mean cosines of
 // the positive and the negative pairs, and negatives, the mean number of negatives per example.
 func (o *dialogueCSE) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
-	b, err := batchAs[DialogueCSEBatch](DialogueCSEName, batch)
+	b, err := BatchAs[DialogueCSEBatch](DialogueCSEName, batch)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -152,10 +152,10 @@ func (d *cseExamples) Batch(idx []int, dev gotch.Device) (Batch, error) {
 		}
 	}
 	var err error
-	if b.Responses, err = models.BatchInput(padded(resp, d.pad), dev); err != nil {
+	if b.Responses, err = models.BatchInput(Padded(resp, d.pad), dev); err != nil {
 		return Batch{}, err
 	}
-	if b.Context, err = models.BatchInput(padded(ctx, d.pad), dev); err != nil {
+	if b.Context, err = models.BatchInput(Padded(ctx, d.pad), dev); err != nil {
 		b.Responses.Drop()
 		return Batch{}, err
 	}

@@ -21,7 +21,7 @@ type cseTokens struct {
 // cseLoss is DialogueCSE's loss (§4.2-4.4) on token matrices. For every example i and response j:
 //
 //   - R̄_j is r_j's context-free embedding matrix (its padding rows zero) and Ū is one context utterance's
-//     (Eq. 1-2, padding rows zero, so padded tokens add nothing below);
+//     (Eq. 1-2, padding rows zero, so Padded tokens add nothing below);
 //   - M = Ū R̄_jᵀ / √d (Eq. 3) and R̂ = M R̄_j (Eq. 4), one refined matrix per context turn of C_i;
 //   - R̃_ij = Σ_t α_t R̂_t (Eq. 5) with α = softmax_t(FFN(R̂_t)) (Eq. 6, I1, when att is given) or
 //     α_t = 1/(number of turns) (Eq. 7, I2);
@@ -118,7 +118,7 @@ func cseLoss(x cseTokens, att *turnAttention, tau float64) (loss, sims *ts.Tenso
 
 // unitRows divides x [..., d] by max(‖x‖₂, 1e-12) along its last dimension (F.normalize).
 func unitRows(x *ts.Tensor) *ts.Tensor {
-	nrm := x.MustNormScalaroptDim(ts.FloatScalar(2), []int64{-1}, true, false).MustClampMin(ts.FloatScalar(normEps), true)
+	nrm := x.MustNormScalaroptDim(ts.FloatScalar(2), []int64{-1}, true, false).MustClampMin(ts.FloatScalar(NormEps), true)
 	out := x.MustDiv(nrm, false)
 	nrm.MustDrop()
 	return out

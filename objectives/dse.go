@@ -3,7 +3,6 @@ package objectives
 import (
 	"fmt"
 
-	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
 	"convrep/internal/torch"
@@ -90,7 +89,7 @@ type dse struct {
 func (d *dse) SetGather(g Gather) { d.gather = g }
 
 // Groups: the encoder at train.lr, the head at train.head_lr (Appendix A.2).
-func (d *dse) Groups() []Group { return withHead(d.model, dseHead) }
+func (d *dse) Groups() []Group { return WithHead(d.model, dseHead) }
 
 // Dataset is the consecutive-utterance pairs of data.pairs (§3.1; dse2-1, dse3-1, dse123-1 for §4.4).
 func (d *dse) Dataset(env DataEnv) (Dataset, error) { return newPairs(env, env.Pairs) }
@@ -100,7 +99,7 @@ func (d *dse) Name() string { return DSEName }
 // Loss takes a DSEBatch (or *DSEBatch). metrics holds pos_cos, the mean cosine of the positive pairs in
 // the head's space.
 func (d *dse) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
-	b, err := batchAs[DSEBatch](DSEName, batch)
+	b, err := BatchAs[DSEBatch](DSEName, batch)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -118,7 +117,7 @@ func (d *dse) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error
 	metrics := map[string]float64{}
 	err = torch.Catch("dse loss", func() error {
 		z := d.head.forward(e) // unit vectors, as DSE normalises the head outputs
-		all, rows, marks, drop, err := gatherPairs(d.gather, z, n, b.PairSimi)
+		all, rows, marks, drop, err := GatherPairs(d.gather, z, n, b.PairSimi)
 		if err != nil {
 			z.MustDrop()
 			return err
@@ -127,7 +126,7 @@ func (d *dse) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error
 		loss, pos = contrast(all, rows, marks, d.tau, d.mode)
 		drop()
 		z.MustDrop()
-		metrics["pos_cos"] = mean(pos) * d.tau
+		metrics["pos_cos"] = Mean(pos) * d.tau
 		pos.MustDrop()
 		return nil
 	})
@@ -162,7 +161,7 @@ func pairRows(b DSEBatch) (int64, error) {
 	return q[0], nil
 }
 
-// embedPairs mean-pools both views (§3.1) into one [2B,d] tensor. Views padded to the same length run
+// embedPairs mean-pools both views (§3.1) into one [2B,d] tensor. Views Padded to the same length run
 // through the encoder as one batch (half the ops); otherwise each runs on its own.
 func embedPairs(m *models.Model, q, r models.Input, train bool) (*ts.Tensor, error) {
 	if q.IDs.MustSize()[1] == r.IDs.MustSize()[1] && (q.TypeIDs == nil) == (r.TypeIDs == nil) {
@@ -208,18 +207,4 @@ func meanEmbedding(m *models.Model, in models.Input, train bool) (*ts.Tensor, er
 	}
 	defer out.Drop()
 	return models.Pool(models.Mean, out.Last, in.Mask)
-}
-
-// mean reads x back and averages it in Go (one copy, no graph).
-func mean(x *ts.Tensor) float64 {
-	n := x.Numel()
-	vals := make([]float64, n)
-	d := x.MustTotype(gotch.Double, false)
-	d.MustCopyData(vals, n)
-	d.MustDrop()
-	s := 0.0
-	for _, v := range vals {
-		s += v
-	}
-	return s / float64(n)
 }

@@ -31,9 +31,6 @@ func ParseMode(s string) (Mode, error) {
 	return "", fmt.Errorf("contrastive mode %q is not one of hardneg, orig", s)
 }
 
-// normEps is F.normalize's default eps: rows are divided by max(‖x‖₂, eps).
-const normEps = 1e-12
-
 // HardConLoss is DSE's symmetric contrastive loss over B pairs of L2-normalised features f1, f2 [B,D]
 // (the contrast-head outputs of x_i and x_i+), with temperature tau. It reproduces HardConLoss of the
 // DSE authors' code, which is what the paper's Eq. 1-3 are computed with:
@@ -152,12 +149,4 @@ func contrast(z *ts.Tensor, b int64, pairsimi *ts.Tensor, tau float64, mode Mode
 	loss = sum.MustDiv(count, true)
 	count.MustDrop()
 	return loss, pos
-}
-
-// normalize is F.normalize(x, dim=1): x / max(‖x‖₂, 1e-12) per row.
-func normalize(x *ts.Tensor) *ts.Tensor {
-	n := x.MustNormScalaroptDim(ts.FloatScalar(2), []int64{1}, true, false).MustClampMin(ts.FloatScalar(normEps), true)
-	out := x.MustDiv(n, false)
-	n.MustDrop()
-	return out
 }

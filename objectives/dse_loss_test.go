@@ -123,7 +123,7 @@ func TestHardConLossMatchesDSE(t *testing.T) {
 					x1, x2 := leaf(t, f, in1, prec.dtype), leaf(t, f, in2, prec.dtype)
 					g1, g2 := x1, x2
 					if in1 == "f1_raw" {
-						f1, f2 := normalize(x1), normalize(x2)
+						f1, f2 := Normalize(x1), Normalize(x2)
 						if !raw { // the normalised features themselves are the leaves
 							f1, f2 = f1.MustDetach(true), f2.MustDetach(true)
 							f1.MustRequiresGrad_(true)
@@ -164,8 +164,8 @@ func TestHardConLossSmallTemperature(t *testing.T) {
 	for _, mode := range []Mode{HardNeg, Orig} {
 		var got []float64
 		for _, dtype := range []gotch.DType{gotch.Float, gotch.Double} {
-			f1 := normalize(leaf(t, f, "f1_raw", dtype))
-			f2 := normalize(leaf(t, f, "f2_raw", dtype))
+			f1 := Normalize(leaf(t, f, "f1_raw", dtype))
+			f2 := Normalize(leaf(t, f, "f2_raw", dtype))
 			loss, err := HardConLoss(f1, f2, nil, 1e-3, mode)
 			if err != nil {
 				t.Fatal(err)

@@ -42,7 +42,7 @@ func tinyBERT(t *testing.T, seed uint64) *models.Model {
 	return m
 }
 
-// paddedInput builds an Input from token rows, padded with id 0 to length.
+// paddedInput builds an Input from token rows, Padded with id 0 to length.
 func paddedInput(rows [][]int64, length int) models.Input {
 	var ids, mask []int64
 	for _, r := range rows {

@@ -168,7 +168,7 @@ func (f *futureTOD) Name() string { return FutureTODName }
 // Loss takes a FutureTODBatch (or *FutureTODBatch) and returns Eq. 3, L_dis + L_mlm. metrics holds both
 // parts: distill and mlm.
 func (f *futureTOD) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
-	b, err := batchAs[FutureTODBatch](FutureTODName, batch)
+	b, err := BatchAs[FutureTODBatch](FutureTODName, batch)
 	if err != nil {
 		return nil, nil, err
 	}

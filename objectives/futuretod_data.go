@@ -195,18 +195,18 @@ func (d *futureTODData) Batch(idx []int, dev gotch.Device) (Batch, error) {
 		}
 		ctx[i], labels[i], full[i] = d.example(j)
 	}
-	context, err := models.BatchInput(padded(ctx, d.pad), dev)
+	context, err := models.BatchInput(Padded(ctx, d.pad), dev)
 	if err != nil {
 		return Batch{}, err
 	}
-	teacher, err := models.BatchInput(padded(full, d.pad), dev)
+	teacher, err := models.BatchInput(Padded(full, d.pad), dev)
 	if err != nil {
 		context.Drop()
 		return Batch{}, err
 	}
 	var lab *ts.Tensor
 	err = torch.Catch("futuretod labels", func() error {
-		rows := padded(labels, IgnoreLabel).InputIDs // as wide as the context: one label per token
+		rows := Padded(labels, IgnoreLabel).InputIDs // as wide as the context: one label per token
 		flat := make([]int64, 0, len(rows)*len(rows[0]))
 		for _, r := range rows {
 			flat = append(flat, r...)

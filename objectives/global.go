@@ -19,9 +19,9 @@ type GlobalBatch interface {
 	SetGather(g Gather)
 }
 
-// gatherViews gathers two row-aligned views ([n,d] each, row i of a paired with row i of b) into the global
+// GatherViews gathers two row-aligned views ([n,d] each, row i of a paired with row i of b) into the global
 // batch's ([Wn,d] each, still aligned). With no gather it returns them as they are; drop frees what it made.
-func gatherViews(g Gather, a, b *ts.Tensor) (ga, gb *ts.Tensor, drop func(), err error) {
+func GatherViews(g Gather, a, b *ts.Tensor) (ga, gb *ts.Tensor, drop func(), err error) {
 	if g == nil {
 		return a, b, func() {}, nil
 	}
@@ -35,10 +35,10 @@ func gatherViews(g Gather, a, b *ts.Tensor) (ga, gb *ts.Tensor, drop func(), err
 	return ga, gb, func() { torch.Drop(ga, gb) }, nil
 }
 
-// gatherPairs turns this rank's [2n,d] pair features z (n anchors, then their n partners) and optional
+// GatherPairs turns this rank's [2n,d] pair features z (n anchors, then their n partners) and optional
 // pair marks into the global batch's: [2Wn,d] with all anchors first, in rank order, then all partners.
 // With no gather it returns its inputs.
-func gatherPairs(g Gather, z *ts.Tensor, n int64, marks *ts.Tensor) (*ts.Tensor, int64, *ts.Tensor, func(), error) {
+func GatherPairs(g Gather, z *ts.Tensor, n int64, marks *ts.Tensor) (*ts.Tensor, int64, *ts.Tensor, func(), error) {
 	if g == nil {
 		return z, n, marks, func() {}, nil
 	}
@@ -47,7 +47,7 @@ func gatherPairs(g Gather, z *ts.Tensor, n int64, marks *ts.Tensor) (*ts.Tensor,
 		anchors := z.MustNarrow(0, 0, n, false)
 		partners := z.MustNarrow(0, n, n, false)
 		defer torch.Drop(anchors, partners)
-		ga, gp, drop, err := gatherViews(g, anchors, partners)
+		ga, gp, drop, err := GatherViews(g, anchors, partners)
 		if err != nil {
 			return err
 		}

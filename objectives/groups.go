@@ -34,8 +34,8 @@ func EncoderGroup(m *models.Model) Group {
 	return g
 }
 
-// prefixGroup is every variable of m's VarStore under prefix (the parameters an objective added there).
-func prefixGroup(m *models.Model, name, prefix string, rate Rate) Group {
+// PrefixGroup is every variable of m's VarStore under prefix (the parameters an objective added there).
+func PrefixGroup(m *models.Model, name, prefix string, rate Rate) Group {
 	g := Group{Name: name, Rate: rate}
 	for v := range m.VS.Variables() {
 		if strings.HasPrefix(v, prefix+".") {
@@ -46,15 +46,15 @@ func prefixGroup(m *models.Model, name, prefix string, rate Rate) Group {
 	return g
 }
 
-// withHead is the encoder at train.lr and the head under prefix at train.head_lr, the groups of an objective
+// WithHead is the encoder at train.lr and the head under prefix at train.head_lr, the groups of an objective
 // that adds one head (DSE Appendix A.2: 3e-6 for the encoder, 3e-4 for the head).
-func withHead(m *models.Model, prefix string) []Group {
-	return []Group{EncoderGroup(m), prefixGroup(m, "head", prefix, HeadRate)}
+func WithHead(m *models.Model, prefix string) []Group {
+	return []Group{EncoderGroup(m), PrefixGroup(m, "head", prefix, HeadRate)}
 }
 
-// freezeBottom moves the embeddings and the bottom n encoder layers out of the encoder group g into a frozen
+// FreezeBottom moves the embeddings and the bottom n encoder layers out of the encoder group g into a frozen
 // group (DialogueCSE §5.3). Heads stay trainable. n must leave at least one layer to train.
-func freezeBottom(m *models.Model, g Group, n int) (trainable, frozen Group, err error) {
+func FreezeBottom(m *models.Model, g Group, n int) (trainable, frozen Group, err error) {
 	if n < 0 || int64(n) >= m.Config.NumLayers {
 		return g, Group{}, fmt.Errorf("freezing %d layers of a %d-layer encoder: at least one must train", n, m.Config.NumLayers)
 	}

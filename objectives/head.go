@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/sugarme/gotch"
-	"github.com/sugarme/gotch/nn"
 	"github.com/sugarme/gotch/ts"
 
 	"convrep/internal/torch"
@@ -29,7 +27,7 @@ func newContrastHead(m *models.Model, name string, out int64) (*contrastHead, er
 	err := torch.Catch("build the "+name, func() error {
 		p := m.VS.Root().Sub(name)
 		// torch.nn.Linear's default initialisation, U(−1/√fan_in, 1/√fan_in); fan_in is d for both layers.
-		init := uniform{bound: 1 / math.Sqrt(float64(d))}
+		init := Uniform{bound: 1 / math.Sqrt(float64(d))}
 		h.w1 = p.Sub("0").MustNewVar("weight", []int64{d, d}, init)
 		h.w2 = p.Sub("2").MustNewVar("weight", []int64{out, d}, init)
 		return nil
@@ -45,7 +43,7 @@ func (h *contrastHead) forward(e *ts.Tensor) *ts.Tensor {
 	x := noBias(e, h.w1).MustRelu(true)
 	z := noBias(x, h.w2)
 	x.MustDrop()
-	out := normalize(z)
+	out := Normalize(z)
 	z.MustDrop()
 	return out
 }
@@ -57,23 +55,3 @@ func noBias(x, w *ts.Tensor) *ts.Tensor {
 	wt.MustDrop()
 	return y
 }
-
-// uniform initialises U(−bound, bound). gotch's own uniform init wraps its work in ts.NoGrad, which
-// switches grad mode on whatever OS thread the goroutine is on at each end; this one touches no grad state.
-type uniform struct{ bound float64 }
-
-func (u uniform) InitTensor(dims []int64, dev gotch.Device, dtype ...gotch.DType) *ts.Tensor {
-	dt := gotch.DefaultDType
-	if len(dtype) > 0 {
-		dt = dtype[0]
-	}
-	return ts.MustRand(dims, dt, dev).MustMulScalar(ts.FloatScalar(2*u.bound), true).MustSubScalar(ts.FloatScalar(u.bound), true)
-}
-
-func (u uniform) Set(x *ts.Tensor) {
-	v := u.InitTensor(x.MustSize(), x.MustDevice(), x.DType())
-	defer v.MustDrop()
-	torch.NoGrad(func() error { x.Copy_(v); return nil })
-}
-
-var _ nn.Init = uniform{}

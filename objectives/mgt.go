@@ -68,7 +68,7 @@ func (g *mgt) Name() string { return MGTName }
 // Groups: the context encoder f_c and the response encoder f_r are both encoders, trained at train.lr (the
 // paper trains the dual encoder as one model, §4.2.1).
 func (g *mgt) Groups() []Group {
-	return []Group{EncoderGroup(g.model), prefixGroup(g.model, "response_encoder", ResponsePrefix, EncoderRate)}
+	return []Group{EncoderGroup(g.model), PrefixGroup(g.model, "response_encoder", ResponsePrefix, EncoderRate)}
 }
 
 // Dataset is the contexts with their ground truth and k−1 negatives (mgt_data.go).
@@ -80,7 +80,7 @@ func (g *mgt) Dataset(env DataEnv) (Dataset, error) {
 // Loss takes an MGTBatch (or *MGTBatch); metrics holds hits1, the share of contexts whose ground truth
 // scores highest among its k candidates.
 func (g *mgt) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
-	b, err := batchAs[MGTBatch](MGTName, batch)
+	b, err := BatchAs[MGTBatch](MGTName, batch)
 	if err != nil {
 		return nil, nil, err
 	}

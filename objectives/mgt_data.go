@@ -171,11 +171,11 @@ func (d *mgtData) Batch(idx []int, dev gotch.Device) (Batch, error) {
 			cands = append(cands, d.pool[n])
 		}
 	}
-	c, err := models.BatchInput(padded(ctx, d.pad), dev)
+	c, err := models.BatchInput(Padded(ctx, d.pad), dev)
 	if err != nil {
 		return Batch{}, err
 	}
-	r, err := models.BatchInput(padded(cands, d.pad), dev)
+	r, err := models.BatchInput(Padded(cands, d.pad), dev)
 	if err != nil {
 		c.Drop()
 		return Batch{}, err

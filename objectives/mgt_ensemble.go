@@ -161,7 +161,7 @@ func LoadDualEncoder(runDir string, pooling models.Pooling, dev gotch.Device) (*
 	if err != nil || len(paths) == 0 {
 		return nil, fmt.Errorf("load dual encoder %s: no checkpoint in %s (%v)", runDir, filepath.Join(runDir, "checkpoints"), err)
 	}
-	sort.Strings(paths) // zero-padded step numbers: the last is the newest
+	sort.Strings(paths) // zero-Padded step numbers: the last is the newest
 	path := paths[len(paths)-1]
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("load dual encoder %s: %w", runDir, err)

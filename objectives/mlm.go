@@ -99,7 +99,7 @@ func (o *mlm) Name() string { return MLMName }
 // Loss takes an MLMBatch (or *MLMBatch) and returns the mean cross-entropy over the chosen tokens.
 // metrics holds masked, the number of chosen tokens.
 func (o *mlm) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
-	b, err := batchAs[MLMBatch](MLMName, batch)
+	b, err := BatchAs[MLMBatch](MLMName, batch)
 	if err != nil {
 		return nil, nil, err
 	}

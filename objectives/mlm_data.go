@@ -26,7 +26,7 @@ func newMLMDialogues(env DataEnv, cfg MLMConfig) (Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	dt, err := readDialogueTokens(env, func(d datasets.Dialogue) bool { return len(d.Turns) > 0 })
+	dt, err := ReadDialogueTokens(env, func(d datasets.Dialogue) bool { return len(d.Turns) > 0 })
 	if err != nil {
 		return nil, err
 	}
@@ -44,11 +44,11 @@ func (d *mlmDialogues) Batch(idx []int, dev gotch.Device) (Batch, error) {
 		ids := d.toks.Span(i, 0, len(d.toks.Turns[i]), d.maxLen, d.keepEnd)
 		rows[k], labels[k] = MaskRow(ids, len(ids), d.mask, ExampleRand(d.seed, d.epoch, i))
 	}
-	in, err := inputOf(rows, d.pad, dev)
+	in, err := InputOf(rows, d.pad, dev)
 	if err != nil {
 		return Batch{}, err
 	}
-	lab, err := labelsOf(labels, dev)
+	lab, err := LabelsOf(labels, dev)
 	if err != nil {
 		in.Drop()
 		return Batch{}, err

@@ -6,9 +6,6 @@ import (
 	"math/rand/v2"
 )
 
-// IgnoreLabel marks a position whose token was not chosen: no loss there (PyTorch's ignore_index).
-const IgnoreLabel = -100
-
 // MaskOptions say how MaskTokens chooses and corrupts tokens.
 type MaskOptions struct {
 	Prob      float64        // share of the eligible tokens chosen (0.15 in BERT)

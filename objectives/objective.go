@@ -140,8 +140,8 @@ func Build(table map[string]any, m *models.Model) (Objective, error) {
 	return c.Build(m)
 }
 
-// batchAs gives the batch an objective's Loss was handed as its own type B, accepting B or a non-nil *B.
-func batchAs[B any](objective string, batch any) (B, error) {
+// BatchAs gives the batch an objective's Loss was handed as its own type B, accepting B or a non-nil *B.
+func BatchAs[B any](objective string, batch any) (B, error) {
 	var zero B
 	switch x := batch.(type) {
 	case B:

@@ -59,11 +59,11 @@ func (d *pairSet) Batch(idx []int, dev gotch.Device) (Batch, error) {
 	for i, j := range idx {
 		q[i], r[i] = d.pairs.Query[j], d.pairs.Response[j]
 	}
-	query, err := models.BatchInput(padded(q, d.pad), dev)
+	query, err := models.BatchInput(Padded(q, d.pad), dev)
 	if err != nil {
 		return Batch{}, err
 	}
-	resp, err := models.BatchInput(padded(r, d.pad), dev)
+	resp, err := models.BatchInput(Padded(r, d.pad), dev)
 	if err != nil {
 		query.Drop()
 		return Batch{}, err

@@ -86,7 +86,7 @@ func (o *rcl) SetGather(g Gather) { o.gather = g }
 
 // Loss takes an RCLBatch (or *RCLBatch). metrics holds rcl and, with MLM, mlm.
 func (o *rcl) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
-	b, err := batchAs[RCLBatch](RCLName, batch)
+	b, err := BatchAs[RCLBatch](RCLName, batch)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -109,7 +109,7 @@ func (o *rcl) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error
 	err = torch.Catch("rcl loss", func() error {
 		c, r := ctx.Last.MustSelect(1, 0, false), resp.Last.MustSelect(1, 0, false) // [CLS]
 		defer torch.Drop(c, r)
-		gc, gr, drop, err := gatherViews(o.gather, c, r)
+		gc, gr, drop, err := GatherViews(o.gather, c, r)
 		if err != nil {
 			return err
 		}
@@ -118,7 +118,7 @@ func (o *rcl) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error
 		if err != nil {
 			return err
 		}
-		metrics["rcl"] = mean(loss)
+		metrics["rcl"] = Mean(loss)
 		if o.cfg.MLMWeight == 0 {
 			return nil
 		}
@@ -126,7 +126,7 @@ func (o *rcl) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error
 		if err != nil {
 			return err
 		}
-		metrics["mlm"] = mean(lm)
+		metrics["mlm"] = Mean(lm)
 		scaled := lm.MustMulScalar(ts.FloatScalar(o.cfg.MLMWeight), true)
 		loss = loss.MustAdd(scaled, true)
 		scaled.MustDrop()

@@ -31,7 +31,7 @@ func newRCLDialogues(env DataEnv, cfg RCLConfig) (Dataset, error) {
 		d.mask = &opt
 	}
 	splittable := func(dl datasets.Dialogue) bool { return len(rclSplits(dl.Turns)) > 0 }
-	dt, err := readDialogueTokens(env, splittable)
+	dt, err := ReadDialogueTokens(env, splittable)
 	if err != nil {
 		return nil, err
 	}
@@ -77,9 +77,9 @@ func (d *rclDialogues) Batch(idx []int, dev gotch.Device) (Batch, error) {
 	b := RCLBatch{}
 	drop := func() { b.Context.Drop(); b.Response.Drop(); torch.Drop(b.Labels) }
 	var err error
-	if b.Context, err = inputOf(ctx, d.pad, dev); err == nil {
-		if b.Response, err = inputOf(resp, d.pad, dev); err == nil && d.mask != nil {
-			b.Labels, err = labelsOf(labels, dev)
+	if b.Context, err = InputOf(ctx, d.pad, dev); err == nil {
+		if b.Response, err = InputOf(resp, d.pad, dev); err == nil && d.mask != nil {
+			b.Labels, err = LabelsOf(labels, dev)
 		}
 	}
 	if err != nil {

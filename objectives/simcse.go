@@ -77,7 +77,7 @@ type simcse struct {
 }
 
 // Groups: the encoder at train.lr, the MLP (when there is one) at train.head_lr.
-func (o *simcse) Groups() []Group { return withHead(o.model, simcseMLP) }
+func (o *simcse) Groups() []Group { return WithHead(o.model, simcseMLP) }
 
 // Dataset is every distinct utterance paired with itself, DSE's "dropout" pairs (the same data path and
 // cache). data.pairs must be "dropout" or left out.
@@ -97,7 +97,7 @@ func (o *simcse) buildMLP() error {
 	d := o.model.Config.HiddenSize
 	return torch.Catch("build the simcse_mlp", func() error {
 		p := o.model.VS.Root().Sub(simcseMLP)
-		init := uniform{bound: 1 / math.Sqrt(float64(d))}
+		init := Uniform{bound: 1 / math.Sqrt(float64(d))}
 		o.w = p.Sub("dense").MustNewVar("weight", []int64{d, d}, init)
 		o.b = p.Sub("dense").MustNewVar("bias", []int64{d}, init)
 		return nil
@@ -112,7 +112,7 @@ func (o *simcse) SetGather(g Gather) { o.gather = g }
 // Loss takes a DSEBatch whose two views hold the same utterances (or *DSEBatch); PairSimi is ignored.
 // metrics holds pos_cos, the mean cosine of the two views of an utterance.
 func (o *simcse) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
-	b, err := batchAs[DSEBatch](SimCSEName, batch)
+	b, err := BatchAs[DSEBatch](SimCSEName, batch)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -133,7 +133,7 @@ func (o *simcse) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, er
 	err = torch.Catch("simcse loss", func() error {
 		h1, h2 := e.MustNarrow(0, 0, n, false), e.MustNarrow(0, n, n, false)
 		defer torch.Drop(h1, h2)
-		g1, g2, drop, err := gatherViews(o.gather, h1, h2)
+		g1, g2, drop, err := GatherViews(o.gather, h1, h2)
 		if err != nil {
 			return err
 		}
@@ -143,7 +143,7 @@ func (o *simcse) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, er
 			return err
 		}
 		cos := ts.MustCosineSimilarity(h1, h2, 1, 1e-8)
-		metrics["pos_cos"] = mean(cos)
+		metrics["pos_cos"] = Mean(cos)
 		cos.MustDrop()
 		return nil
 	})

@@ -25,7 +25,7 @@ func SimCSELoss(h1, h2 *ts.Tensor, tau float64) (*ts.Tensor, error) {
 	}
 	var loss *ts.Tensor
 	err := torch.Catch("simcse loss", func() error {
-		z1, z2 := normalize(h1), normalize(h2)
+		z1, z2 := Normalize(h1), Normalize(h2)
 		z2t := z2.MustT(true)
 		logits := z1.MustMm(z2t, true).MustDivScalar(ts.FloatScalar(tau), true) // [N,N] cosines / τ
 		z2t.MustDrop()

@@ -45,7 +45,9 @@ type toy struct{ model *models.Model }
 func (o *toy) Name() string { return "toy" }
 
 // Groups: the encoder at train.lr; the toy adds no parameter of its own.
-func (o *toy) Groups() []objectives.Group { return []objectives.Group{objectives.EncoderGroup(o.model)} }
+func (o *toy) Groups() []objectives.Group {
+	return []objectives.Group{objectives.EncoderGroup(o.model)}
+}
 
 // Dataset pairs every turn with the next.
 func (o *toy) Dataset(env objectives.DataEnv) (objectives.Dataset, error) {
