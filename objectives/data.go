@@ -52,8 +52,8 @@ func (e DataEnv) ReadDialogues() ([]datasets.Dialogue, error) {
 	return datasets.ReadAll(e.Root, e.Corpora, e.Read)
 }
 
-// logger is e.Log, or a no-op logger.
-func (e DataEnv) logger() *zap.Logger {
+// Logger is e.Log, or a no-op logger.
+func (e DataEnv) Logger() *zap.Logger {
 	if e.Log == nil {
 		return zap.NewNop()
 	}

@@ -42,7 +42,7 @@ func ReadDialogueTokens(env DataEnv, keep func(datasets.Dialogue) bool) (*datase
 	if err != nil {
 		return nil, err
 	}
-	env.logger().Info("tokenised dialogues", zap.Int("read", read), zap.Int("kept", dt.Len()))
+	env.Logger().Info("tokenised dialogues", zap.Int("read", read), zap.Int("kept", dt.Len()))
 	return dt, nil
 }
 

@@ -71,7 +71,7 @@ func newCSEExamples(env DataEnv, cfg DialogueCSEConfig) (Dataset, error) {
 	if d.utts, err = tokenizeUtterances(texts, env.Tok, env.MaxLength, env.Truncation); err != nil {
 		return nil, err
 	}
-	env.logger().Info("dialoguecse examples ready", zap.Int("dialogues", len(kept)), zap.Int("utterances", len(texts)),
+	env.Logger().Info("dialoguecse examples ready", zap.Int("dialogues", len(kept)), zap.Int("utterances", len(texts)),
 		zap.Int("examples", len(d.examples)), zap.Int("context_turns", cfg.ContextTurns), zap.Int("negatives", cfg.Negatives))
 	return d, nil
 }

@@ -51,17 +51,17 @@ type DialogueCSEConfig struct {
 
 // ParseDialogueCSE reads the DialogueCSE settings strictly, with the paper's values as defaults.
 func ParseDialogueCSE(s Settings) (DialogueCSEConfig, error) {
-	r := s.reader()
+	r := s.Reader()
 	c := DialogueCSEConfig{
-		Temperature:     r.number("temperature", 0.1),
-		AttentionHidden: r.integer("attention_hidden", 0),
-		Negatives:       int(r.integer("negatives", 9)),
-		ContextTurns:    int(r.integer("context_turns", 3)),
-		MinTurns:        int(r.integer("min_turns", 2)),
-		FreezeLayers:    int(r.integer("freeze_layers", 6)),
+		Temperature:     r.Number("temperature", 0.1),
+		AttentionHidden: r.Integer("attention_hidden", 0),
+		Negatives:       int(r.Integer("negatives", 9)),
+		ContextTurns:    int(r.Integer("context_turns", 3)),
+		MinTurns:        int(r.Integer("min_turns", 2)),
+		FreezeLayers:    int(r.Integer("freeze_layers", 6)),
 	}
-	agg := r.text("aggregation", string(TurnMean))
-	if err := r.done(); err != nil {
+	agg := r.Text("aggregation", string(TurnMean))
+	if err := r.Done(); err != nil {
 		return c, err
 	}
 	var err error

@@ -43,10 +43,10 @@ type DSEConfig struct {
 }
 
 func parseDSE(s Settings) (Config, error) {
-	r := s.reader()
-	c := DSEConfig{Temperature: r.number("temperature", 0.05), HeadDim: r.integer("head_dim", 128)}
-	modeName := r.text("mode", string(HardNeg))
-	if err := r.done(); err != nil {
+	r := s.Reader()
+	c := DSEConfig{Temperature: r.Number("temperature", 0.05), HeadDim: r.Integer("head_dim", 128)}
+	modeName := r.Text("mode", string(HardNeg))
+	if err := r.Done(); err != nil {
 		return nil, err
 	}
 	var err error

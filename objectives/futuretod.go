@@ -63,17 +63,17 @@ type FutureTODConfig struct {
 
 // ParseFutureTOD reads and checks FutureTOD's [objective] table strictly.
 func ParseFutureTOD(s Settings) (FutureTODConfig, error) {
-	r := s.reader()
+	r := s.Reader()
 	future, futureErr := readFutureLength(r)
 	o := FutureTODConfig{
 		Future:       future,
-		TopK:         int(r.integer("top_k_layers", 12)),
-		RefreshEvery: r.integer("refresh_every", 10),
-		RefreshUnit:  RefreshUnit(strings.ToLower(r.text("refresh_unit", string(RefreshEpochs)))),
-		MaskProb:     r.number("mask_prob", 0.15),
+		TopK:         int(r.Integer("top_k_layers", 12)),
+		RefreshEvery: r.Integer("refresh_every", 10),
+		RefreshUnit:  RefreshUnit(strings.ToLower(r.Text("refresh_unit", string(RefreshEpochs)))),
+		MaskProb:     r.Number("mask_prob", 0.15),
 	}
-	dist := r.text("distance", string(SquaredL2))
-	if err := r.done(); err != nil {
+	dist := r.Text("distance", string(SquaredL2))
+	if err := r.Done(); err != nil {
 		return o, err
 	}
 	if futureErr != nil {
@@ -97,10 +97,9 @@ func ParseFutureTOD(s Settings) (FutureTODConfig, error) {
 }
 
 // readFutureLength reads max_future: a positive whole number, "all" or "fix".
-func readFutureLength(r *settingsReader) (FutureLength, error) {
+func readFutureLength(r *SettingsReader) (FutureLength, error) {
 	const key = "max_future"
-	r.read[key] = true
-	v, ok := r.s[key]
+	v, ok := r.Value(key)
 	if !ok {
 		return FutureLength{}, nil
 	}

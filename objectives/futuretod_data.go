@@ -87,7 +87,7 @@ func newFutureTODData(env DataEnv, opt FutureTODConfig) (Dataset, error) {
 		}
 		utterances += len(dl.Turns)
 	}
-	env.logger().Info("futuretod dialogues ready", zap.Int("dialogues", len(kept)), zap.Int("read", len(ds)), zap.Int("utterances", utterances),
+	env.Logger().Info("futuretod dialogues ready", zap.Int("dialogues", len(kept)), zap.Int("read", len(ds)), zap.Int("utterances", utterances),
 		zap.Float64("tokens_per_utterance", float64(tokens)/float64(utterances)), zap.Stringer("max_future", opt.Future))
 	return d, nil
 }

@@ -27,7 +27,7 @@ func newContrastHead(m *models.Model, name string, out int64) (*contrastHead, er
 	err := torch.Catch("build the "+name, func() error {
 		p := m.VS.Root().Sub(name)
 		// torch.nn.Linear's default initialisation, U(−1/√fan_in, 1/√fan_in); fan_in is d for both layers.
-		init := Uniform{bound: 1 / math.Sqrt(float64(d))}
+		init := Uniform{Bound: 1 / math.Sqrt(float64(d))}
 		h.w1 = p.Sub("0").MustNewVar("weight", []int64{d, d}, init)
 		h.w2 = p.Sub("2").MustNewVar("weight", []int64{out, d}, init)
 		return nil

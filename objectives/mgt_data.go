@@ -42,7 +42,7 @@ func (d *mgtData) Report() MGTReport { return d.report }
 
 func buildMGTData(env DataEnv, o MGTSettings) (*mgtData, MGTReport, error) {
 	var rep MGTReport
-	log := env.logger()
+	log := env.Logger()
 	tok := env.Tok
 	start := time.Now()
 	ds, err := env.ReadDialogues()

@@ -41,24 +41,24 @@ type MGTSettings struct {
 
 // ParseMGTSettings reads the [objective] table of "mgt" strictly (an unknown key is an error).
 func ParseMGTSettings(s Settings) (MGTSettings, error) {
-	r := s.reader()
+	r := s.Reader()
 	o := MGTSettings{
-		Variant:       strings.ToLower(r.text("variant", VariantMGT)),
-		Candidates:    int(r.integer("candidates", 20)),
-		Models:        int(r.integer("models", 5)),
-		Segment:       int(r.integer("segment", 0)),
-		Member:        int(r.integer("member", 0)),
-		Pooling:       models.Pooling(r.text("pooling", string(models.Mean))),
-		Responses:     r.text("responses", "system"),
-		MaxContext:    int(r.integer("max_context_turns", 0)),
-		MinWords:      int(r.integer("min_words", 0)),
-		BucketEncoder: r.text("bucket_encoder", ""),
-		BucketSeed:    r.integer("bucket_seed", 1234),
-		BucketSample:  int(r.integer("bucket_sample", 2000)),
-		EmbedBatch:    int(r.integer("embed_batch", 256)),
-		BucketWorkers: int(r.integer("bucket_workers", 0)),
+		Variant:       strings.ToLower(r.Text("variant", VariantMGT)),
+		Candidates:    int(r.Integer("candidates", 20)),
+		Models:        int(r.Integer("models", 5)),
+		Segment:       int(r.Integer("segment", 0)),
+		Member:        int(r.Integer("member", 0)),
+		Pooling:       models.Pooling(r.Text("pooling", string(models.Mean))),
+		Responses:     r.Text("responses", "system"),
+		MaxContext:    int(r.Integer("max_context_turns", 0)),
+		MinWords:      int(r.Integer("min_words", 0)),
+		BucketEncoder: r.Text("bucket_encoder", ""),
+		BucketSeed:    r.Integer("bucket_seed", 1234),
+		BucketSample:  int(r.Integer("bucket_sample", 2000)),
+		EmbedBatch:    int(r.Integer("embed_batch", 256)),
+		BucketWorkers: int(r.Integer("bucket_workers", 0)),
 	}
-	if err := r.done(); err != nil {
+	if err := r.Done(); err != nil {
 		return o, err
 	}
 	return o, o.validate()

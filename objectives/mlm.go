@@ -54,9 +54,9 @@ type MLMConfig struct {
 }
 
 func parseMLM(s Settings) (Config, error) {
-	r := s.reader()
-	c := MLMConfig{MaskProb: r.number("mask_prob", DefaultMaskProb)}
-	if err := r.done(); err != nil {
+	r := s.Reader()
+	c := MLMConfig{MaskProb: r.Number("mask_prob", DefaultMaskProb)}
+	if err := r.Done(); err != nil {
 		return nil, err
 	}
 	if err := checkMaskProb(c.MaskProb); err != nil {

@@ -81,42 +81,42 @@ func TestRegistry(t *testing.T) {
 
 func TestSettingsReader(t *testing.T) {
 	s := Settings{"f": 0.5, "i": int64(3), "whole": 4.0, "s": "x", "extra": true, "other": 1}
-	r := s.reader()
-	if v := r.number("f", 0); v != 0.5 {
+	r := s.Reader()
+	if v := r.Number("f", 0); v != 0.5 {
 		t.Errorf("number(f) = %v", v)
 	}
-	if v := r.number("i", 0); v != 3 {
+	if v := r.Number("i", 0); v != 3 {
 		t.Errorf("number(i) = %v", v)
 	}
-	if v := r.integer("whole", 0); v != 4 {
+	if v := r.Integer("whole", 0); v != 4 {
 		t.Errorf("integer(whole) = %v", v)
 	}
-	if v := r.text("s", ""); v != "x" {
+	if v := r.Text("s", ""); v != "x" {
 		t.Errorf("text(s) = %v", v)
 	}
-	if v := r.number("absent", 7); v != 7 {
+	if v := r.Number("absent", 7); v != 7 {
 		t.Errorf("number(absent) = %v, want the default", v)
 	}
-	err := r.done()
+	err := r.Done()
 	if err == nil || !strings.Contains(err.Error(), "extra, other") {
 		t.Fatalf("done() = %v, want the unread keys named", err)
 	}
 	for _, tc := range []struct {
 		s    Settings
-		read func(*settingsReader)
+		read func(*SettingsReader)
 		want string
 	}{
-		{Settings{"k": "1"}, func(r *settingsReader) { r.number("k", 0) }, "k = 1 (string): want a number"},
-		{Settings{"k": 1.5}, func(r *settingsReader) { r.integer("k", 0) }, "want a whole number"},
-		{Settings{"k": 2}, func(r *settingsReader) { r.text("k", "") }, "want a string"},
+		{Settings{"k": "1"}, func(r *SettingsReader) { r.Number("k", 0) }, "k = 1 (string): want a number"},
+		{Settings{"k": 1.5}, func(r *SettingsReader) { r.Integer("k", 0) }, "want a whole number"},
+		{Settings{"k": 2}, func(r *SettingsReader) { r.Text("k", "") }, "want a string"},
 	} {
-		r := tc.s.reader()
+		r := tc.s.Reader()
 		tc.read(r)
-		if err := r.done(); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if err := r.Done(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: got %v, want %q", tc.s, err, tc.want)
 		}
 	}
-	if err := Settings(nil).reader().done(); err != nil {
+	if err := Settings(nil).Reader().Done(); err != nil {
 		t.Errorf("nil settings: %v", err)
 	}
 }

@@ -19,7 +19,7 @@ type pairSet struct {
 }
 
 func newPairs(env DataEnv, variant string) (Dataset, error) {
-	log := env.logger()
+	log := env.Logger()
 	sep, _ := env.Tok.SpecialToken("sep_token")
 	popt := datasets.PairOptions{Variant: variant, MinWords: env.MinWords, Sep: datasets.SepFor(sep), BothDirections: env.BothDirections}
 	if err := popt.Validate(); err != nil {

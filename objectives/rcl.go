@@ -40,9 +40,9 @@ type RCLConfig struct {
 }
 
 func parseRCL(s Settings) (Config, error) {
-	r := s.reader()
-	c := RCLConfig{MaskProb: r.number("mask_prob", DefaultMaskProb), MLMWeight: r.number("mlm_weight", 1)}
-	if err := r.done(); err != nil {
+	r := s.Reader()
+	c := RCLConfig{MaskProb: r.Number("mask_prob", DefaultMaskProb), MLMWeight: r.Number("mlm_weight", 1)}
+	if err := r.Done(); err != nil {
 		return nil, err
 	}
 	if err := checkMaskProb(c.MaskProb); err != nil {

@@ -3,7 +3,6 @@ package objectives
 import (
 	"fmt"
 
-	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
 	"convrep/internal/torch"
@@ -31,19 +30,9 @@ func RCLLoss(c, r *ts.Tensor) (*ts.Tensor, error) {
 		rt := r.MustT(false)
 		scores := c.MustMm(rt, false) // [b,n]
 		rt.MustDrop()
-		loss = crossEntropyDiagonal(scores)
+		loss = CrossEntropyDiagonal(scores)
 		scores.MustDrop()
 		return nil
 	})
 	return loss, err
-}
-
-// crossEntropyDiagonal is the mean over rows i of −log softmax(scores_i)_i: each row's target is its own
-// index (torch's CrossEntropyLoss with labels arange(b)). It panics on a libtorch error (callers Catch).
-func crossEntropyDiagonal(scores *ts.Tensor) *ts.Tensor {
-	b := scores.MustSize()[0]
-	target := ts.MustArange(ts.IntScalar(b), gotch.Int64, scores.MustDevice())
-	defer target.MustDrop()
-	logp := scores.MustLogSoftmax(1, scores.DType(), false)
-	return logp.MustNLLLoss(target, true)
 }

@@ -12,23 +12,24 @@ import (
 // cannot silently fall back to a default.
 type Settings map[string]any
 
-// settingsReader reads typed values out of Settings, remembering the first error and the keys read.
-type settingsReader struct {
+// SettingsReader reads typed values out of Settings, remembering the first error and the keys read.
+type SettingsReader struct {
 	s    Settings
 	read map[string]bool
 	err  error
 }
 
-func (s Settings) reader() *settingsReader { return &settingsReader{s: s, read: map[string]bool{}} }
+// Reader starts reading s; Done then names the first bad value or the keys never read.
+func (s Settings) Reader() *SettingsReader { return &SettingsReader{s: s, read: map[string]bool{}} }
 
-func (r *settingsReader) fail(key string, v any, want string) {
+func (r *SettingsReader) fail(key string, v any, want string) {
 	if r.err == nil {
 		r.err = fmt.Errorf("setting %s = %v (%T): want %s", key, v, v, want)
 	}
 }
 
-// number reads a finite number, def when the key is absent.
-func (r *settingsReader) number(key string, def float64) float64 {
+// Number reads a finite number, def when the key is absent.
+func (r *SettingsReader) Number(key string, def float64) float64 {
 	r.read[key] = true
 	v, ok := r.s[key]
 	if !ok {
@@ -55,8 +56,8 @@ func (r *settingsReader) number(key string, def float64) float64 {
 	return f
 }
 
-// integer reads a whole number, def when the key is absent.
-func (r *settingsReader) integer(key string, def int64) int64 {
+// Integer reads a whole number, def when the key is absent.
+func (r *SettingsReader) Integer(key string, def int64) int64 {
 	r.read[key] = true
 	v, ok := r.s[key]
 	if !ok {
@@ -76,8 +77,8 @@ func (r *settingsReader) integer(key string, def int64) int64 {
 	return def
 }
 
-// text reads a string, def when the key is absent.
-func (r *settingsReader) text(key, def string) string {
+// Text reads a string, def when the key is absent.
+func (r *SettingsReader) Text(key, def string) string {
 	r.read[key] = true
 	v, ok := r.s[key]
 	if !ok {
@@ -91,8 +92,8 @@ func (r *settingsReader) text(key, def string) string {
 	return s
 }
 
-// done returns the first bad value, else an error naming the keys that were never read.
-func (r *settingsReader) done() error {
+// Done returns the first bad value, else an error naming the keys that were never read.
+func (r *SettingsReader) Done() error {
 	if r.err != nil {
 		return r.err
 	}
@@ -111,4 +112,11 @@ func (r *settingsReader) done() error {
 	sort.Strings(unknown)
 	sort.Strings(known)
 	return fmt.Errorf("unknown setting %s (known: %s)", strings.Join(unknown, ", "), strings.Join(known, ", "))
+}
+
+// Value reads a key as the decoder gave it, for a setting of several types (FutureTOD's max_future).
+func (r *SettingsReader) Value(key string) (any, bool) {
+	r.read[key] = true
+	v, ok := r.s[key]
+	return v, ok
 }

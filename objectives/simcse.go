@@ -35,9 +35,9 @@ type SimCSEConfig struct {
 }
 
 func parseSimCSE(s Settings) (Config, error) {
-	r := s.reader()
-	c := SimCSEConfig{Temperature: r.number("temperature", 0.05), Pooler: r.text("pooler", "cls")}
-	if err := r.done(); err != nil {
+	r := s.Reader()
+	c := SimCSEConfig{Temperature: r.Number("temperature", 0.05), Pooler: r.Text("pooler", "cls")}
+	if err := r.Done(); err != nil {
 		return nil, err
 	}
 	if err := checkContrast(c.Temperature, Orig); err != nil {
@@ -97,7 +97,7 @@ func (o *simcse) buildMLP() error {
 	d := o.model.Config.HiddenSize
 	return torch.Catch("build the simcse_mlp", func() error {
 		p := o.model.VS.Root().Sub(simcseMLP)
-		init := Uniform{bound: 1 / math.Sqrt(float64(d))}
+		init := Uniform{Bound: 1 / math.Sqrt(float64(d))}
 		o.w = p.Sub("dense").MustNewVar("weight", []int64{d, d}, init)
 		o.b = p.Sub("dense").MustNewVar("bias", []int64{d}, init)
 		return nil

@@ -29,7 +29,7 @@ func SimCSELoss(h1, h2 *ts.Tensor, tau float64) (*ts.Tensor, error) {
 		z2t := z2.MustT(true)
 		logits := z1.MustMm(z2t, true).MustDivScalar(ts.FloatScalar(tau), true) // [N,N] cosines / τ
 		z2t.MustDrop()
-		loss = crossEntropyDiagonal(logits)
+		loss = CrossEntropyDiagonal(logits)
 		logits.MustDrop()
 		return nil
 	})

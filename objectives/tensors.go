@@ -37,14 +37,14 @@ func Normalize(x *ts.Tensor) *ts.Tensor {
 
 // Uniform initialises U(−bound, bound). gotch's own uniform init wraps its work in ts.NoGrad, which
 // switches grad mode on whatever OS thread the goroutine is on at each end; this one touches no grad state.
-type Uniform struct{ bound float64 }
+type Uniform struct{ Bound float64 }
 
 func (u Uniform) InitTensor(dims []int64, dev gotch.Device, dtype ...gotch.DType) *ts.Tensor {
 	dt := gotch.DefaultDType
 	if len(dtype) > 0 {
 		dt = dtype[0]
 	}
-	return ts.MustRand(dims, dt, dev).MustMulScalar(ts.FloatScalar(2*u.bound), true).MustSubScalar(ts.FloatScalar(u.bound), true)
+	return ts.MustRand(dims, dt, dev).MustMulScalar(ts.FloatScalar(2*u.Bound), true).MustSubScalar(ts.FloatScalar(u.Bound), true)
 }
 
 func (u Uniform) Set(x *ts.Tensor) {
@@ -54,3 +54,13 @@ func (u Uniform) Set(x *ts.Tensor) {
 }
 
 var _ nn.Init = Uniform{}
+
+// CrossEntropyDiagonal is the mean over rows i of −log softmax(scores_i)_i: each row's target is its own
+// index (torch's CrossEntropyLoss with labels arange(b)). It panics on a libtorch error (callers Catch).
+func CrossEntropyDiagonal(scores *ts.Tensor) *ts.Tensor {
+	b := scores.MustSize()[0]
+	target := ts.MustArange(ts.IntScalar(b), gotch.Int64, scores.MustDevice())
+	defer target.MustDrop()
+	logp := scores.MustLogSoftmax(1, scores.DType(), false)
+	return logp.MustNLLLoss(target, true)
+}
