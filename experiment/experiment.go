@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 
+	_ "convrep/objectives/all" // the built-in objectives read their [objective] tables
+
 	"github.com/BurntSushi/toml"
 
 	"convrep/objectives"

@@ -1,7 +1,6 @@
 package objectives
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -44,24 +43,6 @@ func ReadDialogueTokens(env DataEnv, keep func(datasets.Dialogue) bool) (*datase
 	}
 	env.Logger().Info("tokenised dialogues", zap.Int("read", read), zap.Int("kept", dt.Len()))
 	return dt, nil
-}
-
-// maskOptions are BERT's masking choices for the tokenizer: the share p of chosen tokens, the mask token, and
-// every special token of the tokenizer (and the pad), which is never chosen.
-func maskOptions(tok *tokenizers.Tokenizer, p float64) (MaskOptions, error) {
-	opt := MaskOptions{Prob: p, MaskID: tok.MaskID(), VocabSize: int64(tok.VocabSize()), Special: map[int64]bool{}}
-	for id := int64(0); id < opt.VocabSize; id++ {
-		if tok.IsSpecial(id) {
-			opt.Special[id] = true
-		}
-	}
-	if pad := tok.PadID(); pad >= 0 {
-		opt.Special[pad] = true
-	}
-	if err := opt.Validate(); err != nil {
-		return opt, fmt.Errorf("masking with this tokenizer: %w", err)
-	}
-	return opt, nil
 }
 
 // Padded right-pads token ids to the longest row, with a 1/0 attention mask and zero token types.

@@ -9,15 +9,6 @@ import (
 	"convrep/models"
 )
 
-// New builds the objective registered under name on m, as the trainer does from an [objective] table.
-func New(name string, m *models.Model, s Settings) (Objective, error) {
-	table := map[string]any{"name": name}
-	for k, v := range s {
-		table[k] = v
-	}
-	return Build(table, m)
-}
-
 type fakeConfig struct{ name string }
 
 func (f fakeConfig) Needs() Requirements { return Requirements{} }
@@ -27,24 +18,6 @@ func (f fakeConfig) Build(*models.Model) (Objective, error) {
 
 func fakeParser(name string) Parser {
 	return func(Settings) (Config, error) { return fakeConfig{name}, nil }
-}
-
-func TestBuiltinRegistry(t *testing.T) {
-	if !slices.Contains(Names(), DSEName) {
-		t.Fatalf("Names() = %v, want it to hold %q", Names(), DSEName)
-	}
-	if !slices.IsSorted(Names()) {
-		t.Fatalf("Names() = %v, not sorted", Names())
-	}
-	if _, err := New("no-such-objective", &models.Model{}, nil); err == nil || !strings.Contains(err.Error(), "known: ") || !strings.Contains(err.Error(), DSEName) {
-		t.Fatalf("unknown name: got %v, want an error listing the known objectives", err)
-	}
-	if _, err := New(DSEName, nil, nil); err == nil || !strings.Contains(err.Error(), "no model") {
-		t.Fatalf("nil model: got %v", err)
-	}
-	if _, err := Parse(map[string]any{"temperature": 0.1}); err == nil || !strings.Contains(err.Error(), "name is required") {
-		t.Fatalf("no name: got %v", err)
-	}
 }
 
 func TestRegistry(t *testing.T) {
@@ -119,13 +92,4 @@ func TestSettingsReader(t *testing.T) {
 	if err := Settings(nil).Reader().Done(); err != nil {
 		t.Errorf("nil settings: %v", err)
 	}
-}
-
-// RequirementsOf is what the objective registered under name needs with its default settings.
-func RequirementsOf(name string) Requirements {
-	c, err := Parse(map[string]any{"name": name})
-	if err != nil {
-		return Requirements{}
-	}
-	return c.Needs()
 }

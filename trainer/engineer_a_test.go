@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"convrep/objectives/mlm"
+
 	"convrep/checkpoint"
-	"convrep/objectives"
 )
 
 // engineerAObjectives are the objectives trained on the tiny experiment by the tests below, with the
@@ -113,7 +114,7 @@ func TestMLMRunSavesRoleTokensAndHead(t *testing.T) {
 	if _, err := m.VS.Root().Get("cls.predictions.bias"); err != nil {
 		t.Errorf("no MLM bias: %v", err)
 	}
-	if tr.obj.Name() != objectives.MLMName {
+	if tr.obj.Name() != mlm.Name {
 		t.Errorf("objective %q", tr.obj.Name())
 	}
 }

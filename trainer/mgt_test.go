@@ -10,11 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"convrep/objectives/mgt"
+
 	"github.com/sugarme/gotch"
 
 	"convrep/checkpoint"
 	"convrep/models"
-	"convrep/objectives"
 )
 
 // mgtExperiment writes a tiny MGT experiment (woz2, a 2-layer BERT of width 32, the previous turn as context,
@@ -94,11 +95,11 @@ func TestMGTTrainsWithFallingLoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := c.Params[objectives.ResponsePrefix+".bert.encoder.layer.1.output.dense.weight"]; !ok {
+	if _, ok := c.Params[mgt.ResponsePrefix+".bert.encoder.layer.1.output.dense.weight"]; !ok {
 		t.Fatal("the checkpoint holds no response encoder")
 	}
 	// Eq. 7's members are read back from a run: both encoders, trained apart from one starting point.
-	de, err := objectives.LoadDualEncoder(out, models.Mean, gotch.CPU)
+	de, err := mgt.LoadDualEncoder(out, models.Mean, gotch.CPU)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func TestMGTResponseEncoderTrainsAtLR(t *testing.T) {
 	resp, enc := 0, 0
 	for name := range tr.params {
 		switch {
-		case strings.HasPrefix(name, objectives.ResponsePrefix+"."):
+		case strings.HasPrefix(name, mgt.ResponsePrefix+"."):
 			resp++
 			if rates[name] != 1e-3 {
 				t.Errorf("%s trains at %v, want train.lr 1e-3", name, rates[name])

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"convrep/objectives/dse"
+
 	"github.com/sugarme/gotch/ts"
 
 	"convrep/checkpoint"
@@ -46,7 +48,7 @@ type probeConfig struct {
 
 func parseProbe(s objectives.Settings) (objectives.Config, error) {
 	p := probeConfig{}
-	rest := map[string]any{"name": objectives.DSEName}
+	rest := map[string]any{"name": dse.Name}
 	for k, v := range s {
 		switch k {
 		case "probe_at":

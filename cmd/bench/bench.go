@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"convrep/objectives/dse"
+
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
@@ -215,7 +217,7 @@ func newSetup(o options, dev gotch.Device) (*setup, error) {
 
 // addObjective adds DSE's head to the model and the AdamW optimiser over the groups DSE declares.
 func (s *setup) addObjective() error {
-	obj, err := objectives.Build(map[string]any{"name": objectives.DSEName, "temperature": temperature, "mode": mode}, s.model)
+	obj, err := objectives.Build(map[string]any{"name": dse.Name, "temperature": temperature, "mode": mode}, s.model)
 	if err != nil {
 		return err
 	}

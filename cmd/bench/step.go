@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"math"
 
+	"convrep/objectives/dse"
+
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
 	"convrep/internal/torch"
 	"convrep/models"
-	"convrep/objectives"
 	"convrep/tokenizers"
 )
 
@@ -30,7 +31,7 @@ func (s *setup) step() (float64, error) {
 			return err
 		}
 		defer r.Drop()
-		l, err := s.loss(objectives.DSEBatch{Query: q, Response: r})
+		l, err := s.loss(dse.Batch{Query: q, Response: r})
 		if err != nil {
 			return err
 		}
@@ -76,7 +77,7 @@ func (s *setup) randomBatch() *tokenizers.Batch {
 // loss runs the forward pass and DSE's loss, under bf16 autocast for --precision bf16 as torch.autocast
 // wraps them in PyTorch: the parameters stay fp32 and backward runs after autocast is restored. The
 // caller holds its OS thread (benchmark locks it), as autocast's state is per thread.
-func (s *setup) loss(b objectives.DSEBatch) (*ts.Tensor, error) {
+func (s *setup) loss(b dse.Batch) (*ts.Tensor, error) {
 	if s.o.Precision == bf16 {
 		restore, err := torch.Autocast(s.dev, gotch.BFloat16)
 		if err != nil {

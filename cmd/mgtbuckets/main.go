@@ -20,11 +20,12 @@ import (
 	"strings"
 	"syscall"
 
+	"convrep/objectives/mgt"
+
 	"go.uber.org/zap"
 
 	"convrep/experiment"
 	"convrep/internal/logging"
-	"convrep/objectives"
 	"convrep/trainer"
 )
 
@@ -35,7 +36,7 @@ func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
 
 // report is the JSON line printed.
 type report struct {
-	objectives.MGTReport
+	mgt.Report
 	PeakRSSMiB  float64 `json:"PeakRSSMiB"`  // the process's high-water resident memory (Go and libtorch)
 	GoHeapMiB   float64 `json:"GoHeapMiB"`   // Go heap in use at the end: pool, tokens, negatives
 	PoolMiB     float64 `json:"PoolMiB"`     // the embeddings alone: responses × dim × 4 bytes
@@ -70,7 +71,7 @@ func run(ctx context.Context, path string, sets []string, log *zap.Logger) error
 	if err != nil {
 		return err
 	}
-	reporter, ok := data.(interface{ Report() objectives.MGTReport })
+	reporter, ok := data.(interface{ Report() mgt.Report })
 	if !ok {
 		return fmt.Errorf("%s: objective.name must be mgt", path)
 	}
@@ -83,7 +84,7 @@ func run(ctx context.Context, path string, sets []string, log *zap.Logger) error
 	}
 	l := len(rep.SegmentSimilarity)
 	k1, _ := e.Objective["candidates"].(int64)
-	out := report{MGTReport: rep, PeakRSSMiB: float64(ru.Maxrss) / 1024, GoHeapMiB: float64(ms.HeapInuse) / (1 << 20),
+	out := report{Report: rep, PeakRSSMiB: float64(ru.Maxrss) / 1024, GoHeapMiB: float64(ms.HeapInuse) / (1 << 20),
 		PoolMiB: float64(rep.Pool*rep.Dim*4) / (1 << 20), NegativeMiB: float64(rep.Examples*l*int(max(k1-1, 0))*4) / (1 << 20),
 		Workers: runtime.GOMAXPROCS(0)}
 	b, err := json.Marshal(out)

@@ -1,0 +1,246 @@
+// Package dialoguecse is the DialogueCSE objective.
+//
+// DialogueCSE: "DialogueCSE: Dialogue-based Contrastive Learning of Sentence Embeddings" (Liu et al.,
+// EMNLP 2021). A response r and its bidirectional context C (the turns around r, §3) are encoded turn by
+// turn with the one shared encoder (§4.1, Eq. 1-2). The matching-guided embedding (§4.2, Eq. 3-4) refines
+// r's token matrix R̄ from each context utterance's Ū; the refined matrices are aggregated over the turns
+// (§4.3: I1 attention, Eq. 5-6, or I2 mean, Eq. 7) into the context-aware R̃. (R̄, R̃) is a positive pair;
+// a response r′ of another dialogue refined by the same C gives the negative pair (R̄′, R̃′); NT-Xent
+// (Eq. 8) with token-level mean pooling and cosine similarity trains the encoder (see cseLoss). The
+// sentence embedding afterwards is the encoder's mean-pooled output (§4.4), models.Pool(models.Mean, ...),
+// which is what the trainer saves the encoder for.
+//
+// Settings ([objective] table, Config): temperature (0.1), aggregation ("mean" = I2, the
+// default, or "attention" = I1), attention_hidden (I1's FFN width, default the hidden size), negatives (9),
+// context_turns (3 on each side), min_turns (2), freeze_layers (6: the embeddings and the bottom six layers
+// are not trained, §5.3; see Groups). I1's FFN lives in the model's VarStore under
+// dialoguecse_attention and trains at train.head_lr; the encoder the trainer saves leaves it out. The paper's continued-MLM stage (§5.3) is a run of its own with the MLM objective, whose saved
+// model is this run's backbone (experiments/dialoguecse_mlm_bert_base.toml).
+package dialoguecse
+
+import (
+	"fmt"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+	"convrep/models"
+	"convrep/objectives"
+)
+
+// Name is the name DialogueCSE registers under.
+const Name = "dialoguecse"
+
+// Batch is B examples: example i is the response in row i of Responses with its context turns.
+type Batch struct {
+	Responses models.Input // [B,Tr]: r_1 … r_B
+	Context   models.Input // [U,Tu]: every context utterance of the batch, one per row
+	// ContextOf[i] lists the rows of Context that make C_i (at least one), in dialogue order.
+	ContextOf [][]int
+	// Negatives[i] lists the rows j ≠ i of Responses whose r_j, refined by C_i, is a negative pair of example i.
+	Negatives [][]int
+}
+
+func init() {
+	objectives.Register(Name, func(s objectives.Settings) (objectives.Config, error) { return Parse(s) })
+}
+
+// dialogueCSEAttention is the VarStore prefix of I1's FFN.
+const dialogueCSEAttention = "dialoguecse_attention"
+
+// Needs: DialogueCSE needs nothing beyond the encoder.
+func (c Config) Needs() objectives.Requirements { return objectives.Requirements{} }
+
+// Build adds I1's FFN to m (for aggregation = "attention").
+func (c Config) Build(m *models.Model) (objectives.Objective, error) {
+	if n := int(m.Config.NumLayers); c.FreezeLayers >= n {
+		return nil, fmt.Errorf("setting freeze_layers = %d: the model has %d layers, at least one must train", c.FreezeLayers, n)
+	}
+	o := &dialogueCSE{model: m, cfg: c}
+	if c.Aggregation == TurnAttention {
+		h := c.AttentionHidden
+		if h == 0 {
+			h = m.Config.HiddenSize
+		}
+		var err error
+		if o.att, err = newTurnAttention(m, dialogueCSEAttention, h); err != nil {
+			return nil, err
+		}
+	}
+	return o, nil
+}
+
+type dialogueCSE struct {
+	model *models.Model
+	cfg   Config
+	att   *turnAttention // nil for I2
+}
+
+// Groups: the encoder at train.lr but for its embeddings and bottom freeze_layers layers, which are frozen
+// (§5.3: "we freeze the bottom 6 layers of BERT to prevent catastrophic forgetting which simultaneously
+// enables the model to be trained with larger batch size"; the embeddings go with them, since a gradient
+// that reached them would flow through the frozen layers and keep their activations, the memory the paper's
+// larger batch comes from); I1's FFN at train.head_lr.
+func (o *dialogueCSE) Groups() []objectives.Group {
+	groups := objectives.WithHead(o.model, dialogueCSEAttention)
+	if o.cfg.FreezeLayers == 0 {
+		return groups
+	}
+	trainable, frozen, err := objectives.FreezeBottom(o.model, groups[0], o.cfg.FreezeLayers)
+	if err != nil { // Build checked the layer count
+		panic(err)
+	}
+	return []objectives.Group{trainable, groups[1], frozen}
+}
+
+// Dataset is every utterance as a response with its context window (data.go).
+func (o *dialogueCSE) Dataset(env objectives.DataEnv) (objectives.Dataset, error) {
+	return newCSEExamples(env, o.cfg)
+}
+
+func (o *dialogueCSE) Name() string { return Name }
+
+// Loss takes a Batch (or *Batch). metrics: pos_cos and neg_cos, the mean cosines of
+// the positive and the negative pairs, and negatives, the mean number of negatives per example.
+func (o *dialogueCSE) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+	b, err := objectives.BatchAs[Batch](Name, batch)
+	if err != nil {
+		return nil, nil, err
+	}
+	m := o.model
+	if err := b.check(); err != nil {
+		return nil, nil, fmt.Errorf("dialoguecse loss: %w", err)
+	}
+	outR, err := m.Forward(b.Responses, train)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dialoguecse loss: responses: %w", err)
+	}
+	defer outR.Drop()
+	outC, err := m.Forward(b.Context, train)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dialoguecse loss: context: %w", err)
+	}
+	defer outC.Drop()
+
+	var loss *ts.Tensor
+	metrics := map[string]float64{}
+	err = torch.Catch("dialoguecse loss", func() error {
+		x := b.tokens(outR.Last, outC.Last)
+		defer torch.Drop(x.respMask, x.ctx, x.ctxMask, x.cand)
+		if _, err := x.check(); err != nil {
+			return err
+		}
+		var sims *ts.Tensor
+		loss, sims = cseLoss(x, o.att, o.cfg.Temperature)
+		defer sims.MustDrop()
+		pos, neg, count := b.cosines(sims)
+		metrics["pos_cos"], metrics["neg_cos"], metrics["negatives"] = pos, neg, count
+		return nil
+	})
+	if err != nil {
+		torch.Drop(loss)
+		return nil, nil, err
+	}
+	return loss, metrics, nil
+}
+
+// check validates the batch's shapes and its index lists.
+func (b Batch) check() error {
+	if b.Responses.IDs == nil || b.Context.IDs == nil || b.Responses.Mask == nil || b.Context.Mask == nil {
+		return fmt.Errorf("responses and context both need ids and a mask")
+	}
+	rs, err1 := b.Responses.IDs.Size()
+	cs, err2 := b.Context.IDs.Size()
+	if err1 != nil || err2 != nil || len(rs) != 2 || len(cs) != 2 {
+		return fmt.Errorf("input ids must be [rows, length], got %v and %v", rs, cs)
+	}
+	n, u := int(rs[0]), int(cs[0])
+	if len(b.ContextOf) != n || len(b.Negatives) != n {
+		return fmt.Errorf("%d responses but %d context lists and %d negative lists", n, len(b.ContextOf), len(b.Negatives))
+	}
+	for i := range n {
+		if len(b.ContextOf[i]) == 0 {
+			return fmt.Errorf("example %d has no context turn", i)
+		}
+		for _, k := range b.ContextOf[i] {
+			if k < 0 || k >= u {
+				return fmt.Errorf("example %d: context row %d outside the %d rows", i, k, u)
+			}
+		}
+		if len(b.Negatives[i]) == 0 {
+			return fmt.Errorf("example %d has no negative", i)
+		}
+		seen := map[int]bool{}
+		for _, j := range b.Negatives[i] {
+			if j < 0 || j >= n || j == i || seen[j] {
+				return fmt.Errorf("example %d: negative %d is not another row of the %d responses, or repeats", i, j, n)
+			}
+			seen[j] = true
+		}
+	}
+	return nil
+}
+
+// tokens lays the encoder outputs out as cseLoss wants them: the context rows gathered into [B,C,Tu,d] turn
+// slots (C the most turns of an example), unused slots reading an all-zero row with an all-zero mask.
+// It panics on a libtorch error (callers Catch).
+func (b Batch) tokens(resp, ctx *ts.Tensor) cseTokens {
+	dev := ctx.MustDevice()
+	n, u := len(b.ContextOf), b.Context.IDs.MustSize()[0]
+	cs := ctx.MustSize()
+	turns := 0
+	for _, c := range b.ContextOf {
+		turns = max(turns, len(c))
+	}
+	idx := make([]int64, 0, n*turns)
+	cand := make([]int64, n*n)
+	for i, c := range b.ContextOf {
+		for k := range turns {
+			if k < len(c) {
+				idx = append(idx, int64(c[k]))
+			} else {
+				idx = append(idx, u) // the zero row appended below
+			}
+		}
+		cand[i*n+i] = 1
+		for _, j := range b.Negatives[i] {
+			cand[i*n+j] = 1
+		}
+	}
+	index := ts.MustOfSlice(idx).MustTo(dev, true)
+	defer index.MustDrop()
+	gather := func(x *ts.Tensor, shape []int64) *ts.Tensor {
+		zs := append([]int64{1}, x.MustSize()[1:]...)
+		zero := ts.MustZeros(zs, x.DType(), dev)
+		all := ts.MustCat([]*ts.Tensor{x, zero}, 0)
+		zero.MustDrop()
+		return all.MustIndexSelect(0, index, true).MustView(shape, true)
+	}
+	nb, c := int64(n), int64(turns)
+	return cseTokens{
+		resp:     resp,
+		respMask: b.Responses.Mask.MustTo(dev, false),
+		ctx:      gather(ctx, []int64{nb, c, cs[1], cs[2]}),
+		ctxMask:  gather(b.Context.Mask, []int64{nb, c, cs[1]}),
+		cand:     ts.MustOfSlice(cand).MustTo(dev, true).MustView([]int64{nb, nb}, true).MustNe(ts.IntScalar(0), true),
+	}
+}
+
+// cosines averages the similarities of the positive and the negative pairs, and counts the negatives.
+func (b Batch) cosines(sims *ts.Tensor) (pos, neg, count float64) {
+	n := len(b.ContextOf)
+	d := sims.MustTotype(gotch.Double, false).MustTo(gotch.CPU, true)
+	vals := make([]float64, n*n)
+	d.MustCopyData(vals, uint(n*n))
+	d.MustDrop()
+	negs := 0
+	for i := range n {
+		pos += vals[i*n+i]
+		for _, j := range b.Negatives[i] {
+			neg += vals[i*n+j]
+			negs++
+		}
+	}
+	return pos / float64(n), neg / float64(negs), float64(negs) / float64(n)
+}

@@ -1,0 +1,214 @@
+// Package dse is the DSE objective.
+//
+// DSE: "Learning Dialogue Representations from Consecutive Utterances" (Zhou et al., NAACL 2022).
+// Consecutive utterances (x_i, x_i+) of a dialogue are positive pairs (§2, §3.1); each is embedded by mean
+// pooling over the encoder's last layer (§3.1), passed through a contrastive head, a two-layer MLP
+// Linear(d,d) → ReLU → Linear(d,128) without biases (Appendix A.2), L2-normalised, and trained with the
+// hard-negative contrastive loss of Eq. 1-3 (see HardConLoss).
+//
+// Settings ([objective] table): temperature τ (default 0.05, Appendix A.2), mode ("hardneg", the default,
+// or "orig"), head_dim (128). The head's parameters live in the model's VarStore under contrast_head.0 and
+// contrast_head.2 (the indices of DSE's nn.Sequential), in a group of their own trained at train.head_lr
+// (Appendix A.2: 3e-4 for the head, 3e-6 for the encoder). The model the trainer saves is the encoder's own
+// parameters, without the head, as in DSE.
+package dse
+
+import (
+	"fmt"
+
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+	"convrep/models"
+	"convrep/objectives"
+)
+
+// Name is the name DSE registers under.
+const Name = "dse"
+
+// Batch is B pairs of consecutive utterances: row i of Query is x_i and row i of Response is x_i+.
+type Batch struct {
+	Query, Response models.Input
+	// PairSimi optionally marks which pairs are positive (int64 [B], 1 = positive); nil means all.
+	// Pairs not marked still serve as negatives.
+	PairSimi *ts.Tensor
+}
+
+// A refused registration is reported by Parse, so the error needs no handling here.
+func init() { objectives.Register(Name, parseDSE) }
+
+// Config are DSE's settings.
+type Config struct {
+	Temperature float64 // τ (Appendix A.2: 0.05)
+	Mode        Mode    // hardneg (Eq. 1-3) or orig
+	HeadDim     int64   // the head's output size (Appendix A.2: 128)
+}
+
+func parseDSE(s objectives.Settings) (objectives.Config, error) {
+	r := s.Reader()
+	c := Config{Temperature: r.Number("temperature", 0.05), HeadDim: r.Integer("head_dim", 128)}
+	modeName := r.Text("mode", string(HardNeg))
+	if err := r.Done(); err != nil {
+		return nil, err
+	}
+	var err error
+	if c.Mode, err = ParseMode(modeName); err != nil {
+		return nil, fmt.Errorf("setting mode: %w", err)
+	}
+	if err := CheckContrast(c.Temperature, c.Mode); err != nil {
+		return nil, fmt.Errorf("setting temperature: %w", err)
+	}
+	if c.HeadDim <= 0 {
+		return nil, fmt.Errorf("setting head_dim = %d: must be positive", c.HeadDim)
+	}
+	return c, nil
+}
+
+// Needs: DSE needs nothing beyond the encoder.
+func (c Config) Needs() objectives.Requirements { return objectives.Requirements{} }
+
+// Build adds the contrastive head to m.
+func (c Config) Build(m *models.Model) (objectives.Objective, error) {
+	head, err := newContrastHead(m, dseHead, c.HeadDim)
+	if err != nil {
+		return nil, err
+	}
+	return &dse{model: m, head: head, tau: c.Temperature, mode: c.Mode}, nil
+}
+
+// dseHead is the VarStore prefix of DSE's contrastive head.
+const dseHead = "contrast_head"
+
+type dse struct {
+	model  *models.Model
+	head   *contrastHead
+	tau    float64
+	mode   Mode
+	gather objectives.Gather // nil: negatives from this process's rows only
+}
+
+// SetGather makes the loss contrast against every rank's pairs (GlobalBatch).
+func (d *dse) SetGather(g objectives.Gather) { d.gather = g }
+
+// Groups: the encoder at train.lr, the head at train.head_lr (Appendix A.2).
+func (d *dse) Groups() []objectives.Group { return objectives.WithHead(d.model, dseHead) }
+
+// Dataset is the consecutive-utterance pairs of data.pairs (§3.1; dse2-1, dse3-1, dse123-1 for §4.4).
+func (d *dse) Dataset(env objectives.DataEnv) (objectives.Dataset, error) {
+	return NewPairs(env, env.Pairs)
+}
+
+func (d *dse) Name() string { return Name }
+
+// Loss takes a Batch (or *Batch). metrics holds pos_cos, the mean cosine of the positive pairs in
+// the head's space.
+func (d *dse) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+	b, err := objectives.BatchAs[Batch](Name, batch)
+	if err != nil {
+		return nil, nil, err
+	}
+	m := d.model
+	n, err := PairRows(b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dse loss: %w", err)
+	}
+	e, err := EmbedPairs(m, b.Query, b.Response, train) // [2B,d]: e_i then e_i+
+	if err != nil {
+		return nil, nil, fmt.Errorf("dse loss: %w", err)
+	}
+	defer e.MustDrop()
+	var loss *ts.Tensor
+	metrics := map[string]float64{}
+	err = torch.Catch("dse loss", func() error {
+		z := d.head.forward(e) // unit vectors, as DSE normalises the head outputs
+		all, rows, marks, drop, err := objectives.GatherPairs(d.gather, z, n, b.PairSimi)
+		if err != nil {
+			z.MustDrop()
+			return err
+		}
+		var pos *ts.Tensor
+		loss, pos = contrast(all, rows, marks, d.tau, d.mode)
+		drop()
+		z.MustDrop()
+		metrics["pos_cos"] = objectives.Mean(pos) * d.tau
+		pos.MustDrop()
+		return nil
+	})
+	if err != nil {
+		torch.Drop(loss)
+		return nil, nil, err
+	}
+	return loss, metrics, nil
+}
+
+// PairRows checks that both views hold the same number B ≥ 2 of rows and returns B.
+func PairRows(b Batch) (int64, error) {
+	if b.Query.IDs == nil || b.Response.IDs == nil {
+		return 0, fmt.Errorf("both the query and the response view are required")
+	}
+	q, err1 := b.Query.IDs.Size()
+	r, err2 := b.Response.IDs.Size()
+	if err1 != nil || err2 != nil || len(q) != 2 || len(r) != 2 {
+		return 0, fmt.Errorf("input ids must be [batch, length], got %v and %v", q, r)
+	}
+	if q[0] != r[0] {
+		return 0, fmt.Errorf("%d queries but %d responses", q[0], r[0])
+	}
+	if q[0] < 2 {
+		return 0, fmt.Errorf("a batch of %d pairs has no negatives (need at least 2)", q[0])
+	}
+	if b.PairSimi != nil {
+		if s, err := b.PairSimi.Size(); err != nil || len(s) != 1 || s[0] != q[0] {
+			return 0, fmt.Errorf("pairsimi must be [%d], got %v", q[0], s)
+		}
+	}
+	return q[0], nil
+}
+
+// EmbedPairs mean-pools both views (§3.1) into one [2B,d] tensor. Views Padded to the same length run
+// through the encoder as one batch (half the ops); otherwise each runs on its own.
+func EmbedPairs(m *models.Model, q, r models.Input, train bool) (*ts.Tensor, error) {
+	if q.IDs.MustSize()[1] == r.IDs.MustSize()[1] && (q.TypeIDs == nil) == (r.TypeIDs == nil) {
+		var in models.Input
+		err := torch.Catch("stack the two views", func() error {
+			in.IDs = ts.MustCat([]*ts.Tensor{q.IDs, r.IDs}, 0)
+			if q.Mask != nil && r.Mask != nil {
+				in.Mask = ts.MustCat([]*ts.Tensor{q.Mask, r.Mask}, 0)
+			}
+			if q.TypeIDs != nil {
+				in.TypeIDs = ts.MustCat([]*ts.Tensor{q.TypeIDs, r.TypeIDs}, 0)
+			}
+			return nil
+		})
+		defer torch.Drop(in.IDs, in.Mask, in.TypeIDs)
+		if err != nil {
+			return nil, err
+		}
+		return MeanEmbedding(m, in, train)
+	}
+	eq, err := MeanEmbedding(m, q, train)
+	if err != nil {
+		return nil, fmt.Errorf("query view: %w", err)
+	}
+	defer eq.MustDrop()
+	er, err := MeanEmbedding(m, r, train)
+	if err != nil {
+		return nil, fmt.Errorf("response view: %w", err)
+	}
+	defer er.MustDrop()
+	var e *ts.Tensor
+	err = torch.Catch("stack the two views", func() error {
+		e = ts.MustCat([]*ts.Tensor{eq, er}, 0)
+		return nil
+	})
+	return e, err
+}
+
+func MeanEmbedding(m *models.Model, in models.Input, train bool) (*ts.Tensor, error) {
+	out, err := m.Forward(in, train)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Drop()
+	return models.Pool(models.Mean, out.Last, in.Mask)
+}

@@ -1,0 +1,73 @@
+package dse
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/sugarme/gotch"
+	"go.uber.org/zap"
+
+	"convrep/datasets"
+	"convrep/models"
+	"convrep/objectives"
+)
+
+// pairSet is the dataset of DSE and SimCSE: tokenised (query, response) pairs of the variant (datasets.PairOptions),
+// cached on disk.
+type pairSet struct {
+	pairs *datasets.TokenizedPairs
+	pad   int64
+}
+
+func NewPairs(env objectives.DataEnv, variant string) (objectives.Dataset, error) {
+	log := env.Logger()
+	sep, _ := env.Tok.SpecialToken("sep_token")
+	popt := datasets.PairOptions{Variant: variant, MinWords: env.MinWords, Sep: datasets.SepFor(sep), BothDirections: env.BothDirections}
+	if err := popt.Validate(); err != nil {
+		return nil, fmt.Errorf("data: %w", err)
+	}
+	key := datasets.CacheKey{Corpora: env.Corpora, CorpusFiles: env.Files, TokenizerDir: env.TokDir, Tokenizer: env.Tok, Pairs: popt,
+		MaxLength: env.MaxLength, Truncation: env.Truncation, MergeSpeakers: env.Read.MergeSameSpeaker,
+		Extra: []string{fmt.Sprintf("skip_bad=%v", env.Read.SkipBad), fmt.Sprintf("max_examples=%d seed=%d", env.MaxExamples, env.Seed)}}
+	build := func() (*datasets.TokenizedPairs, error) {
+		ds, err := env.ReadDialogues()
+		if err != nil {
+			return nil, err
+		}
+		pairs, err := datasets.DSEPairs(ds, popt)
+		if err != nil {
+			return nil, err
+		}
+		log.Info("built pairs", zap.Int("dialogues", len(ds)), zap.Int("pairs", len(pairs)), zap.String("variant", popt.Variant))
+		if env.MaxExamples > 0 && len(pairs) > env.MaxExamples {
+			datasets.Shuffle(pairs, env.Seed) // a random subset, the same for every run of this seed
+			pairs = pairs[:env.MaxExamples]
+		}
+		return datasets.TokenizePairs(pairs, env.Tok, env.MaxLength, env.Truncation, runtime.NumCPU())
+	}
+	tp, hit, err := datasets.CachedPairsLog(env.CacheDir, key, build, log)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("pairs ready", zap.Int("pairs", tp.Len()), zap.Bool("from_cache", hit))
+	return &pairSet{pairs: tp, pad: env.Tok.PadID()}, nil
+}
+
+func (d *pairSet) Len() int { return d.pairs.Len() }
+
+func (d *pairSet) Batch(idx []int, dev gotch.Device) (objectives.Batch, error) {
+	q, r := make([][]int32, len(idx)), make([][]int32, len(idx))
+	for i, j := range idx {
+		q[i], r[i] = d.pairs.Query[j], d.pairs.Response[j]
+	}
+	query, err := models.BatchInput(objectives.Padded(q, d.pad), dev)
+	if err != nil {
+		return objectives.Batch{}, err
+	}
+	resp, err := models.BatchInput(objectives.Padded(r, d.pad), dev)
+	if err != nil {
+		query.Drop()
+		return objectives.Batch{}, err
+	}
+	return objectives.Batch{Value: Batch{Query: query, Response: resp}, Drop: func() { query.Drop(); resp.Drop() }}, nil
+}

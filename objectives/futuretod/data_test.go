@@ -1,0 +1,140 @@
+package futuretod
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/sugarme/gotch"
+	"go.uber.org/zap/zaptest"
+
+	"convrep/datasets"
+	"convrep/internal/shared"
+	"convrep/objectives"
+	"convrep/objectives/internal/testutil"
+	"convrep/tokenizers"
+)
+
+// The data side: utterances tokenised one by one join into exactly what the tokenizer makes of the flattened
+// dialogue; the student's context is the start of the teacher's input; labels sit on non-special tokens
+// only; batches repeat within an epoch and change across epochs.
+func TestFutureTODData(t *testing.T) {
+	tokDir := shared.MustPath(t, "data", "vocab", "bert-base-uncased")
+	tok, err := tokenizers.Load(tokDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok.AddSpecialTokens(testutil.RequirementsOf(Name).SpecialTokens...)
+	cfg, err := Parse(objectives.Settings{"max_future": int64(2), "top_k_layers": int64(2)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := objectives.DataEnv{Root: shared.MustPath(t, "data", "pretrain"), Corpora: []string{"woz2"}, MaxExamples: 64, Seed: 11,
+		Tok: tok, TokDir: tokDir, MaxLength: 512, Log: zaptest.NewLogger(t)}
+	ds, err := newFutureTODData(env, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := ds.(*futureTODData)
+	dialogues, err := env.ReadDialogues()
+	if err != nil {
+		t.Fatal(err)
+	}
+	usr, _ := tok.TokenID("[USR]")
+	sys, _ := tok.TokenID("[SYS]")
+	checked := 0
+	for _, dl := range dialogues {
+		want, err := tok.Encode(datasets.FlattenTurns(dl.Turns, datasets.FlattenOptions{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Find the dialogue among the kept ones by its utterance count and first utterance.
+		for j := range d.utts {
+			got := d.sequence(d.utts[j])
+			if len(d.utts[j]) != len(dl.Turns) || len(got) != len(want) || !equalIDs(got, want) {
+				continue
+			}
+			checked++
+			for k, u := range d.utts[j] {
+				if role := int64(u[0]); (dl.Turns[k].Speaker == datasets.User) != (role == usr) || (role != usr && role != sys) {
+					t.Fatalf("dialogue %s utterance %d starts with id %d, not its role token", dl.ID, k, role)
+				}
+			}
+		}
+	}
+	if checked < 32 {
+		t.Fatalf("only %d of %d kept dialogues match the tokenizer's encoding of their flattened text", checked, len(d.utts))
+	}
+
+	idx := []int{0, 5, 17, 33, 63}
+	batch := func(epoch int) Batch {
+		d.SetEpoch(epoch)
+		b, err := d.Batch(idx, gotch.CPU)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.Value.(Batch)
+	}
+	b0 := batch(0)
+	ctx, full := ints(t, b0.Context.IDs), ints(t, b0.Full.IDs)
+	labels, cmask, fmask := ints(t, b0.Labels), ints(t, b0.Context.Mask), ints(t, b0.Full.Mask)
+	chosen := 0
+	for i := range ctx {
+		n, nf := testutil.Sum(cmask[i]), testutil.Sum(fmask[i])
+		if nf <= n {
+			t.Errorf("row %d: the teacher's input (%d tokens) is not longer than the context (%d)", i, nf, n)
+		}
+		for k := 0; k < len(ctx[i]); k++ {
+			orig := ctx[i][k]
+			if labels[i][k] != objectives.IgnoreLabel {
+				chosen++
+				orig = labels[i][k]
+				if k >= n || tok.IsSpecial(orig) {
+					t.Errorf("row %d position %d: label on a special or padding token", i, k)
+				}
+			}
+			if k < n-1 && orig != full[i][k] { // all but the context's [SEP]
+				t.Errorf("row %d position %d: context token %d, teacher's %d", i, k, orig, full[i][k])
+			}
+		}
+	}
+	if chosen == 0 {
+		t.Fatal("no token was masked")
+	}
+	if again := batch(0); fmt.Sprint(ints(t, again.Context.IDs), ints(t, again.Full.IDs)) != fmt.Sprint(ctx, full) {
+		t.Error("the same epoch built two different batches")
+	}
+	if next := batch(1); fmt.Sprint(ints(t, next.Context.IDs), ints(t, next.Full.IDs)) == fmt.Sprint(ctx, full) {
+		t.Error("epochs 0 and 1 built the same batch: splits and masks are not redrawn")
+	}
+
+	// Too long for max_length: the oldest tokens go, [CLS] and the newest tokens stay.
+	d.maxLen = 6
+	seq := d.sequence([][]int32{{10, 11, 12}, {13, 14, 15}})
+	if fmt.Sprint(seq) != fmt.Sprint([]int64{d.cls, 12, 13, 14, 15, d.sep}) {
+		t.Errorf("left truncation to 6 gave %v", seq)
+	}
+}
+
+func equalIDs(a, b []int64) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return len(a) == len(b)
+}
+
+// ints reads an int64 [B,T] tensor into rows.
+func ints(t *testing.T, x interface {
+	MustSize() []int64
+	Int64Values(...bool) []int64
+}) [][]int64 {
+	t.Helper()
+	size := x.MustSize()
+	v := x.Int64Values()
+	out := make([][]int64, size[0])
+	for i := range out {
+		out[i] = v[int64(i)*size[1] : int64(i+1)*size[1]]
+	}
+	return out
+}

@@ -1,0 +1,185 @@
+package mgt
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/sugarme/gotch"
+	"go.uber.org/zap"
+
+	"convrep/buckets"
+	"convrep/datasets"
+	"convrep/models"
+	"convrep/objectives"
+	"convrep/tokenizers"
+)
+
+// mgtData is MGT's training set: tokenised contexts, the tokenised response pool R, each example's ground
+// truth in R and its k−1 negatives (fixed once, as Eq. 8 and 12 build the corpora T and T^l).
+type mgtData struct {
+	contexts [][]int32
+	pool     [][]int32
+	gt       []int32
+	negs     *buckets.Negatives
+	segment  int // which of negs' segments this run trains on
+	k        int64
+	pad      int64
+	report   Report
+}
+
+// Report says what building MGT's data cost (cmd/mgtbuckets prints it; the dataset's Report method).
+type Report struct {
+	Examples, Pool, Dim int
+	ReadS, TokenizeS    float64
+	EmbedS, BucketS     float64
+	EmbedHit, NegHit    bool
+	// SegmentSimilarity is the mean cosine of each segment's negatives to their ground truth (mgt only).
+	SegmentSimilarity []float64
+}
+
+// Report says what building the data cost.
+func (d *mgtData) Report() Report { return d.report }
+
+func buildMGTData(env objectives.DataEnv, o Config) (*mgtData, Report, error) {
+	var rep Report
+	log := env.Logger()
+	tok := env.Tok
+	start := time.Now()
+	ds, err := env.ReadDialogues()
+	if err != nil {
+		return nil, rep, err
+	}
+	sep, _ := tok.SpecialToken("sep_token")
+	ex := buckets.BuildExamples(ds, buckets.ExampleOptions{SystemOnly: o.Responses == "system", MaxContext: o.MaxContext, MinWords: o.MinWords, Sep: datasets.SepFor(sep)})
+	if env.MaxExamples > 0 && len(ex.GT) > env.MaxExamples {
+		// A random subset fixed by bucket_seed (not the run's seed), so every member of an ensemble trains
+		// on the same examples; R shrinks to their responses.
+		ex = ex.Subset(datasets.Order(len(ex.GT), o.BucketSeed, 0)[:env.MaxExamples])
+	}
+	rep.Examples, rep.Pool, rep.ReadS = len(ex.GT), len(ex.Pool), time.Since(start).Seconds()
+	if len(ex.Pool) < o.Candidates {
+		return nil, rep, fmt.Errorf("mgt data: %d distinct responses cannot fill %d candidates", len(ex.Pool), o.Candidates)
+	}
+	log.Info("mgt examples", zap.Int("dialogues", len(ds)), zap.Int("examples", len(ex.GT)), zap.Int("responses", len(ex.Pool)))
+
+	start = time.Now()
+	// Contexts keep their latest turns (the paper keeps a context's last words, §4.2.2); responses their start.
+	contexts, err := tokenizeTexts(tok, ex.Contexts, env.MaxLength, tokenizers.TruncateLeft)
+	if err != nil {
+		return nil, rep, fmt.Errorf("mgt data: contexts: %w", err)
+	}
+	pool, err := tokenizeTexts(tok, ex.Pool, env.MaxLength, tokenizers.TruncateRight)
+	if err != nil {
+		return nil, rep, fmt.Errorf("mgt data: responses: %w", err)
+	}
+	rep.TokenizeS = time.Since(start).Seconds()
+
+	d := &mgtData{contexts: contexts, pool: pool, gt: ex.GT, k: int64(o.Candidates), pad: tok.PadID(), segment: 1}
+	gtKey := buckets.DataKey("ground truths", nil, [][]int32{ex.GT})
+	if o.Variant != VariantMGT {
+		// Eq. 8: uniform negatives, drawn in a moment, so not cached.
+		d.negs, err = buckets.Uniform(len(pool), ex.GT, o.Candidates-1, o.BucketSeed, o.Stream())
+		d.report = rep
+		return d, rep, err
+	}
+	d.segment = o.Segment
+	frozen, err := frozenEncoder(env, o)
+	if err != nil {
+		return nil, rep, err
+	}
+	modelKey, err := buckets.ModelKey(frozen)
+	if err != nil {
+		return nil, rep, err
+	}
+	embKey := buckets.DataKey("mgt pool embeddings", []string{fmt.Sprintf("%x", modelKey), string(o.Pooling)}, pool)
+	start = time.Now()
+	vecs, dim, hit, err := buckets.CachedEmbeddings(env.CacheDir, embKey, func() ([]float32, int, error) {
+		log.Info("embedding the response pool with the frozen encoder", zap.Int("responses", len(pool)))
+		v, err := buckets.EmbedTokens(frozen, pool, tok.PadID(), o.Pooling, o.EmbedBatch, nil)
+		return v, int(frozen.Config.HiddenSize), err
+	}, log)
+	if err != nil {
+		return nil, rep, fmt.Errorf("mgt data: %w", err)
+	}
+	rep.EmbedS, rep.EmbedHit, rep.Dim = time.Since(start).Seconds(), hit, dim
+	p, err := buckets.NewPool(vecs, dim)
+	if err != nil {
+		return nil, rep, fmt.Errorf("mgt data: %w", err)
+	}
+	bopt := buckets.Options{Segments: o.Models, Negatives: o.Candidates - 1, Sample: o.BucketSample, Seed: o.BucketSeed, Workers: o.BucketWorkers}
+	negKey := buckets.DataKey("mgt negatives", []string{fmt.Sprintf("%x %x %+v", embKey, gtKey, bopt)}, nil)
+	start = time.Now()
+	d.negs, rep.NegHit, err = buckets.CachedNegatives(env.CacheDir, negKey, func() (*buckets.Negatives, error) {
+		log.Info("building the segments", zap.Int("examples", len(ex.GT)), zap.Int("segments", o.Models), zap.Int("sample", o.BucketSample))
+		return buckets.Build(p, ex.GT, bopt)
+	}, log)
+	if err != nil {
+		return nil, rep, fmt.Errorf("mgt data: %w", err)
+	}
+	rep.BucketS = time.Since(start).Seconds()
+	rep.SegmentSimilarity = buckets.SegmentSimilarity(p, ex.GT, d.negs)
+	log.Info("mgt segments ready", zap.Float64s("mean_cosine_by_segment", rep.SegmentSimilarity), zap.Bool("embeddings_cached", hit),
+		zap.Bool("negatives_cached", rep.NegHit))
+	d.report = rep
+	return d, rep, nil
+}
+
+// frozenEncoder is the encoder whose embeddings order the pool: a model folder (bucket_encoder), or the
+// experiment's backbone as a run starts with it, its random parts seeded with bucket_seed.
+func frozenEncoder(env objectives.DataEnv, o Config) (*models.Model, error) {
+	if o.BucketEncoder != "" {
+		m, err := models.Load(o.BucketEncoder, models.LoadOptions{Heads: &models.Heads{}, Device: env.Device, Logger: env.Log})
+		if err != nil {
+			return nil, fmt.Errorf("objective.bucket_encoder: %w", err)
+		}
+		return m, nil
+	}
+	if env.Encoder == nil {
+		return nil, fmt.Errorf("mgt frozen encoder: the run offers no second encoder; set bucket_encoder to a model folder")
+	}
+	m, err := env.Encoder(o.BucketSeed)
+	if err != nil {
+		return nil, fmt.Errorf("mgt frozen encoder: %w", err)
+	}
+	return m, nil
+}
+
+// tokenizeTexts encodes each text with special tokens, truncated to maxLength on side trunc.
+func tokenizeTexts(tok *tokenizers.Tokenizer, texts []string, maxLength int, trunc tokenizers.Truncation) ([][]int32, error) {
+	pairs := make([]datasets.Pair, len(texts))
+	for i, s := range texts {
+		pairs[i] = datasets.Pair{Query: s, Response: "."}
+	}
+	tp, err := datasets.TokenizePairs(pairs, tok, maxLength, trunc, runtime.NumCPU())
+	if err != nil {
+		return nil, err
+	}
+	return tp.Query, nil
+}
+
+func (d *mgtData) Len() int { return len(d.gt) }
+
+// Batch lays out the examples at idx as an Batch: context rows, and k candidate rows per
+// example, its ground truth first, then its negatives of the run's segment.
+func (d *mgtData) Batch(idx []int, dev gotch.Device) (objectives.Batch, error) {
+	ctx := make([][]int32, len(idx))
+	cands := make([][]int32, 0, len(idx)*int(d.k))
+	for i, e := range idx {
+		ctx[i] = d.contexts[e]
+		cands = append(cands, d.pool[d.gt[e]])
+		for _, n := range d.negs.Of(e, d.segment) {
+			cands = append(cands, d.pool[n])
+		}
+	}
+	c, err := models.BatchInput(objectives.Padded(ctx, d.pad), dev)
+	if err != nil {
+		return objectives.Batch{}, err
+	}
+	r, err := models.BatchInput(objectives.Padded(cands, d.pad), dev)
+	if err != nil {
+		c.Drop()
+		return objectives.Batch{}, err
+	}
+	return objectives.Batch{Value: Batch{Context: c, Candidates: r, K: d.k}, Drop: func() { c.Drop(); r.Drop() }}, nil
+}

@@ -1,0 +1,192 @@
+package mgt
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+	"convrep/models"
+	"convrep/safetensors"
+)
+
+// DualEncoder is one trained MGT model (§3.1): a context and a response encoder and their pooling.
+type DualEncoder struct {
+	Context, Response *models.Model
+	Pooling           models.Pooling
+}
+
+// embed pools the contexts [B,d] and the candidates [B·k,d].
+func (d DualEncoder) embed(ctx, cands models.Input, train bool) (c, r *ts.Tensor, err error) {
+	if c, err = pooled(d.Context, ctx, d.Pooling, train); err != nil {
+		return nil, nil, fmt.Errorf("context encoder: %w", err)
+	}
+	if r, err = pooled(d.Response, cands, d.Pooling, train); err != nil {
+		c.MustDrop()
+		return nil, nil, fmt.Errorf("response encoder: %w", err)
+	}
+	return c, r, nil
+}
+
+func pooled(m *models.Model, in models.Input, p models.Pooling, train bool) (*ts.Tensor, error) {
+	out, err := m.Forward(in, train)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Drop()
+	return models.Pool(p, out.Last, in.Mask)
+}
+
+// Probabilities are the model's softmax over each context's k candidates (the summand of Eq. 7), [B][k],
+// computed without autograd or dropout. Candidates are laid out as in Batch.
+func (d DualEncoder) Probabilities(ctx, cands models.Input, k int64) ([][]float64, error) {
+	var rows [][]float64
+	err := torch.NoGrad(func() error {
+		c, r, err := d.embed(ctx, cands, false)
+		if err != nil {
+			return err
+		}
+		defer torch.Drop(c, r)
+		scores, err := CandidateScores(c, r, k)
+		if err != nil {
+			return err
+		}
+		defer scores.MustDrop()
+		alphas, err := tensorRows(scores)
+		if err != nil {
+			return err
+		}
+		rows = make([][]float64, len(alphas))
+		for i, a := range alphas {
+			rows[i] = softmax(a)
+		}
+		return nil
+	})
+	return rows, err
+}
+
+// EnsembleProbabilities is MGT's Eq. 7: p(r_i | c) = (1/L) Σ_l exp(α^l_i) / Σ_j exp(α^l_j), the L members'
+// candidate probabilities averaged. It serves the MGT ensemble and the plain ensemble alike; rank the
+// candidates by it (the ground truth's rank gives MRR and Hits@1, Table 2).
+func EnsembleProbabilities(members []DualEncoder, ctx, cands models.Input, k int64) ([][]float64, error) {
+	per := make([][][]float64, len(members))
+	for l, m := range members {
+		var err error
+		if per[l], err = m.Probabilities(ctx, cands, k); err != nil {
+			return nil, fmt.Errorf("ensemble member %d: %w", l+1, err)
+		}
+	}
+	return AverageProbabilities(per)
+}
+
+// AverageProbabilities averages per-member probabilities [L][B][k] into [B][k] (Eq. 7's 1/L Σ_l).
+func AverageProbabilities(per [][][]float64) ([][]float64, error) {
+	if len(per) == 0 {
+		return nil, fmt.Errorf("ensemble: no members")
+	}
+	out := make([][]float64, len(per[0]))
+	for i := range out {
+		out[i] = make([]float64, len(per[0][i]))
+	}
+	for l, p := range per {
+		if len(p) != len(out) {
+			return nil, fmt.Errorf("ensemble member %d scored %d contexts, member 1 %d", l+1, len(p), len(out))
+		}
+		for i, row := range p {
+			if len(row) != len(out[i]) {
+				return nil, fmt.Errorf("ensemble member %d gave context %d %d candidates, member 1 %d", l+1, i, len(row), len(out[i]))
+			}
+			for j, v := range row {
+				out[i][j] += v / float64(len(per))
+			}
+		}
+	}
+	return out, nil
+}
+
+func softmax(a []float64) []float64 {
+	hi := math.Inf(-1)
+	for _, v := range a {
+		hi = math.Max(hi, v)
+	}
+	out := make([]float64, len(a))
+	sum := 0.0
+	for i, v := range a {
+		out[i] = math.Exp(v - hi)
+		sum += out[i]
+	}
+	for i := range out {
+		out[i] /= sum
+	}
+	return out
+}
+
+// tensorRows copies a [B,k] tensor to Go as float64 rows.
+func tensorRows(x *ts.Tensor) ([][]float64, error) {
+	var rows [][]float64
+	err := torch.Catch("read scores", func() error {
+		size := x.MustSize()
+		if len(size) != 2 {
+			return fmt.Errorf("scores have shape %v, want [batch, candidates]", size)
+		}
+		d := x.MustDetach(false).MustTo(gotch.CPU, true).MustTotype(gotch.Double, true).MustContiguous(true)
+		defer d.MustDrop()
+		flat := make([]float64, size[0]*size[1])
+		d.MustCopyData(flat, uint(len(flat)))
+		for i := int64(0); i < size[0]; i++ {
+			rows = append(rows, flat[i*size[1]:(i+1)*size[1]])
+		}
+		return nil
+	})
+	return rows, err
+}
+
+// LoadDualEncoder reads the dual encoder an mgt run trained: the configuration from <run>/model/config.json
+// (written when the run finished) and both encoders from the run's newest checkpoint, where the context
+// encoder's parameters are param/<name> and the response encoder's param/mgt_response.<name>.
+func LoadDualEncoder(runDir string, pooling models.Pooling, dev gotch.Device) (*DualEncoder, error) {
+	if _, err := models.ParsePooling(string(pooling)); err != nil {
+		return nil, fmt.Errorf("load dual encoder %s: %w", runDir, err)
+	}
+	cfg, err := models.ReadConfig(filepath.Join(runDir, "model", "config.json"))
+	if err != nil {
+		return nil, fmt.Errorf("load dual encoder %s: %w", runDir, err)
+	}
+	paths, err := filepath.Glob(filepath.Join(runDir, "checkpoints", "step-*.safetensors"))
+	if err != nil || len(paths) == 0 {
+		return nil, fmt.Errorf("load dual encoder %s: no checkpoint in %s (%v)", runDir, filepath.Join(runDir, "checkpoints"), err)
+	}
+	sort.Strings(paths) // zero-Padded step numbers: the last is the newest
+	path := paths[len(paths)-1]
+	if _, err := os.Stat(path); err != nil {
+		return nil, fmt.Errorf("load dual encoder %s: %w", runDir, err)
+	}
+	f, err := safetensors.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load dual encoder %s: %w", runDir, err)
+	}
+	sd := make(map[string]safetensors.Tensor, len(f.Tensors))
+	for _, t := range f.Tensors {
+		sd[t.Name] = t
+	}
+	d := &DualEncoder{Pooling: pooling}
+	for _, part := range []struct {
+		dst    **models.Model
+		prefix string
+	}{{&d.Context, "param/"}, {&d.Response, "param/" + ResponsePrefix + "."}} {
+		m, err := models.New(cfg, models.Heads{}, dev)
+		if err != nil {
+			return nil, fmt.Errorf("load dual encoder %s: %w", runDir, err)
+		}
+		if err := m.LoadTensors(sd, part.prefix); err != nil {
+			return nil, fmt.Errorf("load dual encoder %s from %s: %w", runDir, filepath.Base(path), err)
+		}
+		*part.dst = m
+	}
+	return d, nil
+}

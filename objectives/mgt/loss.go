@@ -1,0 +1,72 @@
+package mgt
+
+import (
+	"fmt"
+
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+)
+
+// CandidateScores are the dual encoder's scores α_ij = c_iᵀ r_ij (MGT §3.1, Eq. 4-5) of B contexts c [B,d]
+// against their k candidates each, r [B·k,d] (rows i·k … i·k+k−1 belong to context i): a [B,k] tensor.
+func CandidateScores(c, r *ts.Tensor, k int64) (*ts.Tensor, error) {
+	b, err := candidateShapes(c, r, k)
+	if err != nil {
+		return nil, fmt.Errorf("candidate scores: %w", err)
+	}
+	var out *ts.Tensor
+	err = torch.Catch("candidate scores", func() error {
+		d := c.MustSize()[1]
+		rv := r.MustView([]int64{b, k, d}, false)
+		cv := c.MustUnsqueeze(2, false)                     // [B,d,1]
+		out = rv.MustBmm(cv, false).MustSqueezeDim(2, true) // [B,k]
+		torch.Drop(rv, cv)
+		return nil
+	})
+	return out, err
+}
+
+// DualEncoderLoss is Eq. 6 of MGT averaged over the batch: with the ground truth first among each context's
+// k candidates, ℓ_i = −log(exp(α_i,gt) / (exp(α_i,gt) + Σ_{j=1}^{k−1} exp(α_i,j))) = LSE_j(α_ij) − α_i0.
+// It also returns the scores [B,k] (for accuracy); both keep their graph and the caller drops them.
+func DualEncoderLoss(c, r *ts.Tensor, k int64) (loss, scores *ts.Tensor, err error) {
+	scores, err = CandidateScores(c, r, k)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dual encoder loss: %w", err)
+	}
+	err = torch.Catch("dual encoder loss", func() error {
+		lse := scores.MustLogsumexp([]int64{1}, false, false)
+		gt := scores.MustSelect(1, 0, false)
+		loss = lse.MustSub(gt, true).MustMean(scores.DType(), true)
+		gt.MustDrop()
+		return nil
+	})
+	if err != nil {
+		scores.MustDrop()
+		return nil, nil, err
+	}
+	return loss, scores, nil
+}
+
+// candidateShapes checks c [B,d] and r [B·k,d] and returns B.
+func candidateShapes(c, r *ts.Tensor, k int64) (int64, error) {
+	if c == nil || r == nil {
+		return 0, fmt.Errorf("both the context and the candidate embeddings are required")
+	}
+	if k < 2 {
+		return 0, fmt.Errorf("%d candidates per context: need the ground truth and a negative", k)
+	}
+	cs, err1 := c.Size()
+	rs, err2 := r.Size()
+	if err1 != nil || err2 != nil || len(cs) != 2 || len(rs) != 2 {
+		return 0, fmt.Errorf("embeddings must be [rows, dim], got %v and %v", cs, rs)
+	}
+	if cs[1] != rs[1] || rs[0] != cs[0]*k {
+		return 0, fmt.Errorf("%v contexts need [%d,%d] candidates (k=%d), got %v", cs, cs[0]*k, cs[1], k, rs)
+	}
+	if c.DType() != r.DType() {
+		return 0, fmt.Errorf("context and candidate dtypes differ: %v and %v", c.DType(), r.DType())
+	}
+	return cs[0], nil
+}

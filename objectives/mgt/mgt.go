@@ -1,0 +1,133 @@
+// Package mgt is the MGT objective and its baselines (single dual encoder, ensemble).
+//
+// MGT: "Multi-Granularity Representations of Dialog" (Mehri and Eskenazi, EMNLP 2019), §3, on BERT backbones.
+//
+// A dual encoder (§3.1): the context encoder f_c is the trainer's backbone, the response encoder f_r a second
+// encoder of the same configuration that starts from the backbone's weights ("two distinct encoders",
+// §4.2.1). c = f_c(context), r_i = f_r(candidate i) pooled (Eq. 1-3), α_i = cᵀ r_i (Eq. 4-5), and the loss
+// is Eq. 6: pick the ground truth among k candidates. The objective does not know where the negatives come
+// from: the dataset (data.go, package buckets) draws them uniformly (single, ensemble; Eq. 8) or
+// from segment l of the candidates ranked by cosine similarity to the ground truth under a frozen encoder
+// (mgt; Eq. 9-12). One run trains one member; L runs (segment = 1..L, or member = 1..L) give the L models that
+// EnsembleProbabilities combines (Eq. 7).
+//
+// The response encoder's parameters live in the model's VarStore under ResponsePrefix, so the trainer
+// optimises (at train.lr, like the context encoder: see Groups), clips and checkpoints them with the
+// backbone's. The trainer's model/ folder holds the context encoder only; LoadDualEncoder
+// reads both encoders back from a run's final checkpoint.
+package mgt
+
+import (
+	"fmt"
+
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+	"convrep/models"
+	"convrep/objectives"
+)
+
+// Name is the name MGT and its baselines register under (settings.variant picks the row of Table 2).
+const Name = "mgt"
+
+// ResponsePrefix is the VarStore prefix of the response encoder's parameters.
+const ResponsePrefix = "mgt_response"
+
+// Batch is B contexts with k candidates each: row i of Context is context i, rows i·k … i·k+k−1 of
+// Candidates its candidates, the ground truth first.
+type Batch struct {
+	Context, Candidates models.Input
+	K                   int64
+}
+
+func init() {
+	objectives.Register(Name, func(s objectives.Settings) (objectives.Config, error) { return Parse(s) })
+}
+
+// Needs: MGT needs nothing beyond the encoder.
+func (o Config) Needs() objectives.Requirements { return objectives.Requirements{} }
+
+// Build adds the response encoder f_r to m's VarStore, starting from m's weights.
+func (o Config) Build(m *models.Model) (objectives.Objective, error) {
+	resp, err := models.NewAt(m.VS, ResponsePrefix, m.Config)
+	if err != nil {
+		return nil, fmt.Errorf("response encoder: %w", err)
+	}
+	if err := resp.CopyEncoder(m); err != nil {
+		return nil, fmt.Errorf("response encoder: %w", err)
+	}
+	return &mgt{model: m, response: resp, settings: o}, nil
+}
+
+type mgt struct {
+	model    *models.Model
+	response *models.Model
+	settings Config
+}
+
+func (g *mgt) Name() string { return Name }
+
+// Groups: the context encoder f_c and the response encoder f_r are both encoders, trained at train.lr (the
+// paper trains the dual encoder as one model, §4.2.1).
+func (g *mgt) Groups() []objectives.Group {
+	return []objectives.Group{objectives.EncoderGroup(g.model), objectives.PrefixGroup(g.model, "response_encoder", ResponsePrefix, objectives.EncoderRate)}
+}
+
+// Dataset is the contexts with their ground truth and k−1 negatives (data.go).
+func (g *mgt) Dataset(env objectives.DataEnv) (objectives.Dataset, error) {
+	d, _, err := buildMGTData(env, g.settings)
+	return d, err
+}
+
+// Loss takes an Batch (or *Batch); metrics holds hits1, the share of contexts whose ground truth
+// scores highest among its k candidates.
+func (g *mgt) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+	b, err := objectives.BatchAs[Batch](Name, batch)
+	if err != nil {
+		return nil, nil, err
+	}
+	m := g.model
+	de := DualEncoder{Context: m, Response: g.response, Pooling: g.settings.Pooling}
+	c, r, err := de.embed(b.Context, b.Candidates, train)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mgt loss: %w", err)
+	}
+	defer torch.Drop(c, r)
+	loss, scores, err := DualEncoderLoss(c, r, b.K)
+	if err != nil {
+		return nil, nil, fmt.Errorf("mgt loss: %w", err)
+	}
+	defer scores.MustDrop()
+	hits, err := hitsAt1(scores)
+	if err != nil {
+		loss.MustDrop()
+		return nil, nil, fmt.Errorf("mgt loss: %w", err)
+	}
+	return loss, map[string]float64{"hits1": hits}, nil
+}
+
+// hitsAt1 is the share of rows of scores [B,k] whose column 0 (the ground truth) is strictly the largest.
+func hitsAt1(scores *ts.Tensor) (float64, error) {
+	rows, err := tensorRows(scores)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, row := range rows {
+		if rankOfFirst(row) == 1 {
+			n++
+		}
+	}
+	return float64(n) / float64(len(rows)), nil
+}
+
+// rankOfFirst is the rank of row[0] among row, ties counted against it (pessimistic).
+func rankOfFirst(row []float64) int {
+	rank := 1
+	for _, v := range row[1:] {
+		if v >= row[0] {
+			rank++
+		}
+	}
+	return rank
+}

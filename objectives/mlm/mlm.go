@@ -1,0 +1,174 @@
+// Package mlm is masked language modelling, the baseline and the MLM part of TOD-BERT, FutureTOD and DialogueCSE.
+//
+// Masked language modelling, BERT's pretraining task (Devlin et al. 2019, §3.1 "Task #1: Masked LM";
+// Appendix A.1): a share of the input tokens is chosen (15%); of the chosen ones 80% become the mask token,
+// 10% a random token and 10% stay as they were; the model predicts the original token at each chosen position
+// through the MLM head, whose decoder is tied to the word embeddings. The loss is the mean cross-entropy over
+// the chosen positions only. It is the "BERT-mlm" baseline here and a part of TOD-BERT's, FutureTOD's and
+// DialogueCSE's losses, which call MaskTokens and Loss.
+//
+// As the "mlm" objective (TOD-BERT-mlm, Wu et al. 2020 §2.2) each example is a whole dialogue flattened with
+// the role tokens, "[CLS] [USR] u1 [SYS] s1 ... [SEP]" (datasets.FlattenTurns), masked afresh each epoch
+// (data.go). Settings ([objective] table): mask_prob (0.15).
+package mlm
+
+import (
+	"fmt"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+	"convrep/models"
+	"convrep/objectives"
+)
+
+// Name is the name the masked-LM objective registers under.
+const Name = "mlm"
+
+// Batch is a masked batch: Input holds the corrupted ids, Labels (int64 [B,T]) the original token at
+// each chosen position and IgnoreLabel elsewhere (see MaskTokens).
+type Batch struct {
+	Input  models.Input
+	Labels *ts.Tensor
+}
+
+// Requirements is what every objective with an MLM loss over flattened dialogues needs: the MLM head
+// and the role tokens.
+var Requirements = objectives.Requirements{Heads: models.Heads{MLM: true}, SpecialTokens: []string{"[USR]", "[SYS]"}}
+
+func init() { objectives.Register(Name, parseMLM) }
+
+// DefaultMaskProb is BERT's share of chosen tokens.
+const DefaultMaskProb = 0.15
+
+// CheckMaskProb checks a mask_prob setting.
+func CheckMaskProb(p float64) error {
+	if !(p > 0 && p <= 1) {
+		return fmt.Errorf("setting mask_prob = %v: must be in (0, 1]", p)
+	}
+	return nil
+}
+
+// Config are the masked-LM settings.
+type Config struct {
+	MaskProb float64 // the share of chosen tokens (0.15)
+}
+
+func parseMLM(s objectives.Settings) (objectives.Config, error) {
+	r := s.Reader()
+	c := Config{MaskProb: r.Number("mask_prob", DefaultMaskProb)}
+	if err := r.Done(); err != nil {
+		return nil, err
+	}
+	if err := CheckMaskProb(c.MaskProb); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// Needs: the MLM head and the role tokens.
+func (c Config) Needs() objectives.Requirements { return Requirements }
+
+// Build checks that m has its MLM head.
+func (c Config) Build(m *models.Model) (objectives.Objective, error) {
+	if err := NeedHead(m); err != nil {
+		return nil, err
+	}
+	return &mlm{model: m, cfg: c}, nil
+}
+
+type mlm struct {
+	model *models.Model
+	cfg   Config
+}
+
+func NeedHead(m *models.Model) error {
+	if !m.Heads.MLM {
+		return fmt.Errorf("the model has no MLM head (the trainer builds one from the objective's Requirements)")
+	}
+	return nil
+}
+
+// Groups: the encoder and its MLM head at train.lr.
+func (o *mlm) Groups() []objectives.Group {
+	return []objectives.Group{objectives.EncoderGroup(o.model)}
+}
+
+// Dataset is one flattened dialogue per example, masked afresh each epoch (data.go).
+func (o *mlm) Dataset(env objectives.DataEnv) (objectives.Dataset, error) {
+	return newMLMDialogues(env, o.cfg)
+}
+
+func (o *mlm) Name() string { return Name }
+
+// Loss takes an Batch (or *Batch) and returns the mean cross-entropy over the chosen tokens.
+// metrics holds masked, the number of chosen tokens.
+func (o *mlm) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+	b, err := objectives.BatchAs[Batch](Name, batch)
+	if err != nil {
+		return nil, nil, err
+	}
+	loss, err := Loss(o.model, b.Input, b.Labels, train)
+	if err != nil {
+		return nil, nil, err
+	}
+	return loss, nil, nil
+}
+
+// Loss runs the encoder on the masked input and returns the mean cross-entropy of the MLM head's
+// predictions at the positions whose label is not IgnoreLabel. labels is int64 [B,T] like masked.IDs.
+// Only the chosen positions go through the head (the vocabulary projection is the costly part). m must
+// have an MLM head (an objective asks for one with Requirements). A batch without a chosen token is an error.
+func Loss(m *models.Model, masked models.Input, labels *ts.Tensor, train bool) (*ts.Tensor, error) {
+	out, err := m.Forward(masked, train)
+	if err != nil {
+		return nil, fmt.Errorf("mlm loss: %w", err)
+	}
+	defer out.Drop()
+	return LossFromHidden(m, out.Last, labels)
+}
+
+// LossFromHidden is Loss on hidden states [B,T,H] already computed (an objective that also needs the
+// encoder's output for another loss runs the encoder once).
+func LossFromHidden(m *models.Model, hidden, labels *ts.Tensor) (*ts.Tensor, error) {
+	if labels == nil || hidden == nil {
+		return nil, fmt.Errorf("mlm loss: hidden states and labels are required")
+	}
+	hs, ls := hidden.MustSize(), labels.MustSize()
+	if len(hs) != 3 || len(ls) != 2 || hs[0] != ls[0] || hs[1] != ls[1] {
+		return nil, fmt.Errorf("mlm loss: hidden states %v do not fit labels %v", hs, ls)
+	}
+	if labels.DType() != gotch.Int64 {
+		return nil, fmt.Errorf("mlm loss: labels must be int64, got %v", labels.DType())
+	}
+	var loss *ts.Tensor
+	err := torch.Catch("mlm loss", func() error {
+		flatL := labels.MustView([]int64{-1}, false)
+		defer flatL.MustDrop()
+		pos := flatL.MustNe(ts.IntScalar(objectives.IgnoreLabel), false).MustNonzero(true).MustView([]int64{-1}, true)
+		defer pos.MustDrop()
+		if pos.MustSize()[0] == 0 {
+			return fmt.Errorf("no token of the batch was chosen for prediction")
+		}
+		flatH := hidden.MustView([]int64{-1, hs[2]}, false)
+		chosen := flatH.MustIndexSelect(0, pos, false)
+		flatH.MustDrop()
+		target := flatL.MustIndexSelect(0, pos, false)
+		defer target.MustDrop()
+		logits, err := m.MLMLogits(chosen)
+		chosen.MustDrop()
+		if err != nil {
+			return err
+		}
+		// Mean cross-entropy: −log softmax at the original token, averaged over the chosen positions.
+		logp := logits.MustLogSoftmax(1, logits.DType(), true)
+		loss = logp.MustNLLLoss(target, true)
+		return nil
+	})
+	if err != nil {
+		torch.Drop(loss)
+		return nil, err
+	}
+	return loss, nil
+}

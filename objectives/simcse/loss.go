@@ -1,0 +1,39 @@
+package simcse
+
+import (
+	"fmt"
+
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+	"convrep/objectives"
+	"convrep/objectives/dse"
+)
+
+// Loss is unsupervised SimCSE's training objective (Gao et al. 2021, §3 Eq. 4 with the in-batch
+// negatives of Eq. 1): h1 and h2 [N,d] are two encodings of the same N sentences under different dropout
+// masks, and
+//
+//	ℓ_i = −log( e^{sim(h_i, h_i⁺)/τ} / Σ_{j=1..N} e^{sim(h_i, h_j⁺)/τ} ),   sim = cosine,
+//
+// averaged over i. Only h1 is the anchor (the paper's, and its code's, one-directional loss). The result
+// keeps its graph.
+func Loss(h1, h2 *ts.Tensor, tau float64) (*ts.Tensor, error) {
+	if err := dse.CheckContrast(tau, dse.Orig); err != nil {
+		return nil, fmt.Errorf("simcse loss: %w", err)
+	}
+	if _, err := dse.PairCount(h1, h2, nil); err != nil {
+		return nil, fmt.Errorf("simcse loss: %w", err)
+	}
+	var loss *ts.Tensor
+	err := torch.Catch("simcse loss", func() error {
+		z1, z2 := objectives.Normalize(h1), objectives.Normalize(h2)
+		z2t := z2.MustT(true)
+		logits := z1.MustMm(z2t, true).MustDivScalar(ts.FloatScalar(tau), true) // [N,N] cosines / τ
+		z2t.MustDrop()
+		loss = objectives.CrossEntropyDiagonal(logits)
+		logits.MustDrop()
+		return nil
+	})
+	return loss, err
+}
