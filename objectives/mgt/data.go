@@ -160,7 +160,7 @@ func tokenizeTexts(tok *tokenizers.Tokenizer, texts []string, maxLength int, tru
 
 func (d *mgtData) Len() int { return len(d.gt) }
 
-// Batch lays out the examples at idx as an Batch: context rows, and k candidate rows per
+// Batch lays out the examples at idx as a Batch: context rows, and k candidate rows per
 // example, its ground truth first, then its negatives of the run's segment.
 func (d *mgtData) Batch(idx []int, dev gotch.Device) (objectives.Batch, error) {
 	ctx := make([][]int32, len(idx))

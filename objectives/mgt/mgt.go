@@ -79,7 +79,7 @@ func (g *mgt) Dataset(env objectives.DataEnv) (objectives.Dataset, error) {
 	return d, err
 }
 
-// Loss takes an Batch (or *Batch); metrics holds hits1, the share of contexts whose ground truth
+// Loss takes a Batch (or *Batch); metrics holds hits1, the share of contexts whose ground truth
 // scores highest among its k candidates.
 func (g *mgt) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
 	b, err := objectives.BatchAs[Batch](Name, batch)

@@ -102,7 +102,7 @@ func (o *mlm) Dataset(env objectives.DataEnv) (objectives.Dataset, error) {
 
 func (o *mlm) Name() string { return Name }
 
-// Loss takes an Batch (or *Batch) and returns the mean cross-entropy over the chosen tokens.
+// Loss takes a Batch (or *Batch) and returns the mean cross-entropy over the chosen tokens.
 // metrics holds masked, the number of chosen tokens.
 func (o *mlm) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
 	b, err := objectives.BatchAs[Batch](Name, batch)

@@ -91,7 +91,7 @@ func (o *rcl) Name() string { return Name }
 // SetGather makes every rank's responses negatives (GlobalBatch); the MLM term stays per rank.
 func (o *rcl) SetGather(g objectives.Gather) { o.gather = g }
 
-// Loss takes an Batch (or *Batch). metrics holds rcl and, with MLM, mlm.
+// Loss takes a Batch (or *Batch). metrics holds rcl and, with MLM, mlm.
 func (o *rcl) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
 	b, err := objectives.BatchAs[Batch](Name, batch)
 	if err != nil {

@@ -28,7 +28,11 @@ func GradOn(t *testing.T) {
 	}
 }
 
-func TinyBERT(t *testing.T, seed uint64) *models.Model {
+// TinyBERT is a seeded 2-layer BERT of width 16 without heads.
+func TinyBERT(t *testing.T, seed uint64) *models.Model { return tiny(t, seed, models.Heads{}, false) }
+
+// tiny is a seeded 2-layer BERT of width 16 over a vocabulary of 50, with heads, in float64 when double.
+func tiny(t *testing.T, seed uint64, heads models.Heads, double bool) *models.Model {
 	t.Helper()
 	GradOn(t)
 	if err := torch.ManualSeed(seed); err != nil {
@@ -37,14 +41,21 @@ func TinyBERT(t *testing.T, seed uint64) *models.Model {
 	c := &models.Config{Arch: models.BERT, VocabSize: 50, HiddenSize: 16, NumLayers: 2, NumHeads: 2,
 		IntermediateSize: 32, HiddenAct: "gelu", HiddenDropout: 0.1, AttentionDropout: 0.1, MaxPositions: 32,
 		TypeVocabSize: 2, LayerNormEps: 1e-12, InitializerRange: 0.02, TieWordEmbeddings: true}
-	m, err := models.New(c, models.Heads{}, gotch.CPU)
+	var m *models.Model
+	var err error
+	build := func() { m, err = models.New(c, heads, gotch.CPU) }
+	if double {
+		WithDouble(build)
+	} else {
+		build()
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	return m
 }
 
-// Input builds an Input from token Rows, Padded with id 0 to length.
+// Input builds an Input from token rows, padded with id 0 to length.
 func Input(Rows [][]int64, length int) models.Input {
 	var ids, mask []int64
 	for _, r := range Rows {
@@ -107,7 +118,7 @@ func Values(t *testing.T, f *safetensors.File, name string) []float64 {
 	return nil
 }
 
-// Leaf makes a [8,16] tensor of the fixture's Values in dtype, tracking gradients.
+// Leaf makes a [8,16] tensor of the fixture's values in dtype, tracking gradients.
 func Leaf(t *testing.T, f *safetensors.File, name string, dtype gotch.DType) *ts.Tensor {
 	t.Helper()
 	x := ts.MustOfSlice(Values(t, f, name)).MustView([]int64{8, 16}, true).MustTotype(dtype, true)
@@ -230,26 +241,7 @@ func Seq(from, n int64) []int64 {
 
 // TinyMLMBERT is TinyBERT with an MLM head, in float64 when double.
 func TinyMLMBERT(t *testing.T, seed uint64, double bool) *models.Model {
-	t.Helper()
-	GradOn(t)
-	if err := torch.ManualSeed(seed); err != nil {
-		t.Fatal(err)
-	}
-	c := &models.Config{Arch: models.BERT, VocabSize: 50, HiddenSize: 16, NumLayers: 2, NumHeads: 2,
-		IntermediateSize: 32, HiddenAct: "gelu", HiddenDropout: 0.1, AttentionDropout: 0.1, MaxPositions: 32,
-		TypeVocabSize: 2, LayerNormEps: 1e-12, InitializerRange: 0.02, TieWordEmbeddings: true}
-	var m *models.Model
-	var err error
-	build := func() { m, err = models.New(c, models.Heads{MLM: true}, gotch.CPU) }
-	if double {
-		WithDouble(build)
-	} else {
-		build()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
+	return tiny(t, seed, models.Heads{MLM: true}, double)
 }
 
 // New builds the objective registered under name on m, as the trainer does from an [objective] table.
