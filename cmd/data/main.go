@@ -3,6 +3,7 @@
 //
 //	go run ./cmd/data convert --data ../shared/data/pretrain --corpora sgd,woz2 --out dialogues.jsonl [--merge-speakers] [--skip-bad]
 //	go run ./cmd/data stats [--data DIR] [--corpora LIST]
+//	go run ./cmd/data fetch --to DIR [--corpora LIST] [--eval LIST]   (where ../shared/data is absent)
 package main
 
 import (
@@ -30,6 +31,8 @@ type command struct {
 var commands = []command{
 	{"convert", "write the corpora as one JSON-lines file of dialogues", setupConvert},
 	{"stats", "print dialogues, turns and words per corpus", setupStats},
+	{"fetch", "download the corpora and evaluation sets from their public sources, checked against the manifest", setupFetch},
+	{"manifest", "write the manifest (path, size, SHA-256, source) of a data folder such as ../shared/data", setupManifest},
 }
 
 func main() {
