@@ -1,6 +1,10 @@
 package objectives
 
-import "github.com/sugarme/gotch/ts"
+import (
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/models"
+)
 
 // Optional interfaces an objective may implement beside Objective. The trainer checks for them with a type
 // assertion, so an objective that needs none (DSE) is unaffected.
@@ -25,4 +29,20 @@ type AfterStepper interface {
 // tensors in place (names, shapes and dtypes must match).
 type Stateful interface {
 	State() map[string]*ts.Tensor
+}
+
+// Embedder is an objective that says how its encoder turns a text into one vector: the pooling it trains and
+// is evaluated with, and whether the vectors are L2-normalised (as cosine-based evaluation does). The trainer
+// writes it into the saved model (sentence-transformers' Pooling and Normalize modules). An objective that
+// does not implement it embeds as the similarity suite does: mean pooling, normalised.
+type Embedder interface {
+	Embedding() (pooling models.Pooling, normalize bool)
+}
+
+// EmbeddingOf is o's declared embedding, or the similarity suite's.
+func EmbeddingOf(o Objective) (models.Pooling, bool) {
+	if e, ok := o.(Embedder); ok {
+		return e.Embedding()
+	}
+	return models.Mean, true
 }

@@ -40,6 +40,9 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 			return err
 		}
 		metrics = m
+		if err := t.describeRun(false); err != nil {
+			return fmt.Errorf("describe the run: %w", err)
+		}
 	}
 	defer metrics.close()
 	bar := progress.New(nil, "", "", 0, 0)
@@ -90,6 +93,7 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 				if err := metrics.write(m); err != nil {
 					return err
 				}
+				t.lastLoss = m.Loss
 				t.log.Debug("step", zap.Int64("step", m.Step), zap.Float64("loss", m.Loss), zap.Float64("pairs_per_s", m.PairsPerS))
 				window = lossWindow{}
 			}
@@ -230,6 +234,12 @@ func (t *Trainer) finish() error {
 	}
 	if err := t.bb.Tok.Save(dir); err != nil {
 		return fmt.Errorf("save tokenizer: %w", err)
+	}
+	if err := t.describeModel(dir); err != nil {
+		return fmt.Errorf("describe the model: %w", err)
+	}
+	if err := t.describeRun(true); err != nil {
+		return fmt.Errorf("describe the run: %w", err)
 	}
 	plotPath, err := plotLoss(t.exp.OutputDir, t.exp.Name)
 	if err != nil {

@@ -29,21 +29,22 @@ import (
 
 // Trainer holds everything one run needs; New builds it and Run trains.
 type Trainer struct {
-	exp     *experiment.Experiment
-	log     *zap.Logger
-	dev     gotch.Device
-	bb      *experiment.Backbone
-	obj     objectives.Objective
-	data    objectives.Dataset
-	opt     *optim.Optimizer
-	sched   optim.Schedule
-	params  map[string]*ts.Tensor // every trainable tensor by name: the encoder's and the objective's
-	groups  []optim.Group
-	digest  string
-	pos     checkpoint.Position
-	total   int64    // optimiser steps the run will make
-	cl      *cluster // this process's rank among the data-parallel ranks
-	rankRNG bool     // this rank's dropout stream came from the checkpoint
+	exp      *experiment.Experiment
+	log      *zap.Logger
+	dev      gotch.Device
+	bb       *experiment.Backbone
+	obj      objectives.Objective
+	data     objectives.Dataset
+	opt      *optim.Optimizer
+	sched    optim.Schedule
+	params   map[string]*ts.Tensor // every trainable tensor by name: the encoder's and the objective's
+	groups   []optim.Group
+	digest   string
+	pos      checkpoint.Position
+	total    int64    // optimiser steps the run will make
+	cl       *cluster // this process's rank among the data-parallel ranks
+	rankRNG  bool     // this rank's dropout stream came from the checkpoint
+	lastLoss float64  // the loss of the last metrics line, for the model card
 }
 
 // Options are the command line's choices beside the experiment file.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,9 +52,9 @@ func readTexts(path string) ([]string, error) {
 	return texts, nil
 }
 
-// writeEmbeddings embeds texts in batches and writes the JSON lines atomically: an interrupted run leaves no
-// partial output.
-func writeEmbeddings(ctx context.Context, path string, texts []string, e *models.Embedder, batchSize int) error {
+// writeEmbeddings embeds texts in batches and writes the JSON lines atomically, L2-normalised when normalize:
+// an interrupted run leaves no partial output.
+func writeEmbeddings(ctx context.Context, path string, texts []string, e *models.Embedder, batchSize int, normalize bool) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("write output: %w", err)
 	}
@@ -76,6 +77,9 @@ func writeEmbeddings(ctx context.Context, path string, texts []string, e *models
 				return fmt.Errorf("texts %d-%d: %w", start+1, end, err)
 			}
 			for i, v := range vecs {
+				if normalize {
+					unit(v)
+				}
 				if err := enc.Encode(record{Text: texts[start+i], Embedding: v}); err != nil {
 					return err
 				}
@@ -94,4 +98,17 @@ func writeEmbeddings(ctx context.Context, path string, texts []string, e *models
 type record struct {
 	Text      string    `json:"text"`
 	Embedding []float32 `json:"embedding"`
+}
+
+// unit scales v to length 1 in place (a zero vector stays zero), as sentence-transformers' Normalize does.
+func unit(v []float32) {
+	var n float64
+	for _, x := range v {
+		n += float64(x) * float64(x)
+	}
+	if n = math.Sqrt(n); n > 0 {
+		for i := range v {
+			v[i] = float32(float64(v[i]) / n)
+		}
+	}
 }

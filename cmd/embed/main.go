@@ -1,6 +1,6 @@
 // Command embed writes one embedding per input text with a convrep or HuggingFace model.
 //
-//	go run ./cmd/embed --model DIR_OR_NAME --pooling mean|cls --max-length N --input texts.txt|texts.jsonl --output out.jsonl
+//	go run ./cmd/embed --model DIR_OR_NAME [--pooling mean|cls] --max-length N --input texts.txt|texts.jsonl --output out.jsonl
 //
 // A .txt input holds one text per line; a .jsonl input one JSON object per line, whose "text" field is
 // embedded. The output holds one JSON object per input, in input order: {"text": ..., "embedding": [...]}.
@@ -8,6 +8,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -22,6 +23,7 @@ import (
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/models/hub"
+	"convrep/models/sbert"
 	"convrep/tokenizers"
 )
 
@@ -34,7 +36,7 @@ func main() {
 	var o options
 	fs := flag.NewFlagSet("embed", flag.ContinueOnError)
 	fs.StringVar(&o.model, "model", "", "model folder, or a hub name (bert-base-uncased, org/name) found in the HuggingFace cache or downloaded into it (required)")
-	fs.StringVar(&o.pooling, "pooling", "mean", "how token states become one vector: mean (over real tokens) or cls")
+	fs.StringVar(&o.pooling, "pooling", "", "how token states become one vector: mean (over real tokens) or cls (default: what the model folder declares for sentence-transformers, else mean)")
 	fs.IntVar(&o.maxLength, "max-length", 0, "longest input in tokens, special tokens included; 0 = the model's limit")
 	fs.StringVar(&o.truncation, "truncation", "right", "which end of a too-long text is cut: right, or left (keeps a dialogue's latest turns)")
 	fs.StringVar(&o.input, "input", "", "texts to embed: .txt (one per line) or .jsonl (a \"text\" field per line) (required)")
@@ -66,9 +68,10 @@ func run(ctx context.Context, o options, log *zap.Logger) error {
 			return fmt.Errorf("%s is required (see --help)", flagName)
 		}
 	}
-	pooling, err := models.ParsePooling(o.pooling)
-	if err != nil {
-		return err
+	if o.pooling != "" {
+		if _, err := models.ParsePooling(o.pooling); err != nil {
+			return err
+		}
 	}
 	trunc, err := parseTruncation(o.truncation)
 	if err != nil {
@@ -100,9 +103,32 @@ func run(ctx context.Context, o options, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
+	pooling, normalize, from, err := embedding(dir, o.pooling)
+	if err != nil {
+		return err
+	}
 	e := &models.Embedder{Model: m, Tokenizer: tok, Pooling: pooling, MaxLength: o.maxLength, Truncation: trunc}
-	log.Info("embedding", zap.Int("texts", len(texts)), zap.String("model", dir), zap.String("pooling", string(pooling)))
-	return writeEmbeddings(ctx, o.output, texts, e, o.batchSize)
+	log.Info("embedding", zap.Int("texts", len(texts)), zap.String("model", dir), zap.String("pooling", string(pooling)),
+		zap.Bool("normalize", normalize), zap.String("as", from))
+	return writeEmbeddings(ctx, o.output, texts, e, o.batchSize, normalize)
+}
+
+// embedding is how the model at dir embeds: the --pooling flag when given, else what the folder declares
+// for sentence-transformers (its Pooling and Normalize modules), else mean pooling; from says which.
+func embedding(dir, flagPooling string) (pooling models.Pooling, normalize bool, from string, err error) {
+	l, err := sbert.Read(dir)
+	switch {
+	case errors.Is(err, sbert.ErrNone):
+		l, from = sbert.Layout{Pooling: models.Mean}, "the default (the folder declares no pooling)"
+	case err != nil:
+		return "", false, "", err
+	default:
+		from = "the folder's sentence-transformers modules"
+	}
+	if flagPooling != "" {
+		l.Pooling, from = models.Pooling(flagPooling), "--pooling"
+	}
+	return l.Pooling, l.Normalize, from, nil
 }
 
 func parseTruncation(s string) (tokenizers.Truncation, error) {

@@ -12,6 +12,8 @@ import (
 	"go.uber.org/zap"
 
 	"convrep/internal/shared"
+	"convrep/models"
+	"convrep/models/sbert"
 )
 
 // The single-text rows of each fixture batch, embedded by the command, give HuggingFace's mean-pooled vectors.
@@ -130,5 +132,60 @@ func TestEmbedRejectsBadInput(t *testing.T) {
 				t.Errorf("a failed run left %s behind", o.output)
 			}
 		})
+	}
+}
+
+// A model folder that declares its pooling for sentence-transformers is embedded that way without
+// --pooling: a folder declaring [CLS] and normalisation gives the unit [CLS] vectors that --pooling cls
+// gives before normalising; an explicit --pooling wins over the folder.
+func TestEmbedUsesTheFolderDeclaredPooling(t *testing.T) {
+	src := shared.MustPath(t, "fixtures", "tiny-bert")
+	dir := filepath.Join(t.TempDir(), "model")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"config.json", "model.safetensors", "vocab.txt", "tokenizer_config.json", "special_tokens_map.json"} {
+		b, err := os.ReadFile(filepath.Join(src, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tmp := t.TempDir()
+	in := filepath.Join(tmp, "texts.txt")
+	if err := os.WriteFile(in, []byte("book a table for two\nis it going to rain\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	embed := func(pooling, name string) []record {
+		t.Helper()
+		out := filepath.Join(tmp, name)
+		o := options{model: dir, pooling: pooling, input: in, output: out, device: "cpu", truncation: "right", batchSize: 2}
+		if err := run(context.Background(), o, zap.NewNop()); err != nil {
+			t.Fatal(err)
+		}
+		return readOutput(t, out)
+	}
+	cls := embed("cls", "cls.jsonl") // before the folder declares anything: raw [CLS] states
+	if err := sbert.Write(dir, sbert.Layout{Pooling: models.CLS, Normalize: true, MaxSeqLength: 16, Dim: 32}); err != nil {
+		t.Fatal(err)
+	}
+	declared := embed("", "declared.jsonl")
+	mean := embed("mean", "mean.jsonl")
+	for i := range cls {
+		var norm float64
+		for _, x := range cls[i].Embedding {
+			norm += float64(x) * float64(x)
+		}
+		norm = math.Sqrt(norm)
+		for j, x := range cls[i].Embedding {
+			if d := math.Abs(float64(x)/norm - float64(declared[i].Embedding[j])); d > 1e-6 {
+				t.Fatalf("text %d dim %d: declared embedding %v, want the unit [CLS] vector %v", i, j, declared[i].Embedding[j], float64(x)/norm)
+			}
+		}
+		if math.Abs(float64(mean[i].Embedding[0])-float64(declared[i].Embedding[0])) < 1e-9 {
+			t.Errorf("text %d: --pooling mean gave the declared [CLS] embedding", i)
+		}
 	}
 }

@@ -244,3 +244,6 @@ func (b Batch) cosines(sims *ts.Tensor) (pos, neg, count float64) {
 	}
 	return pos / float64(n), neg / float64(negs), float64(negs) / float64(n)
 }
+
+// Embedding: the encoder's mean-pooled output (§4.4), compared by cosine.
+func (o *dialogueCSE) Embedding() (models.Pooling, bool) { return models.Mean, true }

@@ -212,3 +212,6 @@ func MeanEmbedding(m *models.Model, in models.Input, train bool) (*ts.Tensor, er
 	defer out.Drop()
 	return models.Pool(models.Mean, out.Last, in.Mask)
 }
+
+// Embedding: the mean of the last layer (§3.1), compared by cosine (§4.2).
+func (d *dse) Embedding() (models.Pooling, bool) { return models.Mean, true }

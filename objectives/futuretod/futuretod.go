@@ -251,3 +251,6 @@ func detachedValue(x *ts.Tensor) float64 {
 	defer d.MustDrop()
 	return d.Float64Values()[0]
 }
+
+// Embedding: FutureTOD distils and is fine-tuned through the [CLS] state (§2.2, §3.2).
+func (f *futureTOD) Embedding() (models.Pooling, bool) { return models.CLS, false }

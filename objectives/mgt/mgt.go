@@ -131,3 +131,6 @@ func rankOfFirst(row []float64) int {
 	}
 	return rank
 }
+
+// Embedding: the context encoder pools as the settings say and scores by dot product (Eq. 4), unnormalised.
+func (g *mgt) Embedding() (models.Pooling, bool) { return g.settings.Pooling, false }

@@ -172,3 +172,6 @@ func LossFromHidden(m *models.Model, hidden, labels *ts.Tensor) (*ts.Tensor, err
 	}
 	return loss, nil
 }
+
+// Embedding: a masked-LM encoder is used through its [CLS] state (TOD-BERT §3, FutureTOD §3.2).
+func (o *mlm) Embedding() (models.Pooling, bool) { return models.CLS, false }

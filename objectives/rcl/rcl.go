@@ -145,3 +145,6 @@ func (o *rcl) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error
 	}
 	return loss, metrics, nil
 }
+
+// Embedding: TOD-BERT trains and is used through its [CLS] state (§2.2, §3).
+func (o *rcl) Embedding() (models.Pooling, bool) { return models.CLS, false }

@@ -196,3 +196,12 @@ func (o *simcse) embed(m *models.Model, q, r models.Input, train bool) (*ts.Tens
 	})
 	return e, err
 }
+
+// Embedding: the [CLS] state for the cls poolers (the MLP is dropped at test time, §3), the mean for avg;
+// compared by cosine.
+func (o *simcse) Embedding() (models.Pooling, bool) {
+	if o.pooler == "avg" {
+		return models.Mean, true
+	}
+	return models.CLS, true
+}

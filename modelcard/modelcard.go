@@ -1,0 +1,139 @@
+// Package modelcard writes what a run leaves for people: the model card of its model/ folder (the hub's
+// README.md with YAML front matter) and the README.md of the run folder that says what is where and how to
+// resume, evaluate and use it.
+package modelcard
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"convrep/internal/atomicfile"
+)
+
+// Card is what the model card says of a trained model.
+type Card struct {
+	Name           string   // the experiment's name
+	ExperimentFile string   // the experiment file's path
+	Experiment     string   // its text
+	Objective      string   // the registered objective name
+	BaseModel      string   // the backbone's hub name; "" for a local folder or a random initialisation
+	Datasets       []string // the pretraining corpora
+	Examples       int      // training examples
+	Steps          int64    // optimiser steps
+	FinalLoss      float64  // the mean loss of the last logged window
+	Pooling        string   // how a text becomes one vector (mean or cls)
+	Normalize      bool     // whether vectors are L2-normalised
+	MaxLength      int      // tokens per text in training
+	Results        string   // a Markdown results table from cmd/evaluate, or ""
+}
+
+// paper is an objective's paper.
+type paper struct{ title, venue string }
+
+var papers = map[string]paper{
+	"dse":         {"Learning Dialogue Representations from Consecutive Utterances (Zhou et al.)", "NAACL 2022"},
+	"futuretod":   {"FutureTOD: Teaching Future Knowledge to Pre-trained Language Model for Task-Oriented Dialogue (Zeng et al.)", "ACL 2023"},
+	"dialoguecse": {"DialogueCSE: Dialogue-based Contrastive Learning of Sentence Embeddings (Liu et al.)", "EMNLP 2021"},
+	"mgt":         {"Multi-Granularity Representations of Dialog (Mehri and Eskenazi)", "EMNLP 2019"},
+	"mlm":         {"BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding (Devlin et al.), masked LM over dialogues as in TOD-BERT", "NAACL 2019"},
+	"simcse":      {"SimCSE: Simple Contrastive Learning of Sentence Embeddings (Gao et al.), unsupervised", "EMNLP 2021"},
+	"rcl":         {"TOD-BERT: Pre-trained Natural Language Understanding for Task-Oriented Dialogue (Wu et al.)", "EMNLP 2020"},
+}
+
+// Markdown is the card: YAML front matter the hub reads, then the sections.
+func (c Card) Markdown() string {
+	var b strings.Builder
+	b.WriteString("---\nlibrary_name: sentence-transformers\npipeline_tag: sentence-similarity\ntags:\n")
+	for _, t := range []string{"sentence-transformers", "sentence-similarity", "feature-extraction", "dialogue", "convrep", c.Objective} {
+		fmt.Fprintf(&b, "- %s\n", t)
+	}
+	if c.BaseModel != "" {
+		fmt.Fprintf(&b, "base_model: %s\n", c.BaseModel)
+	}
+	if len(c.Datasets) > 0 {
+		b.WriteString("datasets:\n")
+		for _, d := range c.Datasets {
+			fmt.Fprintf(&b, "- %s\n", d)
+		}
+	}
+	b.WriteString("# license: choose the licence of the weights, within the terms of the corpora above\n---\n\n")
+	fmt.Fprintf(&b, "# %s\n\n", c.Name)
+	p, ok := papers[c.Objective]
+	if !ok {
+		p = paper{"(no paper recorded for this objective)", ""}
+	}
+	fmt.Fprintf(&b, "A dialogue encoder trained by convrep with the `%s` objective: %s, %s.\n\n", c.Objective, p.title, p.venue)
+	norm := "not normalised (compare by dot product)"
+	if c.Normalize {
+		norm = "L2-normalised (compare by cosine)"
+	}
+	fmt.Fprintf(&b, "## Use\n\nA text becomes one vector by **%s pooling** of the last layer, %s, at most %d tokens. "+
+		"sentence-transformers applies this from the folder's modules:\n\n```python\nfrom sentence_transformers import SentenceTransformer\n"+
+		"model = SentenceTransformer(\"path/to/model\")\nvectors = model.encode([\"i need a cheap hotel in the north\"])\n```\n\n"+
+		"and convrep from the same files: `go run ./cmd/embed --model path/to/model --input texts.txt --output vectors.jsonl`.\n\n",
+		c.Pooling, norm, c.MaxLength)
+	fmt.Fprintf(&b, "## Training\n\n| | |\n|---|---|\n| objective | `%s` |\n| data | %s |\n| examples | %d |\n| steps | %d |\n| final loss | %.4f |\n\n",
+		c.Objective, strings.Join(c.Datasets, ", "), c.Examples, c.Steps, c.FinalLoss)
+	if c.Results != "" {
+		fmt.Fprintf(&b, "## Evaluation\n\n%s\n\n", strings.TrimSpace(c.Results))
+	}
+	fmt.Fprintf(&b, "## Experiment file\n\n`%s`, as it was run:\n\n```toml\n%s\n```\n", c.ExperimentFile, strings.TrimSpace(c.Experiment))
+	return b.String()
+}
+
+// Write writes the card as dir/README.md, atomically.
+func (c Card) Write(dir string) error {
+	return atomicfile.WriteFile(filepath.Join(dir, "README.md"), []byte(c.Markdown()))
+}
+
+// Run is what a run folder's README says.
+type Run struct {
+	Name           string
+	ExperimentFile string
+	OutputDir      string
+	Checkpoints    []string // file names under checkpoints/, oldest first
+	Done           bool     // the run finished: model/ holds its model
+}
+
+// Markdown is the run folder's guide.
+func (r Run) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Run %s\n\nTrained from `%s` by convrep.\n\n| path | what |\n|---|---|\n", r.Name, r.ExperimentFile)
+	rows := [][2]string{
+		{"checkpoints/", "the run's state every `checkpoint_every` steps (weights, optimiser, RNG, data position); `--resume` continues from the newest"},
+		{"metrics.jsonl", "one JSON line per `log_every` steps: step, loss, learning rates, gradient norm, pairs/s"},
+		{"loss.png", "the loss curve"},
+	}
+	if r.Done {
+		rows = append(rows, [2]string{"model/", "the trained encoder in HuggingFace layout, also a sentence-transformers model, with its model card"})
+	}
+	for _, row := range rows {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", row[0], row[1])
+	}
+	if len(r.Checkpoints) > 0 {
+		cs := append([]string(nil), r.Checkpoints...)
+		sort.Strings(cs)
+		fmt.Fprintf(&b, "\nCheckpoints now: %s.\n", strings.Join(cs, ", "))
+	}
+	fmt.Fprintf(&b, "\n## Commands\n\n```sh\n# continue (or extend with --set train.max_steps=N under a constant schedule)\ngo run ./cmd/train --resume %s\n", r.ExperimentFile)
+	if r.Done {
+		fmt.Fprintf(&b, "# the papers' similarity tables for this model, beside its untrained backbone\n"+
+			"go run ./cmd/evaluate suite --model %s --output-dir %s\n"+
+			"go run ./cmd/evaluate suite --model %s --output-dir %s\n"+
+			"go run ./cmd/evaluate report --output %s %s %s\n"+
+			"# embed texts with it (one per line, or JSON lines with a \"text\" field)\n"+
+			"go run ./cmd/embed --model %s --input texts.txt --output vectors.jsonl\n",
+			r.OutputDir, filepath.Join(r.OutputDir, "eval"), r.ExperimentFile, filepath.Join(r.OutputDir, "eval-untrained"),
+			filepath.Join(r.OutputDir, "eval", "report.md"), filepath.Join(r.OutputDir, "eval-untrained"), filepath.Join(r.OutputDir, "eval"),
+			filepath.Join(r.OutputDir, "model"))
+	}
+	b.WriteString("```\n")
+	return b.String()
+}
+
+// Write writes the guide as dir/README.md, atomically.
+func (r Run) Write(dir string) error {
+	return atomicfile.WriteFile(filepath.Join(dir, "README.md"), []byte(r.Markdown()))
+}

@@ -1,0 +1,98 @@
+package modelcard
+
+import (
+	"strings"
+	"testing"
+)
+
+// frontMatter reads the YAML front matter's top-level keys: scalars, and lists of "- item" lines.
+func frontMatter(t *testing.T, md string) map[string][]string {
+	t.Helper()
+	rest, ok := strings.CutPrefix(md, "---\n")
+	if !ok {
+		t.Fatal("no front matter")
+	}
+	fm, _, ok := strings.Cut(rest, "\n---\n")
+	if !ok {
+		t.Fatal("front matter not closed")
+	}
+	out := map[string][]string{}
+	key := ""
+	for _, line := range strings.Split(fm, "\n") {
+		switch {
+		case strings.HasPrefix(line, "#"):
+		case strings.HasPrefix(line, "- "):
+			if key == "" {
+				t.Fatalf("list item %q outside a key", line)
+			}
+			out[key] = append(out[key], strings.TrimPrefix(line, "- "))
+		default:
+			k, v, ok := strings.Cut(line, ":")
+			if !ok {
+				t.Fatalf("front matter line %q is not key: value", line)
+			}
+			key = k
+			out[k] = nil
+			if v = strings.TrimSpace(v); v != "" {
+				out[k] = []string{v}
+			}
+		}
+	}
+	return out
+}
+
+func TestCard(t *testing.T) {
+	c := Card{Name: "dse_small_cpu", ExperimentFile: "experiments/dse_small_cpu.toml", Experiment: "name = \"dse_small_cpu\"\n",
+		Objective: "dse", BaseModel: "bert-base-uncased", Datasets: []string{"woz2", "camrest676"}, Examples: 25600, Steps: 200,
+		FinalLoss: 4.51, Pooling: "mean", Normalize: true, MaxLength: 32, Results: "| task | score |\n|---|---|\n| clinc150 1-shot | 41.2 |"}
+	md := c.Markdown()
+	fm := frontMatter(t, md)
+	for key, want := range map[string]string{"library_name": "sentence-transformers", "base_model": "bert-base-uncased",
+		"pipeline_tag": "sentence-similarity"} {
+		if got := fm[key]; len(got) != 1 || got[0] != want {
+			t.Errorf("front matter %s = %v, want %s", key, got, want)
+		}
+	}
+	if got := strings.Join(fm["datasets"], ","); got != "woz2,camrest676" {
+		t.Errorf("datasets %q", got)
+	}
+	if tags := strings.Join(fm["tags"], ","); !strings.Contains(tags, "convrep") || !strings.Contains(tags, "dse") {
+		t.Errorf("tags %q", tags)
+	}
+	if _, ok := fm["license"]; ok {
+		t.Error("the licence is the user's to choose, not the card's")
+	}
+	for _, want := range []string{"# dse_small_cpu", "NAACL 2022", "**mean pooling**", "L2-normalised", "## Training", "| steps | 200 |",
+		"| final loss | 4.5100 |", "## Evaluation", "clinc150 1-shot", "```toml\nname = \"dse_small_cpu\"\n```"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("card has no %q", want)
+		}
+	}
+	c.BaseModel, c.Results = "", ""
+	md = c.Markdown()
+	if _, ok := frontMatter(t, md)["base_model"]; ok || strings.Contains(md, "## Evaluation") {
+		t.Error("a random backbone has no base_model, and no evaluation means no section")
+	}
+}
+
+func TestRun(t *testing.T) {
+	r := Run{Name: "x", ExperimentFile: "experiments/x.toml", OutputDir: "runs/x", Checkpoints: []string{"step-000000020.safetensors", "step-000000010.safetensors"}}
+	md := r.Markdown()
+	for _, want := range []string{"go run ./cmd/train --resume experiments/x.toml", "`checkpoints/`", "`metrics.jsonl`",
+		"step-000000010.safetensors, step-000000020.safetensors"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("unfinished run guide has no %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "cmd/evaluate") || strings.Contains(md, "`model/`") {
+		t.Error("an unfinished run has no model to evaluate")
+	}
+	r.Done = true
+	md = r.Markdown()
+	for _, want := range []string{"`model/`", "go run ./cmd/evaluate suite --model runs/x --output-dir runs/x/eval",
+		"go run ./cmd/evaluate suite --model experiments/x.toml", "go run ./cmd/embed --model runs/x/model"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("finished run guide has no %q:\n%s", want, md)
+		}
+	}
+}

@@ -1,0 +1,48 @@
+package trainer
+
+import (
+	"os"
+	"path/filepath"
+
+	"convrep/checkpoint"
+	"convrep/modelcard"
+	"convrep/models/sbert"
+	"convrep/objectives"
+)
+
+// describeModel makes the saved model folder dir a sentence-transformers model too, embedding as the
+// objective trains and evaluates (its pooling and normalisation), and writes its model card.
+func (t *Trainer) describeModel(dir string) error {
+	e := t.exp
+	pooling, normalize := objectives.EmbeddingOf(t.obj)
+	layout := sbert.Layout{Pooling: pooling, Normalize: normalize, MaxSeqLength: e.Model.MaxLength,
+		Dim: t.bb.Model.Config.HiddenSize}
+	if err := sbert.Write(dir, layout); err != nil {
+		return err
+	}
+	src, err := os.ReadFile(e.Path())
+	if err != nil {
+		return err
+	}
+	card := modelcard.Card{Name: e.Name, ExperimentFile: e.Path(), Experiment: string(src), Objective: t.obj.Name(),
+		Datasets: e.Data.Corpora, Examples: t.data.Len(), Steps: t.pos.Step, FinalLoss: t.lastLoss,
+		Pooling: string(pooling), Normalize: normalize, MaxLength: e.Model.MaxLength}
+	if e.Model.Random == nil && t.bb.ModelDir != e.Model.Backbone {
+		card.BaseModel = e.Model.Backbone // a hub name, resolved into the cache
+	}
+	return card.Write(dir)
+}
+
+// describeRun writes the run folder's README: what is where and the commands that resume, evaluate and
+// embed with it.
+func (t *Trainer) describeRun(done bool) error {
+	paths, err := checkpoint.List(t.exp.OutputDir)
+	if err != nil {
+		return err
+	}
+	r := modelcard.Run{Name: t.exp.Name, ExperimentFile: t.exp.Path(), OutputDir: t.exp.OutputDir, Done: done}
+	for _, p := range paths {
+		r.Checkpoints = append(r.Checkpoints, filepath.Base(p))
+	}
+	return r.Write(t.exp.OutputDir)
+}
