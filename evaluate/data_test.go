@@ -150,3 +150,31 @@ func TestReadUpstreamErrors(t *testing.T) {
 		}
 	}
 }
+
+// Without --label-column, a two-column file's other column, or the one column named like a label, is the
+// label; otherwise the error lists the columns.
+func TestLabelColumn(t *testing.T) {
+	for _, tc := range []struct {
+		name, file, content, want, errHas string
+	}{
+		{"two csv columns", "a.csv", "utterance,domain\nhi,x\n", "domain", ""},
+		{"two csv columns, text second", "a.csv", "gold,utterance\nx,hi\n", "gold", ""},
+		{"named intent", "a.csv", "id,utterance,Intent\n1,hi,x\n", "Intent", ""},
+		{"named category", "a.jsonl", "{\"utterance\": \"hi\", \"id\": 1, \"category\": \"x\"}\n", "category", ""},
+		{"two json fields", "a.jsonl", "\n{\"utterance\": \"hi\", \"y\": \"x\"}\n", "y", ""},
+		{"ambiguous", "a.csv", "id,utterance,label,intent\n1,hi,x,y\n", "", "one of: id, utterance, label, intent"},
+		{"no label-like column", "a.csv", "id,utterance,domain\n1,hi,x\n", "", "Pass --label-column, one of: id, utterance, domain"},
+		{"empty", "a.jsonl", "\n", "", "empty"},
+	} {
+		got, err := LabelColumn(writeTemp(t, tc.file, tc.content), "utterance")
+		if tc.errHas != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.errHas) {
+				t.Errorf("%s: got %q, %v; want an error holding %q", tc.name, got, err, tc.errHas)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%s: got %q, %v; want %q", tc.name, got, err, tc.want)
+		}
+	}
+}

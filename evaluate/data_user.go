@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -24,6 +26,71 @@ func ReadUserFile(path, textCol, labelCol string) (Split, error) {
 		return readCSV(path, r, textCol, labelCol)
 	}
 	return readJSONLines(path, r, textCol, labelCol)
+}
+
+// labelNames are the column names taken for the label when none is given.
+var labelNames = []string{"label", "intent", "category"}
+
+// LabelColumn picks the label column of a user's file when none was named: the other column of a file of
+// exactly two, else the one column named like a label (label, intent, category, any case). Otherwise the
+// error lists the columns. It reads the CSV header, or the keys of the first JSON line.
+func LabelColumn(path, textCol string) (string, error) {
+	cols, err := userColumns(path)
+	if err != nil {
+		return "", err
+	}
+	if len(cols) == 2 && slices.Contains(cols, textCol) {
+		if cols[0] == textCol {
+			return cols[1], nil
+		}
+		return cols[0], nil
+	}
+	var named []string
+	for _, c := range cols {
+		if slices.Contains(labelNames, strings.ToLower(c)) {
+			named = append(named, c)
+		}
+	}
+	if len(named) == 1 {
+		return named[0], nil
+	}
+	return "", fmt.Errorf("read %s: which column holds the label? Pass --label-column, one of: %s", path, strings.Join(cols, ", "))
+}
+
+// userColumns are the CSV header's columns, or the sorted keys of the first JSON line's object.
+func userColumns(path string) ([]string, error) {
+	r, closeFn, err := openMaybeGzip(path)
+	if err != nil {
+		return nil, err
+	}
+	defer closeFn()
+	if strings.HasSuffix(strings.ToLower(strings.TrimSuffix(path, ".gz")), ".csv") {
+		header, err := csv.NewReader(r).Read()
+		if err != nil {
+			return nil, fmt.Errorf("read %s: header: %w", path, err)
+		}
+		for i, h := range header {
+			header[i] = strings.TrimSpace(strings.TrimPrefix(h, "\ufeff"))
+		}
+		return header, nil
+	}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for line := 1; sc.Scan(); line++ {
+		b := strings.TrimSpace(sc.Text())
+		if b == "" {
+			continue
+		}
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(b), &obj); err != nil {
+			return nil, fmt.Errorf("read %s: line %d: not a JSON object: %w", path, line, err)
+		}
+		return slices.Sorted(maps.Keys(obj)), nil
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return nil, fmt.Errorf("read %s: file is empty", path)
 }
 
 func readCSV(path string, r io.Reader, textCol, labelCol string) (Split, error) {
@@ -49,7 +116,7 @@ func readCSV(path string, r io.Reader, textCol, labelCol string) (Split, error) 
 		return nil, fmt.Errorf("read %s: line 1: text column %q is missing (header %q)", path, textCol, header)
 	}
 	if li < 0 {
-		return nil, fmt.Errorf("read %s: line 1: label column %q is missing (header %q)", path, labelCol, header)
+		return nil, fmt.Errorf("read %s: line 1: label column %q is missing; the columns are %s", path, labelCol, strings.Join(header, ", "))
 	}
 	var out Split
 	for {
@@ -92,7 +159,7 @@ func readJSONLines(path string, r io.Reader, textCol, labelCol string) (Split, e
 		}
 		label, err := stringField(obj, labelCol)
 		if err != nil {
-			return nil, fmt.Errorf("read %s: line %d: %w", path, line, err)
+			return nil, fmt.Errorf("read %s: line %d: %w; the fields are %s", path, line, err, strings.Join(slices.Sorted(maps.Keys(obj)), ", "))
 		}
 		if label == "" {
 			return nil, fmt.Errorf("read %s: line %d: empty label", path, line)

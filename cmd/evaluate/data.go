@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -46,11 +47,11 @@ func (d dataFlags) intentData() (name, source string, train, test, oos evaluate.
 		if d.train == "" || d.test == "" {
 			return "", "", nil, nil, nil, fmt.Errorf("--train and --test go together")
 		}
-		if train, err = evaluate.ReadUserFile(d.train, d.textCol, d.labelCol); err != nil {
+		if train, err = d.readUserFile(d.train); err != nil {
 			return
 		}
 		var all evaluate.Split
-		if all, err = evaluate.ReadUserFile(d.test, d.textCol, d.labelCol); err != nil {
+		if all, err = d.readUserFile(d.test); err != nil {
 			return
 		}
 		for _, e := range all {
@@ -97,7 +98,7 @@ func (d dataFlags) intentData() (name, source string, train, test, oos evaluate.
 // responseData returns a response-selection set.
 func (d dataFlags) responseData() (*evaluate.RetrievalSet, error) {
 	if d.test != "" {
-		rows, err := evaluate.ReadUserFile(d.test, d.textCol, d.labelCol)
+		rows, err := d.readUserFile(d.test)
 		if err != nil {
 			return nil, err
 		}
@@ -141,4 +142,18 @@ func dropLabel(s evaluate.Split, label string) evaluate.Split {
 		}
 	}
 	return out
+}
+
+// readUserFile reads a --train or --test file, finding its label column when --label-column was not given
+// and saying which it took.
+func (d dataFlags) readUserFile(path string) (evaluate.Split, error) {
+	col := d.labelCol
+	if col == "" {
+		var err error
+		if col, err = evaluate.LabelColumn(path, d.textCol); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(os.Stderr, "evaluate: %s: taking column %q as the label (--label-column picks another)\n", path, col)
+	}
+	return evaluate.ReadUserFile(path, d.textCol, col)
 }

@@ -36,7 +36,7 @@ func (c *common) register(fs *flag.FlagSet, maxLength int) {
 	fs.StringVar(&c.data.train, "train", "", "a CSV or JSON lines file of labelled training examples (support sets are drawn from it)")
 	fs.StringVar(&c.data.test, "test", "", "a CSV or JSON lines file of test examples (queries)")
 	fs.StringVar(&c.data.textCol, "text-column", "text", "the text column or field of --train/--test")
-	fs.StringVar(&c.data.labelCol, "label-column", "label", "the label column or field of --train/--test (for response selection: the response)")
+	fs.StringVar(&c.data.labelCol, "label-column", "", "the label column or field of --train/--test (for response selection: the response); default: the other column of a two-column file, or the one named label, intent or category")
 	fs.StringVar(&c.data.oosLabel, "oos-label", evaluate.OOSLabel, "the label that marks out-of-scope rows in --train/--test files")
 	fs.StringVar(&c.seeds, "seeds", "0-9", "seeds of the sampled splits: a list (0,1,2) or a range (0-9)")
 	fs.StringVar(&c.splits, "splits", "", "evaluate on the support sets / candidate lists saved in this folder instead of sampling them")

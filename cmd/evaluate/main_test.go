@@ -20,6 +20,7 @@ func TestBadInputFailsBeforeTheModel(t *testing.T) {
 	train := write(t, filepath.Join(dir, "train.csv"), "text,label\nbook a table,restaurant\nplay music,music\n")
 	test := write(t, filepath.Join(dir, "test.csv"), "text,label\nreserve a table,restaurant\n")
 	noLabel := write(t, filepath.Join(dir, "nolabel.csv"), "text,intent\nbook a table,restaurant\n")
+	threeCols := write(t, filepath.Join(dir, "three.csv"), "id,text,domain\n1,book a table,restaurant\n")
 	empty := write(t, filepath.Join(dir, "empty.jsonl"), "")
 	unseen := write(t, filepath.Join(dir, "unseen.csv"), "text,label\nwhat's the weather,weather\n")
 	cases := []struct {
@@ -27,7 +28,8 @@ func TestBadInputFailsBeforeTheModel(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"label column missing", []string{"intent", "--model", model, "--train", noLabel, "--test", test}, `"label"`},
+		{"label column missing", []string{"intent", "--model", model, "--train", noLabel, "--test", test, "--label-column", "label"}, `"label"`},
+		{"no label column to take", []string{"intent", "--model", model, "--train", threeCols, "--test", test}, "Pass --label-column, one of: id, text, domain"},
 		{"empty file", []string{"intent", "--model", model, "--train", train, "--test", empty}, "empty"},
 		{"class with no training example", []string{"intent", "--model", model, "--train", train, "--test", unseen}, `label "weather" has no training example`},
 		{"model path that does not exist", []string{"intent", "--model", filepath.Join(dir, "nope"), "--train", train, "--test", test}, "no such file"},
