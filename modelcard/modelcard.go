@@ -4,7 +4,10 @@
 package modelcard
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -136,4 +139,35 @@ func (r Run) Markdown() string {
 // Write writes the guide as dir/README.md, atomically.
 func (r Run) Write(dir string) error {
 	return atomicfile.WriteFile(filepath.Join(dir, "README.md"), []byte(r.Markdown()))
+}
+
+// SetResults puts an evaluation table into the model card of dir, replacing the one there: cmd/evaluate
+// records what it measured on a convrep model. A folder without a convrep card is left alone (false).
+func SetResults(dir, results string) (bool, error) {
+	p := filepath.Join(dir, "README.md")
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	card := string(b)
+	if !strings.HasPrefix(card, "---\n") || !strings.Contains(card, "\n- convrep\n") {
+		return false, nil
+	}
+	section := "## Evaluation\n\n" + strings.TrimSpace(results) + "\n\n"
+	if i := strings.Index(card, "## Evaluation\n"); i >= 0 {
+		end := strings.Index(card[i+1:], "\n## ")
+		if end < 0 {
+			card = card[:i] + section
+		} else {
+			card = card[:i] + section + card[i+1+end+1:]
+		}
+	} else if i := strings.Index(card, "## Experiment file\n"); i >= 0 {
+		card = card[:i] + section + card[i:]
+	} else {
+		card += "\n" + section
+	}
+	return true, atomicfile.WriteFile(p, []byte(card))
 }

@@ -1,6 +1,8 @@
 package modelcard
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -94,5 +96,33 @@ func TestRun(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("finished run guide has no %q:\n%s", want, md)
 		}
+	}
+}
+
+// cmd/evaluate's table goes into a convrep card, replacing an older one; other folders' READMEs are left alone.
+func TestSetResults(t *testing.T) {
+	dir := t.TempDir()
+	c := Card{Name: "x", Objective: "dse", Experiment: "name = \"x\"", Pooling: "mean"}
+	if err := c.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"| a | 1 |", "| b | 2 |"} {
+		if ok, err := SetResults(dir, table); !ok || err != nil {
+			t.Fatalf("SetResults: %v, %v", ok, err)
+		}
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "README.md"))
+	md := string(b)
+	if strings.Count(md, "## Evaluation") != 1 || !strings.Contains(md, "| b | 2 |") || strings.Contains(md, "| a | 1 |") ||
+		strings.Index(md, "## Evaluation") > strings.Index(md, "## Experiment file") {
+		t.Errorf("card after two evaluations:\n%s", md)
+	}
+	other := t.TempDir()
+	os.WriteFile(filepath.Join(other, "README.md"), []byte("# someone's model\n"), 0o644)
+	if ok, err := SetResults(other, "| a | 1 |"); ok || err != nil {
+		t.Errorf("a README that is no convrep card: %v, %v", ok, err)
+	}
+	if ok, err := SetResults(t.TempDir(), "| a | 1 |"); ok || err != nil {
+		t.Errorf("no README: %v, %v", ok, err)
 	}
 }

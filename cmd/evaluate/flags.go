@@ -27,7 +27,7 @@ func (c *common) register(fs *flag.FlagSet, maxLength int) {
 	fs.StringVar(&c.model.ref, "model", "", "model to evaluate: a convrep run folder, a model folder, a hub name, or an experiment .toml (its untrained backbone) (required)")
 	fs.StringVar(&c.model.checkpoint, "checkpoint", "", "with an experiment .toml as --model: evaluate the weights of this checkpoint of its run (runs/X/checkpoints/step-N.safetensors)")
 	fs.StringVar(&c.model.device, "device", "cpu", "cpu, cuda or cuda:N")
-	fs.StringVar(&c.model.pooling, "pooling", "mean", "sentence embedding: mean (masked mean of the last layer, as DSE) or cls")
+	fs.StringVar(&c.model.pooling, "pooling", "", "sentence embedding: mean (masked mean of the last layer, as DSE) or cls (default: what the model folder declares, else mean)")
 	fs.IntVar(&c.model.maxLength, "max-length", maxLength, "longest input in tokens; 0 = the model's limit (dialogue histories keep their latest turns)")
 	fs.IntVar(&c.model.batch, "batch-size", 64, "texts per forward pass")
 	fs.IntVar(&c.model.threads, "threads", 0, "libtorch intra-op threads; 0 = libtorch's default")

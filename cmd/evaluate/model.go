@@ -15,6 +15,7 @@ import (
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/models/hub"
+	"convrep/models/sbert"
 	"convrep/tokenizers"
 )
 
@@ -93,7 +94,12 @@ func loadModel(ctx context.Context, m modelRef, log *zap.Logger) (*models.Model,
 // openModel loads the model and returns a Session whose encoders embed as DSE evaluates (masked mean of the
 // last layer; contexts truncated from the head).
 func openModel(ctx context.Context, m modelRef, log *zap.Logger) (*evaluate.Session, error) {
-	pooling, err := models.ParsePooling(m.pooling)
+	choice := m.pooling
+	if choice == "" {
+		choice = string(declaredPooling(m.ref))
+		log.Info("pooling", zap.String("pooling", choice), zap.String("from", "the model folder (or mean when it declares none); --pooling picks another"))
+	}
+	pooling, err := models.ParsePooling(choice)
 	if err != nil {
 		return nil, err
 	}
@@ -109,4 +115,16 @@ func openModel(ctx context.Context, m modelRef, log *zap.Logger) (*evaluate.Sess
 		Sep:     datasets.SepFor(sep),
 		Batch:   m.batch,
 	}, nil
+}
+
+// declaredPooling is the pooling a model folder (or a run folder's model/) declares for sentence-transformers,
+// and mean, as DSE evaluates, for anything else (an experiment's untrained backbone, a hub name, a plain
+// HuggingFace folder).
+func declaredPooling(ref string) models.Pooling {
+	for _, dir := range []string{filepath.Join(ref, "model"), ref} {
+		if l, err := sbert.Read(dir); err == nil {
+			return l.Pooling
+		}
+	}
+	return models.Mean
 }

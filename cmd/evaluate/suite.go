@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"convrep/evaluate"
+	"convrep/modelcard"
 )
 
 // suiteTasks are the similarity-based evaluations of DSE's tables, in the order they run.
@@ -102,5 +103,24 @@ func runSuite(ctx context.Context, args []string, log *zap.Logger) error {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "results in %s (suite.md: every table; %.1f s)\n", *outDir, all.WallSeconds)
+	return recordInCard(c.model.ref, all, log)
+}
+
+// recordInCard puts the suite's tables into the model card of a convrep model folder (or run folder).
+func recordInCard(ref string, r *evaluate.Result, log *zap.Logger) error {
+	var b strings.Builder
+	if err := r.Markdown(&b); err != nil {
+		return err
+	}
+	for _, dir := range []string{filepath.Join(ref, "model"), ref} {
+		ok, err := modelcard.SetResults(dir, b.String())
+		if err != nil {
+			return fmt.Errorf("model card: %w", err)
+		}
+		if ok {
+			log.Info("results recorded in the model card", zap.String("card", filepath.Join(dir, "README.md")))
+			return nil
+		}
+	}
 	return nil
 }
