@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"convrep/internal/cli"
 )
 
 func main() {
@@ -72,11 +74,12 @@ func parseFlags(args []string, errOut io.Writer) (options, error) {
 			"weights (PaLM appendix B; embeddings are look-ups and not counted); mfu = flops_per_pair·pairs_per_s / peak.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	rest, err := cli.Parse(fs, args)
+	if err != nil {
 		return o, err
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(fs.Output(), "bench takes no arguments, got %q\n", fs.Args())
+	if len(rest) > 0 {
+		fmt.Fprintf(fs.Output(), "bench takes no arguments, got %q\n", rest)
 		fs.Usage()
 		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}

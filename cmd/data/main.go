@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"convrep/datasets"
+	"convrep/internal/cli"
 	"convrep/internal/logging"
 	"convrep/internal/shared"
 )
@@ -59,18 +60,19 @@ func run(args []string, stdout, stderr io.Writer, log *zap.Logger) int {
 		fs := flag.NewFlagSet("data "+c.name, flag.ContinueOnError)
 		fs.SetOutput(stderr)
 		do := c.setup(fs)
-		if err := fs.Parse(args[1:]); err != nil {
+		rest, err := cli.Parse(fs, args[1:])
+		if err != nil {
 			if errors.Is(err, flag.ErrHelp) {
 				return 0
 			}
 			return 2
 		}
-		if fs.NArg() > 0 {
-			fmt.Fprintf(stderr, "data %s: unexpected arguments %q (see --help)\n", c.name, fs.Args())
+		if len(rest) > 0 {
+			fmt.Fprintf(stderr, "data %s: unexpected arguments %q (see --help)\n", c.name, rest)
 			return 2
 		}
 		if err := do(stdout, log); err != nil {
-			log.Error("data "+c.name+" failed", zap.Error(err))
+			fail(stderr, log, "data "+c.name, err)
 			return 1
 		}
 		return 0
@@ -78,6 +80,15 @@ func run(args []string, stdout, stderr io.Writer, log *zap.Logger) int {
 	fmt.Fprintf(stderr, "data: unknown command %q\n\n", args[0])
 	usage(stderr)
 	return 2
+}
+
+// fail reports a failure: plain lines when stderr is a terminal, a structured log line otherwise.
+func fail(stderr io.Writer, log *zap.Logger, command string, err error) {
+	if f, ok := stderr.(*os.File); ok {
+		cli.Fail(f, log, command, err)
+		return
+	}
+	log.Error(command+" failed", zap.Error(err))
 }
 
 func usage(w io.Writer) {

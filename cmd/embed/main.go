@@ -19,6 +19,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"convrep/internal/cli"
 	"convrep/internal/logging"
 	"convrep/internal/torch"
 	"convrep/models"
@@ -49,7 +50,15 @@ func main() {
 			"Writes one JSON object per input text, {\"text\": ..., \"embedding\": [...]}, in input order.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(os.Args[1:]); err != nil {
+	args, err := cli.Parse(fs, os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		os.Exit(2)
+	}
+	if len(args) > 0 {
+		fmt.Fprintf(os.Stderr, "embed: unexpected arguments %q (see --help)\n", args)
 		os.Exit(2)
 	}
 	log := logging.New()
@@ -57,7 +66,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := run(ctx, o, log); err != nil {
-		log.Error("embed failed", zap.Error(err))
+		cli.Fail(os.Stderr, log, "embed", err)
 		os.Exit(1)
 	}
 }

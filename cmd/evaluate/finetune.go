@@ -176,7 +176,7 @@ func runActs(ctx context.Context, args []string, log *zap.Logger) error {
 	f.register(fs, 5e-5)
 	shots := fs.String("shots", "", "few-shot sizes, examples per act (DSTC2, GSIM: 10,20)")
 	fractions := fs.String("fractions", "", "shares of the training data (MultiWOZ: 0.01,0.1,1)")
-	if err := parse(fs, args); err != nil {
+	if _, err := parse(fs, args); err != nil {
 		return err
 	}
 	p, err := prepare(&c, *shots != "", *shots)

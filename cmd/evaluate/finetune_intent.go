@@ -24,7 +24,7 @@ func runFinetuneIntent(ctx context.Context, args []string, log *zap.Logger) erro
 	f.register(fs, 5e-5)
 	shots := fs.String("shots", "1,5", "shots per intent, a list (empty: none)")
 	full := fs.Bool("full", false, "also train on the whole training split (one run per seed)")
-	if err := parse(fs, args); err != nil {
+	if _, err := parse(fs, args); err != nil {
 		return err
 	}
 	if c.data.dataset == "" && c.data.train == "" {

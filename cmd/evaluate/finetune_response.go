@@ -29,7 +29,7 @@ func runFinetuneResponse(ctx context.Context, args []string, log *zap.Logger) er
 	size := fs.Int("candidates", 100, "candidates per test query, the true response included")
 	temperature := fs.Float64("temperature", 0.05, "softmax temperature of the in-batch loss")
 	fs.Uint64Var(&c.data.splitSeed, "split-seed", 1, "seed choosing each Ubuntu IRC conversation's split point")
-	if err := parse(fs, args); err != nil {
+	if _, err := parse(fs, args); err != nil {
 		return err
 	}
 	if f.epochs == 100 {

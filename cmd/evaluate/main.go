@@ -28,6 +28,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"convrep/internal/cli"
 	"convrep/internal/logging"
 )
 
@@ -60,9 +61,13 @@ func usage(w io.Writer) {
 }
 
 func main() {
-	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
+	if len(os.Args) < 2 {
 		usage(os.Stderr)
 		os.Exit(2)
+	}
+	if os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
+		usage(os.Stdout)
+		os.Exit(0)
 	}
 	log := logging.New()
 	defer log.Sync()
@@ -76,7 +81,7 @@ func main() {
 	case errors.Is(err, errUsage):
 		os.Exit(2)
 	case err != nil:
-		log.Error("evaluate "+os.Args[1]+" failed", zap.Error(err))
+		cli.Fail(os.Stderr, log, "evaluate "+os.Args[1], err)
 		os.Exit(1)
 	}
 }
@@ -106,15 +111,18 @@ func newFlags(name, synopsis, about string) *flag.FlagSet {
 	return fs
 }
 
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+// parse parses a task's flags, before or after its arguments, and returns the arguments (report's folders;
+// the other tasks take none).
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	positional, err := cli.Parse(fs, args)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return err
+			return nil, err
 		}
-		return errUsage
+		return nil, errUsage
 	}
-	if fs.NArg() > 0 && fs.Name() != "report" {
-		return fmt.Errorf("unexpected arguments %q (flags go before them; see --help)", strings.Join(fs.Args(), " "))
+	if len(positional) > 0 && fs.Name() != "report" {
+		return nil, fmt.Errorf("unexpected arguments %q (see --help)", strings.Join(positional, " "))
 	}
-	return nil
+	return positional, nil
 }

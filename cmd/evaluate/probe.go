@@ -29,7 +29,7 @@ func runProbe(ctx context.Context, args []string, log *zap.Logger) error {
 	c.register(fs, 128)
 	f.register(fs, 1e-3)
 	probe := fs.String("probe", "bow", "bow or acts")
-	if err := parse(fs, args); err != nil {
+	if _, err := parse(fs, args); err != nil {
 		return err
 	}
 	if *probe != "bow" && *probe != "acts" {

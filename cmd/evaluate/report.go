@@ -19,14 +19,15 @@ func runReport(_ context.Context, args []string, _ *zap.Logger) error {
 			"column per dataset, variant and metric, cells mean ± std over seeds in percent. A folder stands for its suite.json,\n"+
 			"or for every result file in it.")
 	output := fs.String("output", "", "write the Markdown here (default stdout)")
-	if err := parse(fs, args); err != nil {
+	dirs, err := parse(fs, args)
+	if err != nil {
 		return err
 	}
-	if fs.NArg() == 0 {
+	if len(dirs) == 0 {
 		return fmt.Errorf("name at least one result file or folder (see --help)")
 	}
 	var results []*evaluate.Result
-	for _, arg := range fs.Args() {
+	for _, arg := range dirs {
 		files, err := resultFiles(arg)
 		if err != nil {
 			return err

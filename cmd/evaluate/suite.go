@@ -29,7 +29,7 @@ func runSuite(ctx context.Context, args []string, log *zap.Logger) error {
 	outDir := fs.String("output-dir", "", "folder for the results (required)")
 	only := fs.String("tasks", strings.Join(suiteTasks, ","), "the tasks to run, a list of TASK:DATASET")
 	fs.Uint64Var(&c.data.splitSeed, "split-seed", 1, "seed choosing each Ubuntu IRC conversation's split point")
-	if err := parse(fs, args); err != nil {
+	if _, err := parse(fs, args); err != nil {
 		return err
 	}
 	if *outDir == "" {

@@ -54,7 +54,7 @@ func runIntent(ctx context.Context, args []string, log *zap.Logger) error {
 			"prototype (mean of normalised support embeddings) with the largest dot product. Accuracy, mean and std over seeds.")
 	c.register(fs, 0)
 	shots := fs.String("shots", "1,5", "shots per label, a list")
-	if err := parse(fs, args); err != nil {
+	if _, err := parse(fs, args); err != nil {
 		return err
 	}
 	p, err := prepare(&c, true, *shots)
@@ -87,7 +87,7 @@ func runOOS(ctx context.Context, args []string, log *zap.Logger) error {
 			"test queries, as the paper does). Accuracy, In-Accuracy, OOS-Accuracy, OOS-Recall.")
 	c.register(fs, 0)
 	shots := fs.String("shots", "1,5", "shots per label, a list")
-	if err := parse(fs, args); err != nil {
+	if _, err := parse(fs, args); err != nil {
 		return err
 	}
 	if c.data.dataset == "" && c.data.train == "" {
@@ -127,7 +127,7 @@ func runResponse(ctx context.Context, args []string, log *zap.Logger) error {
 	c.register(fs, 0)
 	size := fs.Int("candidates", 100, "candidates per query, the true response included")
 	fs.Uint64Var(&c.data.splitSeed, "split-seed", 1, "seed choosing each Ubuntu IRC conversation's split point (the test set itself)")
-	if err := parse(fs, args); err != nil {
+	if _, err := parse(fs, args); err != nil {
 		return err
 	}
 	p, err := prepare(&c, false, "")

@@ -20,7 +20,7 @@ func runTSNE(ctx context.Context, args []string, log *zap.Logger) error {
 	seed := fs.Uint64("seed", 0, "t-SNE seed")
 	perplexity := fs.Float64("perplexity", tsne.DefaultPerplexity, "t-SNE perplexity")
 	iterations := fs.Int("iterations", tsne.DefaultIterations, "t-SNE iterations")
-	if err := parse(fs, args); err != nil {
+	if _, err := parse(fs, args); err != nil {
 		return err
 	}
 	if c.output == "" {

@@ -12,6 +12,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -25,6 +26,7 @@ import (
 	"go.uber.org/zap"
 
 	"convrep/experiment"
+	"convrep/internal/cli"
 	"convrep/internal/logging"
 	"convrep/trainer"
 )
@@ -48,16 +50,20 @@ func main() {
 	fs := flag.NewFlagSet("mgtbuckets", flag.ContinueOnError)
 	var sets setFlags
 	fs.Var(&sets, "set", "override a key of the experiment, section.key=value in TOML syntax (repeatable)")
-	if err := fs.Parse(os.Args[1:]); err != nil || fs.NArg() != 1 {
-		fmt.Fprintln(os.Stderr, "usage: mgtbuckets [--set section.key=value ...] EXPERIMENT.toml")
+	args, err := cli.Parse(fs, os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil || len(args) != 1 {
+		fmt.Fprintln(os.Stderr, "usage: mgtbuckets EXPERIMENT.toml [--set section.key=value ...]")
 		os.Exit(2)
 	}
 	log := logging.New()
 	defer log.Sync()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, fs.Arg(0), sets, log); err != nil {
-		log.Error("mgtbuckets failed", zap.Error(err))
+	if err := run(ctx, args[0], sets, log); err != nil {
+		cli.Fail(os.Stderr, log, "mgtbuckets", err)
 		os.Exit(1)
 	}
 }

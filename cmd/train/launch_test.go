@@ -18,6 +18,7 @@ func TestWorkerArgsDropTheLauncherFlags(t *testing.T) {
 		{"-nnodes 2 -node-rank=1 --master-addr h --master-port 29500 --set train.lr=1 exp.toml", "--set train.lr=1 exp.toml"},
 		{"--quiet --set a=b --nproc-per-node 4 exp.toml", "--quiet --set a=b exp.toml"},
 		{"--resume -- --nproc-per-node", "--resume -- --nproc-per-node"},
+		{"exp.toml --nproc-per-node 2 --set train.lr=1e-5 --resume", "exp.toml --set train.lr=1e-5 --resume"},
 	} {
 		if got := strings.Join(workerArgs(strings.Fields(c.in)), " "); got != c.want {
 			t.Errorf("workerArgs(%q) = %q, want %q", c.in, got, c.want)

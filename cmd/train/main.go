@@ -28,6 +28,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"convrep/experiment"
+	"convrep/internal/cli"
 	"convrep/internal/logging"
 	"convrep/trainer"
 )
@@ -50,7 +51,7 @@ func main() {
 	fs.StringVar(&l.masterAddr, "master-addr", "127.0.0.1", "address of node 0, where rank 0 serves the rendezvous store")
 	fs.IntVar(&l.masterPort, "master-port", 0, "port of the rendezvous store (0: a free one; required with several nodes)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: train [--resume] [--set section.key=value ...] [--nproc-per-node N ...] EXPERIMENT.toml\n\n"+
+		fmt.Fprintf(fs.Output(), "usage: train EXPERIMENT.toml [--resume] [--set section.key=value ...] [--nproc-per-node N ...]\n(flags before or after the file)\n\n"+
 			"Trains the experiment: the backbone, the objective, the data and the optimisation it names. Writes\n"+
 			"checkpoints, metrics.jsonl, loss.png and the final model (HuggingFace layout) under its output_dir.\n\n"+
 			"With --nproc-per-node N it starts N data-parallel workers (c10d: Gloo on CPU, NCCL on GPU) and ends the\n"+
@@ -62,10 +63,14 @@ func main() {
 			"bucket_mb (25), timeout_s (600).\n\nflags:\n")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(os.Args[1:]); err != nil {
+	args, err := cli.Parse(fs, os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
 		os.Exit(2)
 	}
-	if fs.NArg() != 1 {
+	if len(args) != 1 {
 		fs.Usage()
 		os.Exit(2)
 	}
@@ -77,7 +82,7 @@ func main() {
 			err = l.runWorkers(append([]string{exe}, workerArgs(os.Args[1:])...), 5*time.Second, log)
 		}
 		if err != nil {
-			log.Error("training failed", zap.Error(err))
+			cli.Fail(os.Stderr, log, "train", err)
 			os.Exit(1)
 		}
 		return
@@ -88,12 +93,12 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err := run(ctx, fs.Arg(0), sets, *resume, !*quiet, log)
+	err = run(ctx, args[0], sets, *resume, !*quiet, log)
 	switch {
 	case errors.Is(err, trainer.ErrStopped):
 		log.Info("stopped; continue with --resume")
 	case err != nil:
-		log.Error("training failed", zap.Error(err))
+		cli.Fail(os.Stderr, log, "train", err)
 		os.Exit(1)
 	}
 }

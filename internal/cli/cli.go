@@ -1,0 +1,61 @@
+// Package cli is the command line as people type it: flags before or after the positional arguments, and a
+// failure printed as plain lines on a terminal (structured for files and pipes).
+package cli
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"go.uber.org/zap"
+	"golang.org/x/term"
+)
+
+// Parse parses args with fs, taking flags wherever they stand among the positional arguments
+// (`train x.toml --set a=b --resume` as well as `train --resume x.toml`), as GNU tools and Cobra do; "--" ends
+// the flags, and what follows it is positional even if it starts with a dash. It returns the positional
+// arguments in order. Errors are fs's (flag.ErrHelp for -h / --help).
+func Parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		// fs stopped at the first non-flag, or after "--" (which it consumed): tell them apart.
+		consumed := args[:len(args)-len(rest)]
+		if len(consumed) > 0 && consumed[len(consumed)-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}
+
+// IsTerminal reports whether f is a terminal; tests replace it.
+var IsTerminal = func(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+
+// Fail reports a command's fatal error. On a terminal it prints "command: " and the error's text as plain
+// lines, so that multi-line messages (remedies, one line per problem) read as written; to a file or a pipe
+// it logs a structured line with the error as a field, for log tools.
+func Fail(stderr *os.File, log *zap.Logger, command string, err error) {
+	if IsTerminal(stderr) {
+		writePlain(stderr, command, err)
+		return
+	}
+	log.Error(command+" failed", zap.Error(err))
+}
+
+// writePlain writes "command: " + err's text, continuation lines indented under the first.
+func writePlain(w io.Writer, command string, err error) {
+	lines := strings.Split(strings.TrimRight(err.Error(), "\n"), "\n")
+	fmt.Fprintf(w, "%s: %s\n", command, lines[0])
+	for _, l := range lines[1:] {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+}

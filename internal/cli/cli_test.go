@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+type multi []string
+
+func (m *multi) String() string     { return strings.Join(*m, ",") }
+func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		args       []string
+		positional []string
+		sets       []string
+		resume     bool
+		n          int
+		err        string
+	}{
+		{args: []string{"x.toml"}, positional: []string{"x.toml"}, n: 1},
+		{args: []string{"--resume", "x.toml"}, positional: []string{"x.toml"}, resume: true, n: 1},
+		{args: []string{"x.toml", "--set", "train.lr=1e-5"}, positional: []string{"x.toml"}, sets: []string{"train.lr=1e-5"}, n: 1},
+		{args: []string{"x.toml", "--resume"}, positional: []string{"x.toml"}, resume: true, n: 1},
+		{args: []string{"--set=a=1", "x.toml", "-set", "b=2", "--n", "3", "y"}, positional: []string{"x.toml", "y"}, sets: []string{"a=1", "b=2"}, n: 3},
+		{args: []string{"--resume=false", "x.toml", "--", "--x", "-n"}, positional: []string{"x.toml", "--x", "-n"}, n: 1},
+		{args: []string{"--", "--resume"}, positional: []string{"--resume"}, n: 1},
+		{args: []string{"x.toml", "--nope"}, err: "flag provided but not defined: -nope"},
+		{args: []string{"x.toml", "--n"}, err: "flag needs an argument"},
+		{args: []string{"x.toml", "--help"}, err: flag.ErrHelp.Error()},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		var sets multi
+		fs.Var(&sets, "set", "")
+		resume := fs.Bool("resume", false, "")
+		n := fs.Int("n", 1, "")
+		pos, err := Parse(fs, tc.args)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%q: error %v, want %q", tc.args, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || !slices.Equal(pos, tc.positional) || !slices.Equal(sets, tc.sets) || *resume != tc.resume || *n != tc.n {
+			t.Errorf("%q: positional %q sets %q resume %v n %d (%v); want %q %q %v %d", tc.args, pos, sets, *resume, *n, err,
+				tc.positional, tc.sets, tc.resume, tc.n)
+		}
+	}
+}
+
+// On a terminal a multi-line error reads as written; to a file it is one structured log line.
+func TestFail(t *testing.T) {
+	err := errors.New("model.backbone: bert-base-uncased is not in the cache\nremedies:\n  1. copy it \"here\"")
+	defer func(f func(*os.File) bool) { IsTerminal = f }(IsTerminal)
+
+	out, _ := os.Create(filepath.Join(t.TempDir(), "stderr"))
+	defer out.Close()
+	IsTerminal = func(*os.File) bool { return true }
+	Fail(out, zap.NewNop(), "train", err)
+	b, _ := os.ReadFile(out.Name())
+	want := "train: model.backbone: bert-base-uncased is not in the cache\n  remedies:\n    1. copy it \"here\"\n"
+	if string(b) != want {
+		t.Errorf("terminal: %q, want %q", b, want)
+	}
+
+	IsTerminal = func(*os.File) bool { return false }
+	var logged bytes.Buffer
+	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(&logged), zapcore.InfoLevel))
+	Fail(out, log, "train", err)
+	if s := logged.String(); strings.Count(s, "\n") != 1 || !strings.Contains(s, `"msg":"train failed"`) || !strings.Contains(s, `remedies:\n`) {
+		t.Errorf("pipe: %q, want one structured line", s)
+	}
+}
