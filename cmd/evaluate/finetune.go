@@ -16,7 +16,6 @@ import (
 	"convrep/datasets"
 	"convrep/evaluate"
 	"convrep/evaluate/finetune"
-	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/tokenizers"
 )
@@ -27,105 +26,22 @@ type ftFlags struct {
 	lr                      float64
 }
 
+// fineTune runs the trials with the fine-tuning flags, each on a fresh copy of --model.
+func fineTune(ctx context.Context, c *common, f ftFlags, cfg finetune.Config, runs []finetune.Trial, score finetune.Scorer, dataset, task string,
+	metrics []string, settings map[string]any, log *zap.Logger) ([]evaluate.Row, string, error) {
+	cfg.Epochs, cfg.BatchSize, cfg.LR, cfg.Patience = f.epochs, f.batch, f.lr, f.patience
+	if !c.quiet {
+		cfg.Progress = os.Stderr
+	}
+	load := func() (*models.Model, *tokenizers.Tokenizer, string, error) { return loadModel(ctx, c.model, log) }
+	return finetune.Trials(ctx, load, cfg, runs, score, dataset, task, metrics, settings, log)
+}
+
 func (f *ftFlags) register(fs *flag.FlagSet, lr float64) {
 	fs.IntVar(&f.epochs, "epochs", 100, "fine-tuning epochs (early stopping on validation may end sooner)")
 	fs.IntVar(&f.batch, "ft-batch-size", 32, "fine-tuning batch size")
 	fs.IntVar(&f.patience, "patience", 10, "epochs without a better validation score before stopping (negative: never)")
 	fs.Float64Var(&f.lr, "lr", lr, "learning rate (AdamW)")
-}
-
-// ftRun is one fine-tuning run: a fresh model, its training and validation examples.
-type ftRun struct {
-	variant    string
-	seed       uint64
-	train, val []finetune.Example
-}
-
-// scorer measures a fine-tuned classifier on the test set: metric name → value.
-type scorer func(*finetune.Classifier) (map[string]float64, error)
-
-// fineTune trains one fresh copy of the model per run and scores each; it returns the rows, one per variant
-// and metric over the runs' seeds, and the model's name.
-func fineTune(ctx context.Context, c *common, f ftFlags, cfg finetune.Config, runs []ftRun, score scorer, dataset, task string,
-	metrics []string, settings map[string]any, log *zap.Logger) ([]evaluate.Row, string, error) {
-	type key struct{ variant, metric string }
-	values, seeds := map[key][]float64{}, map[key][]uint64{}
-	var order []key
-	var name string
-	for i, r := range runs {
-		model, tok, n, err := loadModel(ctx, c.model, log) // a fresh copy: fine-tuning changes the weights
-		if err != nil {
-			return nil, "", err
-		}
-		name = n
-		cfg.Seed, cfg.Epochs, cfg.BatchSize, cfg.LR, cfg.Patience = r.seed, f.epochs, f.batch, f.lr, f.patience
-		if cfg.MaxLength == 0 { // --max-length 0: the model's limit
-			cfg.MaxLength = int(model.Config.MaxSequence())
-		}
-		if !c.quiet {
-			cfg.Progress = os.Stderr
-		}
-		log.Info("fine-tuning", zap.Int("run", i+1), zap.Int("of", len(runs)), zap.String("variant", r.variant), zap.Uint64("seed", r.seed),
-			zap.Int("train", len(r.train)), zap.Int("val", len(r.val)))
-		clf, run, err := finetune.Train(ctx, model, tok, r.train, r.val, cfg)
-		if err != nil {
-			freeModel(model)
-			return nil, "", err
-		}
-		got, err := score(clf)
-		freeModel(model)
-		if err != nil {
-			return nil, "", err
-		}
-		log.Info("fine-tuned", zap.Int("epochs", run.Epochs), zap.Int("best_epoch", run.BestEpoch), zap.Float64("val", run.BestScore))
-		for _, m := range metrics {
-			k := key{r.variant, m}
-			if _, ok := values[k]; !ok {
-				order = append(order, k)
-			}
-			values[k] = append(values[k], got[m])
-			seeds[k] = append(seeds[k], r.seed)
-		}
-	}
-	var rows []evaluate.Row
-	for _, k := range order {
-		mean, std := evaluate.MeanStd(values[k])
-		rows = append(rows, evaluate.Row{Model: name, Dataset: dataset, Task: task, Variant: k.variant, Metric: k.metric,
-			Mean: mean, Std: std, Seeds: seeds[k], Values: values[k], Settings: settings})
-	}
-	return rows, name, nil
-}
-
-// freeModel releases a model's weights now rather than when the garbage collector gets to them: one model
-// per run would otherwise pile up.
-func freeModel(m *models.Model) {
-	_ = torch.Catch("free the model", func() error { m.VS.Destroy(); return nil })
-}
-
-// historyText joins a dialogue history as the model reads it (truncated from the head by the tokenizer).
-func historyText(turns []string, sep string) string { return strings.Join(turns, sep) }
-
-func actExamples(ex []evaluate.ActExample, labels []string, sep string, dropLast bool) []finetune.Example {
-	pos := map[string]int{}
-	for i, l := range labels {
-		pos[l] = i
-	}
-	out := make([]finetune.Example, 0, len(ex))
-	for _, e := range ex {
-		h := e.History
-		if dropLast {
-			h = h[:len(h)-1]
-		}
-		if len(h) == 0 {
-			continue
-		}
-		fe := finetune.Example{Text: historyText(h, sep)}
-		for _, l := range e.Labels {
-			fe.Labels = append(fe.Labels, pos[l])
-		}
-		out = append(out, fe)
-	}
-	return out
 }
 
 // readActs reads a dialogue-act set by name.
@@ -143,25 +59,6 @@ func readActs(d dataFlags) (*evaluate.ActSet, error) {
 		return evaluate.ReadMultiWOZActs(filepath.Join(root, "multiwoz21"))
 	}
 	return nil, fmt.Errorf("--dataset %q has no dialogue acts (known: dstc2, gsim, multiwoz)", d.dataset)
-}
-
-// trainPool returns the rows fine-tuning draws from and the validation rows: the set's own train and
-// validation splits, or, for MultiWOZ whose train split is absent here, a fixed 90/10 split of its validation
-// dialogues' examples (seeded, so that every model sees the same one).
-func trainPool(s *evaluate.ActSet) (pool, val []evaluate.ActExample, note string) {
-	if len(s.Train) > 0 {
-		return s.Train, s.Val, ""
-	}
-	order := rand.New(rand.NewPCG(0, 0x6d756c7469776f7a)).Perm(len(s.Val)) // "multiwoz"
-	cut := len(order) / 10
-	for i, j := range order {
-		if i < cut {
-			val = append(val, s.Val[j])
-		} else {
-			pool = append(pool, s.Val[j])
-		}
-	}
-	return pool, val, fmt.Sprintf("%s has no train split here: fine-tuning draws from 90%% of its validation examples and early-stops on the other 10%% (fixed, seed 0).", s.Dataset)
 }
 
 func runActs(ctx context.Context, args []string, log *zap.Logger) error {
@@ -187,13 +84,13 @@ func runActs(ctx context.Context, args []string, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	pool, val, note := trainPool(set)
+	pool, val, note := finetune.TrainPool(set)
 	sep, err := separator(ctx, &c, log)
 	if err != nil {
 		return err
 	}
-	var runs []ftRun
-	test := actExamples(set.Test, set.Labels, sep, false)
+	var runs []finetune.Trial
+	test := finetune.ActExamples(set.Test, set.Labels, sep, false)
 	switch {
 	case *shots != "" && *fractions != "":
 		return fmt.Errorf("give --shots or --fractions, not both")
@@ -204,8 +101,8 @@ func runActs(ctx context.Context, args []string, log *zap.Logger) error {
 				if err != nil {
 					return err
 				}
-				runs = append(runs, ftRun{variant: fmt.Sprintf("%d-shot", k), seed: seed, train: actExamples(tr, set.Labels, sep, false),
-					val: actExamples(va, set.Labels, sep, false)})
+				runs = append(runs, finetune.Trial{Variant: fmt.Sprintf("%d-shot", k), Seed: seed, Train: finetune.ActExamples(tr, set.Labels, sep, false),
+					Val: finetune.ActExamples(va, set.Labels, sep, false)})
 			}
 		}
 	default:
@@ -225,8 +122,8 @@ func runActs(ctx context.Context, args []string, log *zap.Logger) error {
 				for i := range tr {
 					tr[i] = pool[order[i]]
 				}
-				runs = append(runs, ftRun{variant: fmt.Sprintf("%g%% of train", 100*x), seed: seed, train: actExamples(tr, set.Labels, sep, false),
-					val: actExamples(val, set.Labels, sep, false)})
+				runs = append(runs, finetune.Trial{Variant: fmt.Sprintf("%g%% of train", 100*x), Seed: seed, Train: finetune.ActExamples(tr, set.Labels, sep, false),
+					Val: finetune.ActExamples(val, set.Labels, sep, false)})
 			}
 		}
 	}
@@ -261,7 +158,7 @@ func separator(ctx context.Context, c *common, log *zap.Logger) (string, error) 
 	if err != nil {
 		return "", err
 	}
-	freeModel(model)
+	finetune.Free(model)
 	sep, _ := tok.SpecialToken("sep_token")
 	return datasets.SepFor(sep), nil
 }

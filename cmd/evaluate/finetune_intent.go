@@ -61,7 +61,7 @@ func runFinetuneIntent(ctx context.Context, args []string, log *zap.Logger) erro
 	}
 	allTest := append(append(evaluate.Split{}, test...), oos...)
 	allVal := toExamples(append(append(evaluate.Split{}, val...), oosVal...))
-	var runs []ftRun
+	var runs []finetune.Trial
 	for _, k := range p.shots {
 		for _, seed := range p.seeds {
 			sets, err := c.splitIO().Support(name, "finetune-intent", source, train, k, seed)
@@ -74,12 +74,12 @@ func runFinetuneIntent(ctx context.Context, args []string, log *zap.Logger) erro
 					tr = append(tr, train[r])
 				}
 			}
-			runs = append(runs, ftRun{variant: fmt.Sprintf("%d-shot", k), seed: seed, train: toExamples(tr), val: allVal})
+			runs = append(runs, finetune.Trial{Variant: fmt.Sprintf("%d-shot", k), Seed: seed, Train: toExamples(tr), Val: allVal})
 		}
 	}
 	if *full {
 		for _, seed := range p.seeds {
-			runs = append(runs, ftRun{variant: "full", seed: seed, train: toExamples(train), val: allVal})
+			runs = append(runs, finetune.Trial{Variant: "full", Seed: seed, Train: toExamples(train), Val: allVal})
 		}
 	}
 	if len(runs) == 0 {
@@ -98,7 +98,7 @@ func runFinetuneIntent(ctx context.Context, args []string, log *zap.Logger) erro
 		if err != nil {
 			return nil, err
 		}
-		return intentMetrics(pred, gold, oosIndex)
+		return finetune.IntentMetrics(pred, gold, oosIndex)
 	}
 	settings := map[string]any{"epochs": f.epochs, "batch_size": f.batch, "lr": f.lr, "classes": len(labels), "test_examples": len(allTest), "source": source}
 	rows, model, err := fineTune(ctx, &c, f, cfg, runs, score, name, "finetune-intent", metrics, settings, log)
@@ -111,31 +111,6 @@ func runFinetuneIntent(ctx context.Context, args []string, log *zap.Logger) erro
 			"Acc(in) over in-scope queries, Acc(out) the in/out decision over every query, Recall(out) over out-of-scope queries."}
 	}
 	return writeResult(res, c.output)
-}
-
-// intentMetrics scores predicted classes; with an out-of-scope class (oos ≥ 0), FutureTOD's four numbers.
-func intentMetrics(pred []int, gold []finetune.Example, oos int) (map[string]float64, error) {
-	g := make([]int, len(gold))
-	for i, e := range gold {
-		g[i] = e.Labels[0]
-	}
-	if oos < 0 {
-		acc, err := evaluate.Accuracy(pred, g)
-		return map[string]float64{"accuracy": acc}, err
-	}
-	// OOSMetrics flags a query out-of-scope when its score is below the threshold: here, when the classifier
-	// chose the out-of-scope class.
-	best := make([]float64, len(pred))
-	for i := range pred {
-		if pred[i] != oos {
-			best[i] = 1
-		}
-		if g[i] == oos {
-			g[i] = evaluate.OOS
-		}
-	}
-	m, err := evaluate.OOSMetrics(pred, best, g, 0.5)
-	return map[string]float64{"acc_all": m.Accuracy, "acc_in": m.InAccuracy, "acc_out": m.OOSAccuracy, "recall_out": m.OOSRecall}, err
 }
 
 func indexOf(xs []string, x string) int {

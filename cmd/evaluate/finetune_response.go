@@ -68,19 +68,19 @@ func runFinetuneResponse(ctx context.Context, args []string, log *zap.Logger) er
 		}
 		losses, err := finetune.TrainDual(ctx, model, tok, pairs, cfg)
 		if err != nil {
-			freeModel(model)
+			finetune.Free(model)
 			return err
 		}
 		log.Info("fine-tuned", zap.Uint64("seed", seed), zap.Float64s("epoch_losses", losses))
 		s.Enc = &models.Embedder{Model: model, Tokenizer: tok, Pooling: models.Mean, MaxLength: c.model.maxLength, Truncation: tokenizers.TruncateRight}
 		s.Context = &models.Embedder{Model: model, Tokenizer: tok, Pooling: models.Mean, MaxLength: c.model.maxLength, Truncation: tokenizers.TruncateLeft}
 		r, err := s.Response(ctx, evaluate.ResponseTask{Set: test, Size: *size, Seeds: []uint64{seed}, Splits: c.splitIO()})
-		freeModel(model)
+		finetune.Free(model)
 		if err != nil {
 			return err
 		}
 		res.Model = name
-		res.Rows = mergeSeedRows(res.Rows, r.Rows)
+		res.Rows = finetune.MergeSeedRows(res.Rows, r.Rows)
 	}
 	for i := range res.Rows {
 		res.Rows[i].Task = "finetune-response"
@@ -89,19 +89,6 @@ func runFinetuneResponse(ctx context.Context, args []string, log *zap.Logger) er
 	}
 	res.WallSeconds = time.Since(start).Seconds()
 	return writeResult(res, c.output)
-}
-
-// mergeSeedRows adds one seed's rows to the rows of the seeds before it (same order of metrics).
-func mergeSeedRows(acc, next []evaluate.Row) []evaluate.Row {
-	if acc == nil {
-		return next
-	}
-	for i := range acc {
-		acc[i].Seeds = append(acc[i].Seeds, next[i].Seeds...)
-		acc[i].Values = append(acc[i].Values, next[i].Values...)
-		acc[i].Mean, acc[i].Std = evaluate.MeanStd(acc[i].Values)
-	}
-	return acc
 }
 
 // responseSplits returns a response-selection dataset's training and test sets, and a note for the

@@ -1,24 +1,23 @@
-package main
+package finetune
 
 import (
 	"fmt"
 	"testing"
 
 	"convrep/evaluate"
-	"convrep/evaluate/finetune"
 )
 
 func TestBagOfWordsTargets(t *testing.T) {
 	var ex []evaluate.ActExample
-	for i := 0; i < bowMinCount; i++ {
+	for i := 0; i < BOWMinCount; i++ {
 		ex = append(ex, evaluate.ActExample{History: []string{"hello", "I need a Hotel, please!", "which area?"}, Labels: []string{"request"}})
 	}
 	ex = append(ex, evaluate.ActExample{History: []string{"a cheap hotel", "ok"}})
-	vocab := bowVocabulary(ex)
+	vocab := BOWVocabulary(ex)
 	if fmt.Sprint(vocab) != "[a hotel i need please]" {
 		t.Fatalf("vocabulary %v", vocab)
 	}
-	got := bowExamples(ex[len(ex)-2:], vocab, " | ")
+	got := BOWExamples(ex[len(ex)-2:], vocab, " | ")
 	// The context is every turn before the system response; the targets are the words of its last turn.
 	if got[0].Text != "hello | I need a Hotel, please!" || fmt.Sprint(got[0].Labels) != "[2 3 0 1 4]" {
 		t.Errorf("example 0: %+v", got[0])
@@ -30,9 +29,9 @@ func TestBagOfWordsTargets(t *testing.T) {
 
 func TestIntentMetricsWithAnOOSClass(t *testing.T) {
 	// classes 0 and 1 in scope, 2 out of scope.
-	gold := []finetune.Example{{Labels: []int{0}}, {Labels: []int{1}}, {Labels: []int{2}}, {Labels: []int{2}}}
+	gold := []Example{{Labels: []int{0}}, {Labels: []int{1}}, {Labels: []int{2}}, {Labels: []int{2}}}
 	pred := []int{0, 2, 2, 1}
-	got, err := intentMetrics(pred, gold, 2)
+	got, err := IntentMetrics(pred, gold, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +41,7 @@ func TestIntentMetricsWithAnOOSClass(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
-	got, err = intentMetrics([]int{0, 1}, gold[:2], -1)
+	got, err = IntentMetrics([]int{0, 1}, gold[:2], -1)
 	if err != nil || got["accuracy"] != 1 {
 		t.Errorf("without oos: %v %v", got, err)
 	}
