@@ -2,10 +2,13 @@ package torchbin
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 )
 
 // gotch's unpickler allocates every counted string, bytes object, long and
@@ -13,6 +16,19 @@ import (
 // hundred GiB is a fatal out-of-memory error that recover() cannot catch, so
 // pickleLen walks the opcodes first (without building anything) and checks
 // every such length against the bytes that are really there.
+//
+// It also bounds what the unpickler's work can cost, whatever the bytes say: gotch decodes long integers in
+// time quadratic in their length, so longs are capped at a few bytes (PyTorch's weights-only unpickler takes
+// LONG1 only; the legacy format's magic number is a 10-byte LONG1), and every opcode becomes a heap object,
+// so their number is capped far above any state dict's (about 30 per tensor). A malformed INT or LONG line,
+// which gotch would read as 0, is refused.
+
+// The bounds of a pickle convrep unpickles.
+const (
+	maxOpcodes   = 1 << 20 // a state dict of 30,000 tensors needs about a million
+	maxLongBytes = 16      // LONG1's length: the legacy magic number has 10
+	maxIntLine   = 24      // an INT or LONG text line, digits and sign: int64 needs 20
+)
 
 // opcode argument layouts, as in CPython's pickletools.
 const (
@@ -61,7 +77,7 @@ var opArgs = map[byte]opArg{
 // what is left of limit bytes. It does not interpret the pickle otherwise.
 func pickleLen(r io.Reader, limit int64) (int64, error) {
 	s := &scanner{r: bufio.NewReaderSize(io.LimitReader(r, limit), 64<<10), limit: limit}
-	for {
+	for ops := 1; ; ops++ {
 		at := s.pos
 		op, err := s.byte()
 		if err != nil {
@@ -70,6 +86,12 @@ func pickleLen(r io.Reader, limit int64) (int64, error) {
 		arg, ok := opArgs[op]
 		if !ok {
 			return 0, fmt.Errorf("unknown pickle opcode 0x%02x at byte %d", op, at)
+		}
+		if ops > maxOpcodes {
+			return 0, fmt.Errorf("pickle holds more than %d opcodes (at byte %d), far more than a state dict", maxOpcodes, at)
+		}
+		if err := s.checkNumber(op); err != nil {
+			return 0, fmt.Errorf("pickle opcode 0x%02x at byte %d: %w", op, at, err)
 		}
 		if err := s.skipArg(arg); err != nil {
 			return 0, fmt.Errorf("pickle opcode 0x%02x at byte %d: %w", op, at, err)
@@ -155,6 +177,43 @@ func (s *scanner) skipArg(a opArg) error {
 			return nil // the frame's contents are opcodes; keep walking them
 		}
 		return s.skip(int64(n))
+	}
+	return nil
+}
+
+// checkNumber refuses the long integers gotch cannot decode in bounded time, and INT / LONG lines that are
+// not numbers, before skipArg passes over them. r is positioned just after the opcode.
+func (s *scanner) checkNumber(op byte) error {
+	switch op {
+	case 0x8b: // LONG4
+		if b, err := s.r.Peek(4); err == nil && int32(binary.LittleEndian.Uint32(b)) < 0 {
+			return fmt.Errorf("negative length %d", int32(binary.LittleEndian.Uint32(b)))
+		}
+		return errors.New("LONG4 integers are refused (a state dict holds none; PyTorch's weights-only unpickler refuses them too)")
+	case 0x8a: // LONG1
+		n, err := s.r.Peek(1)
+		if err != nil {
+			return errShort
+		}
+		if int(n[0]) > maxLongBytes {
+			return fmt.Errorf("LONG1 integer of %d bytes; at most %d are accepted", n[0], maxLongBytes)
+		}
+	case 'I', 'L': // INT, LONG: a decimal line
+		line, err := s.r.Peek(maxIntLine + 2) // fewer when the pickle ends sooner
+		if err != nil && len(line) == 0 {
+			return errShort
+		}
+		end := bytes.IndexByte(line, '\n')
+		if end < 0 {
+			return fmt.Errorf("integer line longer than %d bytes", maxIntLine)
+		}
+		text := strings.TrimSuffix(string(line[:end]), "L")
+		if op == 'I' && (text == "00" || text == "01") { // protocol 0 booleans
+			return nil
+		}
+		if _, err := strconv.ParseInt(text, 10, 64); err != nil {
+			return fmt.Errorf("integer line %q is not a 64-bit integer", text)
+		}
 	}
 	return nil
 }

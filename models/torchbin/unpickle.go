@@ -9,9 +9,9 @@ import (
 )
 
 // maxPickle bounds a pickle read into memory. A state dict's pickle holds
-// names and shapes only (about 100 bytes per tensor), so this is far above
-// any real one and keeps a damaged length from exhausting memory.
-const maxPickle = 1 << 30
+// names and shapes only (about 100 bytes per tensor: 30,000 tensors need 3 MiB),
+// so this is far above any real one and keeps a damaged length from exhausting memory.
+const maxPickle = 16 << 20
 
 // readPickle reads the pickle at the start of r, which has limit bytes left,
 // checking its lengths on the way (see guard.go), and returns its bytes.

@@ -3,9 +3,11 @@ package torchbin
 import (
 	"archive/zip"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/sugarme/gotch/pickle"
@@ -14,6 +16,15 @@ import (
 // maxDeflateRatio is the most DEFLATE can expand its input (a bit over
 // 1032:1); a record claiming more is lying about its size.
 const maxDeflateRatio = 1033
+
+// maxRecords bounds the records of an archive: torch.save writes one per storage and three more, so this is
+// far above a model of 60,000 tensors, and keeps a crafted directory of millions of entries from costing
+// time and memory out of proportion to the weights.
+const maxRecords = 1 << 16
+
+// maxInflation bounds what compressed tensor records may inflate to, all together, as a multiple of the
+// archive's size: float weights deflate by a few percent, so an honest archive is far below it.
+const maxInflation = 8
 
 // readZip reads a torch >= 1.6 checkpoint: a zip archive whose records all
 // sit in one folder <stem>/, holding data.pkl and data/<key> per storage.
@@ -25,6 +36,12 @@ func readZip(ra io.ReaderAt, size int64) (any, map[pickle.Storage]storageRef, er
 	}
 	if len(zr.File) == 0 {
 		return nil, nil, errors.New("zip archive has no records")
+	}
+	if len(zr.File) > maxRecords {
+		return nil, nil, fmt.Errorf("zip archive has %d records, more than the %d a checkpoint may have", len(zr.File), maxRecords)
+	}
+	if err := checkDisjoint(zr.File); err != nil {
+		return nil, nil, err
 	}
 	records := make(map[string]*zip.File, len(zr.File))
 	for _, f := range zr.File {
@@ -64,6 +81,7 @@ func readZip(ra io.ReaderAt, size int64) (any, map[pickle.Storage]storageRef, er
 		st  pickle.Storage
 	}
 	byKey := make(map[string]loaded)
+	var inflated int64 // bytes the compressed storage records inflate to
 	refs := make(map[pickle.Storage]storageRef)
 	persistentLoad := func(id any) (any, error) {
 		ref, _, err := parseStorageID(id, 5)
@@ -77,7 +95,7 @@ func readZip(ra io.ReaderAt, size int64) (any, map[pickle.Storage]storageRef, er
 			}
 			return l.st, nil
 		}
-		st, err := loadZipStorage(records, prefix+"data/"+ref.key, ref, size)
+		st, err := loadZipStorage(records, prefix+"data/"+ref.key, ref, size, &inflated)
 		if err != nil {
 			return nil, err
 		}
@@ -94,7 +112,7 @@ func readZip(ra io.ReaderAt, size int64) (any, map[pickle.Storage]storageRef, er
 
 // loadZipStorage has gotch read one storage record after checking that the
 // record holds exactly the bytes the pickle's element count needs.
-func loadZipStorage(records map[string]*zip.File, name string, ref storageRef, archiveSize int64) (pickle.Storage, error) {
+func loadZipStorage(records map[string]*zip.File, name string, ref storageRef, archiveSize int64, inflated *int64) (pickle.Storage, error) {
 	f, ok := records[name]
 	if !ok {
 		return nil, fmt.Errorf("storage %q: record %s is missing from the zip archive", ref.key, name)
@@ -105,6 +123,15 @@ func loadZipStorage(records map[string]*zip.File, name string, ref storageRef, a
 	}
 	if err := checkRecordSize(f, archiveSize); err != nil {
 		return nil, fmt.Errorf("storage %q: %w", ref.key, err)
+	}
+	if f.Method != zip.Store {
+		// torch.save stores tensor data uncompressed; a re-zipped checkpoint may deflate it, but the
+		// tensors it inflates to must stay in proportion to the file (weights compress by little).
+		*inflated += int64(f.UncompressedSize64)
+		if *inflated > maxInflation*archiveSize {
+			return nil, fmt.Errorf("storage %q: the compressed tensor records inflate to more than %d times the %d-byte archive",
+				ref.key, maxInflation, archiveSize)
+		}
 	}
 	if f.UncompressedSize64 != uint64(want) {
 		return nil, fmt.Errorf("storage %q: record %s holds %d bytes, but %d elements of %s need %d",
@@ -197,6 +224,32 @@ func checkByteOrder(f *zip.File, archiveSize int64) error {
 	}
 	if string(b) != "little" {
 		return fmt.Errorf("%s says %q: only little-endian checkpoints are supported", f.Name, b)
+	}
+	return nil
+}
+
+// checkDisjoint refuses an archive whose records share bytes: each record's data must lie in its own span of
+// the file, as any writer leaves them. Otherwise one stored blob named by many directory entries passes every
+// per-record check while the tensors it becomes add up to many times the file.
+func checkDisjoint(files []*zip.File) error {
+	type span struct {
+		start, end int64
+		name       string
+	}
+	spans := make([]span, 0, len(files))
+	for _, f := range files {
+		off, err := f.DataOffset()
+		if err != nil {
+			return fmt.Errorf("zip record %s: %w", f.Name, err)
+		}
+		spans = append(spans, span{off, off + int64(f.CompressedSize64), f.Name})
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.start, b.start) })
+	for i := 1; i < len(spans); i++ {
+		if spans[i].start < spans[i-1].end {
+			return fmt.Errorf("zip records %s and %s share bytes (%d-%d and %d-%d of the file)",
+				spans[i-1].name, spans[i].name, spans[i-1].start, spans[i-1].end, spans[i].start, spans[i].end)
+		}
 	}
 	return nil
 }
