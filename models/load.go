@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -61,7 +62,10 @@ func Load(dir string, opt LoadOptions) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	sd := canonical(cfg, raw)
+	sd, err := canonical(cfg, raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
 	grown := growVocab(cfg, opt.VocabSize)
 	has := headsIn(cfg, sd)
 	heads := has
@@ -107,12 +111,14 @@ func Load(dir string, opt LoadOptions) (*Model, error) {
 
 // canonical renames checkpoint keys to the model's names: legacy LayerNorm gamma/beta become weight/bias,
 // encoder-only checkpoints get the family prefix, buffers are dropped and tied aliases merge into the tensor
-// they alias.
-func canonical(c *Config, raw map[string]safetensors.Tensor) map[string]safetensors.Tensor {
+// they alias. Two checkpoint keys for one tensor (x.gamma and x.weight) are an error, not a choice by map
+// order.
+func canonical(c *Config, raw map[string]safetensors.Tensor) (map[string]safetensors.Tensor, error) {
 	out := make(map[string]safetensors.Tensor, len(raw))
 	aliases := map[string]safetensors.Tensor{}
-	for k, t := range raw {
-		k = legacyName(k)
+	from := make(map[string]string, len(raw)) // canonical name → the checkpoint key it came from
+	for _, orig := range slices.Sorted(maps.Keys(raw)) {
+		t, k := raw[orig], legacyName(orig)
 		switch strings.SplitN(k, ".", 2)[0] {
 		case "embeddings", "encoder", "pooler", "transformer":
 			k = c.Prefix() + k
@@ -124,6 +130,10 @@ func canonical(c *Config, raw map[string]safetensors.Tensor) map[string]safetens
 			aliases[target] = t
 			continue
 		}
+		if other, dup := from[k]; dup {
+			return nil, fmt.Errorf("checkpoint keys %s and %s both name the tensor %s", other, orig, k)
+		}
+		from[k] = orig
 		t.Name = k
 		out[k] = t
 	}
@@ -133,7 +143,7 @@ func canonical(c *Config, raw map[string]safetensors.Tensor) map[string]safetens
 			out[k] = t
 		}
 	}
-	return out
+	return out, nil
 }
 
 // legacyName maps the LayerNorm names of old Google-converted checkpoints (gamma, beta) to weight and bias.

@@ -202,3 +202,22 @@ func TestLoadDropoutOverride(t *testing.T) {
 		}
 	}
 }
+
+// Two checkpoint keys for one tensor (a legacy gamma beside its weight, or a key with and without the family
+// prefix) are refused, naming both, rather than one of them winning by map order.
+func TestLoadRefusesTwoNamesForOneTensor(t *testing.T) {
+	for _, tc := range []struct{ from, alias string }{
+		{"bert.embeddings.LayerNorm.weight", "bert.embeddings.LayerNorm.gamma"},
+		{"bert.pooler.dense.bias", "pooler.dense.bias"},
+	} {
+		dir := copyFixture(t, "tiny-bert", func(sd map[string]safetensors.Tensor) {
+			x := sd[tc.from]
+			x.Name = tc.alias
+			sd[tc.alias] = x
+		})
+		_, err := Load(dir, LoadOptions{Device: gotch.CPU})
+		if err == nil || !strings.Contains(err.Error(), tc.from) || !strings.Contains(err.Error(), tc.alias) || !strings.Contains(err.Error(), "both name") {
+			t.Errorf("%s beside %s: %v", tc.alias, tc.from, err)
+		}
+	}
+}
