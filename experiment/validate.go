@@ -27,10 +27,8 @@ func (e *Experiment) validate() error {
 		if r.Arch == "" {
 			r.Arch = "bert"
 		}
-		switch models.Arch(r.Arch) {
-		case models.BERT, models.RoBERTa, models.DistilBERT:
-		default:
-			fail("model.random.arch %q is not bert, roberta or distilbert", r.Arch)
+		if _, err := models.ParseArch(r.Arch); err != nil {
+			fail("model.random.arch: %v", err)
 		}
 		if e.Model.Tokenizer == "" {
 			fail("model.tokenizer is required with [model.random]: the folder of the vocabulary to use")
