@@ -58,7 +58,7 @@ func ParseConfig(b []byte) (*Config, error) {
 	mt, _ := raw["model_type"].(string)
 	arch, err := ParseArch(mt)
 	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, fmt.Errorf("config: model_type %w", err)
 	}
 	f, _ := familyOf(arch)
 	k, d := f.keys, f.defaults
@@ -120,7 +120,7 @@ func (r *fieldReader) flag(name string, def bool) bool        { r.read(name, &de
 
 func (c *Config) validate() error {
 	if _, err := ParseArch(string(c.Arch)); err != nil {
-		return fmt.Errorf("config: %w", err)
+		return fmt.Errorf("config: model_type %w", err)
 	}
 	for _, f := range []struct {
 		name string
@@ -175,7 +175,7 @@ type Sizes struct {
 // embeddings, and the token types and LayerNorm epsilon of the family's released base checkpoint.
 func NewConfig(arch Arch, s Sizes) (*Config, error) {
 	if _, err := ParseArch(string(arch)); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("architecture %w", err)
 	}
 	f, _ := familyOf(arch)
 	c := &Config{Arch: arch, VocabSize: s.VocabSize, HiddenSize: s.HiddenSize, NumLayers: s.NumLayers,

@@ -53,7 +53,7 @@ type Family struct {
 	// DistilBertConfig).
 	defaults configDefaults
 	// released are the values of the family's released base checkpoint (bert-base-uncased, roberta-base,
-	// distilbert-base-uncased) that NewConfig gives a randomly initialised model.
+	// distilbert-base-uncased) that NewConfig gives a randomly initialised model (its pad id is the tokenizer's).
 	released configDefaults
 }
 
@@ -162,16 +162,17 @@ func Archs() []Arch {
 	return out
 }
 
-// ParseArch checks a family name (config.json's model_type, an experiment's model.random.arch).
+// ParseArch checks a family name (config.json's model_type, an experiment's model.random.arch). Its error
+// reads on from the name of the field: `"gpt2" is not one of bert, roberta, distilbert`.
 func ParseArch(name string) (Arch, error) {
 	if _, ok := familyOf(Arch(name)); ok {
 		return Arch(name), nil
 	}
-	known := make([]string, len(families))
-	for i, f := range families {
-		known[i] = string(f.Arch)
+	var known []string
+	for _, a := range Archs() {
+		known = append(known, string(a))
 	}
-	return "", fmt.Errorf("model_type %q is not one of %s", name, strings.Join(known, ", "))
+	return "", fmt.Errorf("%q is not one of %s", name, strings.Join(known, ", "))
 }
 
 func familyOf(a Arch) (Family, bool) {
