@@ -62,20 +62,11 @@ func (e *Experiment) Build(modelDir, tokDir string, seed int64, dev gotch.Device
 		return b, err
 	}
 	r := e.Model.Random
-	cfg := &models.Config{Arch: models.Arch(r.Arch), VocabSize: int64(tok.VocabSize()), HiddenSize: r.Hidden,
-		NumLayers: r.Layers, NumHeads: r.Heads, IntermediateSize: r.Intermediate, HiddenAct: "gelu",
-		HiddenDropout: r.Dropout, AttentionDropout: r.Dropout, MaxPositions: r.MaxPositions, TypeVocabSize: 2,
-		LayerNormEps: 1e-12, PadTokenID: tok.PadID(), InitializerRange: r.InitializerRange, TieWordEmbeddings: true,
-		Raw: map[string]any{}}
-	switch cfg.Arch {
-	case models.RoBERTa:
-		cfg.TypeVocabSize, cfg.LayerNormEps = 1, 1e-5
-		cfg.MaxPositions += cfg.PadTokenID + 1 // positions start after the pad id
-	case models.DistilBERT:
-		cfg.TypeVocabSize = 0
-	}
-	if cfg.InitializerRange == 0 {
-		cfg.InitializerRange = 0.02
+	cfg, err := models.NewConfig(models.Arch(r.Arch), models.Sizes{VocabSize: int64(tok.VocabSize()), HiddenSize: r.Hidden,
+		NumLayers: r.Layers, NumHeads: r.Heads, IntermediateSize: r.Intermediate, MaxSequence: r.MaxPositions,
+		PadTokenID: tok.PadID(), Dropout: r.Dropout, InitializerRange: r.InitializerRange})
+	if err != nil {
+		return nil, fmt.Errorf("model.random: %w", err)
 	}
 	b.Model, err = models.New(cfg, need.Heads, dev)
 	if err != nil {

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -24,13 +25,9 @@ func (e *Experiment) validate() error {
 		fail("model: give either backbone (a folder or hub name) or a [model.random] table, not both or neither")
 	}
 	if r := e.Model.Random; r != nil {
-		if r.Arch == "" {
-			r.Arch = "bert"
-		}
-		switch models.Arch(r.Arch) {
-		case models.BERT, models.RoBERTa, models.DistilBERT:
-		default:
-			fail("model.random.arch %q is not bert, roberta or distilbert", r.Arch)
+		r.Arch = cmp.Or(r.Arch, string(models.BERT)) // bert when left out
+		if _, err := models.ParseArch(r.Arch); err != nil {
+			fail("model.random.arch %v", err)
 		}
 		if e.Model.Tokenizer == "" {
 			fail("model.tokenizer is required with [model.random]: the folder of the vocabulary to use")

@@ -9,7 +9,7 @@ import (
 
 // block is one post-LayerNorm transformer layer, the same math in all three families (Vaswani et al. 2017;
 // BERT §3.1): self-attention, residual, LayerNorm, feed-forward, residual, LayerNorm. Only the parameter names
-// differ; blockNames holds them.
+// differ; the family's blockNames hold them (family.go).
 type block struct {
 	query, key, value, attnOut linear
 	attnNorm                   layerNorm
@@ -18,22 +18,6 @@ type block struct {
 	heads                      int64
 	act                        func(*ts.Tensor) *ts.Tensor
 	hiddenDrop, attnDrop       float64
-}
-
-type blockNames struct{ query, key, value, attnOut, attnNorm, ffnIn, ffnOut, outNorm string }
-
-// BERT and RoBERTa: encoder.layer.N.attention.self.query, ...
-var bertBlock = blockNames{
-	query: "attention.self.query", key: "attention.self.key", value: "attention.self.value",
-	attnOut: "attention.output.dense", attnNorm: "attention.output.LayerNorm",
-	ffnIn: "intermediate.dense", ffnOut: "output.dense", outNorm: "output.LayerNorm",
-}
-
-// DistilBERT: transformer.layer.N.attention.q_lin, ...
-var distilBlock = blockNames{
-	query: "attention.q_lin", key: "attention.k_lin", value: "attention.v_lin",
-	attnOut: "attention.out_lin", attnNorm: "sa_layer_norm",
-	ffnIn: "ffn.lin1", ffnOut: "ffn.lin2", outNorm: "output_layer_norm",
 }
 
 func newBlock(p *params, prefix string, n blockNames, c *Config) *block {

@@ -9,15 +9,6 @@ import (
 	"convrep/internal/atomicfile"
 )
 
-// Arch is the architecture family of a checkpoint, from config.json's model_type.
-type Arch string
-
-const (
-	BERT       Arch = "bert"
-	RoBERTa    Arch = "roberta"
-	DistilBERT Arch = "distilbert"
-)
-
 // Config holds every config.json field that changes the math, with DistilBERT's own names mapped onto
 // BERT's. Raw keeps the file's other fields so that saving writes them back.
 type Config struct {
@@ -40,42 +31,6 @@ type Config struct {
 	Raw                 map[string]any
 }
 
-// bertJSON and distilJSON are config.json as HuggingFace writes it for each family.
-type bertJSON struct {
-	ModelType                 string   `json:"model_type"`
-	VocabSize                 int64    `json:"vocab_size"`
-	HiddenSize                int64    `json:"hidden_size"`
-	NumHiddenLayers           int64    `json:"num_hidden_layers"`
-	NumAttentionHeads         int64    `json:"num_attention_heads"`
-	IntermediateSize          int64    `json:"intermediate_size"`
-	HiddenAct                 string   `json:"hidden_act"`
-	HiddenDropoutProb         *float64 `json:"hidden_dropout_prob"`
-	AttentionProbsDropoutProb *float64 `json:"attention_probs_dropout_prob"`
-	MaxPositionEmbeddings     int64    `json:"max_position_embeddings"`
-	TypeVocabSize             *int64   `json:"type_vocab_size"`
-	LayerNormEps              *float64 `json:"layer_norm_eps"`
-	PadTokenID                *int64   `json:"pad_token_id"`
-	InitializerRange          *float64 `json:"initializer_range"`
-	PositionEmbeddingType     string   `json:"position_embedding_type"`
-	TieWordEmbeddings         *bool    `json:"tie_word_embeddings"`
-}
-
-type distilJSON struct {
-	VocabSize             int64    `json:"vocab_size"`
-	Dim                   int64    `json:"dim"`
-	NLayers               int64    `json:"n_layers"`
-	NHeads                int64    `json:"n_heads"`
-	HiddenDim             int64    `json:"hidden_dim"`
-	Activation            string   `json:"activation"`
-	Dropout               *float64 `json:"dropout"`
-	AttentionDropout      *float64 `json:"attention_dropout"`
-	MaxPositionEmbeddings int64    `json:"max_position_embeddings"`
-	SinusoidalPosEmbds    bool     `json:"sinusoidal_pos_embds"`
-	PadTokenID            *int64   `json:"pad_token_id"`
-	InitializerRange      *float64 `json:"initializer_range"`
-	TieWordEmbeddings     *bool    `json:"tie_word_embeddings"`
-}
-
 // ReadConfig reads a HuggingFace config.json.
 func ReadConfig(path string) (*Config, error) {
 	b, err := os.ReadFile(path)
@@ -89,49 +44,50 @@ func ReadConfig(path string) (*Config, error) {
 	return c, nil
 }
 
-// ParseConfig decodes config.json's bytes and checks that the sizes make a model.
+// ParseConfig decodes config.json's bytes, under its family's names, and checks that the sizes make a model.
+// A field the file leaves out takes the default of HuggingFace's config class.
 func ParseConfig(b []byte) (*Config, error) {
 	var raw map[string]any
 	if err := json.Unmarshal(b, &raw); err != nil {
 		return nil, fmt.Errorf("config is not a JSON object: %w", err)
 	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(b, &fields); err != nil {
+		return nil, fmt.Errorf("config is not a JSON object: %w", err)
+	}
 	mt, _ := raw["model_type"].(string)
-	c := &Config{Arch: Arch(mt), Raw: raw, TieWordEmbeddings: true}
-	switch c.Arch {
-	case BERT, RoBERTa:
-		var j bertJSON
-		if err := json.Unmarshal(b, &j); err != nil {
-			return nil, fmt.Errorf("config: %w", err)
-		}
-		if j.PositionEmbeddingType != "" && j.PositionEmbeddingType != "absolute" {
-			return nil, fmt.Errorf("config: position_embedding_type %q is not supported (only absolute)", j.PositionEmbeddingType)
-		}
-		c.VocabSize, c.HiddenSize, c.NumLayers = j.VocabSize, j.HiddenSize, j.NumHiddenLayers
-		c.NumHeads, c.IntermediateSize, c.HiddenAct = j.NumAttentionHeads, j.IntermediateSize, j.HiddenAct
-		c.MaxPositions = j.MaxPositionEmbeddings
-		c.HiddenDropout = orFloat(j.HiddenDropoutProb, 0.1)
-		c.AttentionDropout = orFloat(j.AttentionProbsDropoutProb, 0.1)
-		c.TypeVocabSize = orInt(j.TypeVocabSize, 2)
-		c.LayerNormEps = orFloat(j.LayerNormEps, 1e-12)
-		c.PadTokenID = orInt(j.PadTokenID, map[Arch]int64{BERT: 0, RoBERTa: 1}[c.Arch])
-		c.InitializerRange = orFloat(j.InitializerRange, 0.02)
-		c.TieWordEmbeddings = j.TieWordEmbeddings == nil || *j.TieWordEmbeddings
-	case DistilBERT:
-		var j distilJSON
-		if err := json.Unmarshal(b, &j); err != nil {
-			return nil, fmt.Errorf("config: %w", err)
-		}
-		c.VocabSize, c.HiddenSize, c.NumLayers = j.VocabSize, j.Dim, j.NLayers
-		c.NumHeads, c.IntermediateSize, c.HiddenAct = j.NHeads, j.HiddenDim, j.Activation
-		c.MaxPositions, c.SinusoidalPositions = j.MaxPositionEmbeddings, j.SinusoidalPosEmbds
-		c.HiddenDropout = orFloat(j.Dropout, 0.1)
-		c.AttentionDropout = orFloat(j.AttentionDropout, 0.1)
-		c.LayerNormEps = 1e-12 // fixed in DistilBERT's modeling code, not a config field
-		c.PadTokenID = orInt(j.PadTokenID, 0)
-		c.InitializerRange = orFloat(j.InitializerRange, 0.02)
-		c.TieWordEmbeddings = j.TieWordEmbeddings == nil || *j.TieWordEmbeddings
-	default:
-		return nil, fmt.Errorf("config: model_type %q is not one of bert, roberta, distilbert", mt)
+	arch, err := ParseArch(mt)
+	if err != nil {
+		return nil, fmt.Errorf("config: model_type %w", err)
+	}
+	f, _ := familyOf(arch)
+	k, d := f.keys, f.defaults
+	r := fieldReader{fields: fields}
+	c := &Config{
+		Arch:                arch,
+		VocabSize:           r.int("vocab_size", 0),
+		HiddenSize:          r.int(k.hidden, 0),
+		NumLayers:           r.int(k.layers, 0),
+		NumHeads:            r.int(k.heads, 0),
+		IntermediateSize:    r.int(k.intermediate, 0),
+		HiddenAct:           r.text(k.act, ""),
+		HiddenDropout:       r.float(k.hiddenDropout, 0.1),
+		AttentionDropout:    r.float(k.attnDropout, 0.1),
+		MaxPositions:        r.int("max_position_embeddings", 0),
+		TypeVocabSize:       r.int(k.typeVocab, d.typeVocabSize),
+		LayerNormEps:        r.float(k.layerNormEps, d.layerNormEps),
+		PadTokenID:          r.int("pad_token_id", d.padTokenID),
+		InitializerRange:    r.float("initializer_range", 0.02),
+		SinusoidalPositions: r.flag(k.sinusoidal, false),
+		TieWordEmbeddings:   r.flag("tie_word_embeddings", true),
+		Raw:                 raw,
+	}
+	positions := r.text(k.positionType, "")
+	if r.err != nil {
+		return nil, fmt.Errorf("config: %w", r.err)
+	}
+	if positions != "" && positions != "absolute" {
+		return nil, fmt.Errorf("config: %s %q is not supported (only absolute)", k.positionType, positions)
 	}
 	if c.HiddenAct == "" {
 		c.HiddenAct = "gelu"
@@ -139,7 +95,33 @@ func ParseConfig(b []byte) (*Config, error) {
 	return c, c.validate()
 }
 
+// fieldReader reads config.json's fields by name: a field that is missing or null, or a name that is ""
+// (a field the family does not have), gives the default. The first malformed field is kept in err.
+type fieldReader struct {
+	fields map[string]json.RawMessage
+	err    error
+}
+
+// read decodes the field name into v, which holds the default.
+func (r *fieldReader) read(name string, v any) {
+	raw, ok := r.fields[name]
+	if name == "" || !ok || r.err != nil {
+		return
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		r.err = fmt.Errorf("%s: %w", name, err)
+	}
+}
+
+func (r *fieldReader) int(name string, def int64) int64       { r.read(name, &def); return def }
+func (r *fieldReader) float(name string, def float64) float64 { r.read(name, &def); return def }
+func (r *fieldReader) text(name string, def string) string    { r.read(name, &def); return def }
+func (r *fieldReader) flag(name string, def bool) bool        { r.read(name, &def); return def }
+
 func (c *Config) validate() error {
+	if _, err := ParseArch(string(c.Arch)); err != nil {
+		return fmt.Errorf("config: model_type %w", err)
+	}
 	for _, f := range []struct {
 		name string
 		v    int64
@@ -158,8 +140,8 @@ func (c *Config) validate() error {
 	if c.PadTokenID < 0 || c.PadTokenID >= c.VocabSize {
 		return fmt.Errorf("config: pad_token_id %d outside the vocabulary of %d", c.PadTokenID, c.VocabSize)
 	}
-	if c.Arch == RoBERTa && c.MaxPositions <= c.PadTokenID+1 {
-		return fmt.Errorf("config: RoBERTa needs max_position_embeddings > pad_token_id+1 (positions start after the pad id), got %d", c.MaxPositions)
+	if c.Family().positionsAfterPad && c.MaxPositions <= c.PadTokenID+1 {
+		return fmt.Errorf("config: %s needs max_position_embeddings > pad_token_id+1 (positions start after the pad id), got %d", c.Arch, c.MaxPositions)
 	}
 	for _, p := range []float64{c.HiddenDropout, c.AttentionDropout} {
 		if p < 0 || p >= 1 {
@@ -169,59 +151,77 @@ func (c *Config) validate() error {
 	return nil
 }
 
-// Prefix is the name under which HuggingFace's head models keep the encoder ("bert.", ...).
-func (c *Config) Prefix() string { return string(c.Arch) + "." }
-
-// MaxSequence is the longest input the position table allows (RoBERTa's positions start after the pad id).
+// MaxSequence is the longest input the position table allows: its rows, less pad+1 in a family whose
+// positions start after the pad id.
 func (c *Config) MaxSequence() int64 {
-	if c.Arch == RoBERTa {
+	if c.Family().positionsAfterPad {
 		return c.MaxPositions - c.PadTokenID - 1
 	}
 	return c.MaxPositions
 }
 
-// WriteConfig writes config.json, keeping the fields it was read with and updating those the math uses.
+// Sizes are the dimensions and the few settings of a randomly initialised model.
+type Sizes struct {
+	VocabSize, HiddenSize, NumLayers, NumHeads, IntermediateSize int64
+	// MaxSequence is the longest input; the position table gets pad+1 rows more in a family whose positions
+	// start after the pad id.
+	MaxSequence      int64
+	PadTokenID       int64
+	Dropout          float64 // hidden and attention dropout
+	InitializerRange float64 // 0 for HuggingFace's 0.02
+}
+
+// NewConfig is the config of a randomly initialised model of family arch: the sizes s, gelu, tied word
+// embeddings, and the token types and LayerNorm epsilon of the family's released base checkpoint.
+func NewConfig(arch Arch, s Sizes) (*Config, error) {
+	if _, err := ParseArch(string(arch)); err != nil {
+		return nil, fmt.Errorf("architecture %w", err)
+	}
+	f, _ := familyOf(arch)
+	c := &Config{Arch: arch, VocabSize: s.VocabSize, HiddenSize: s.HiddenSize, NumLayers: s.NumLayers,
+		NumHeads: s.NumHeads, IntermediateSize: s.IntermediateSize, HiddenAct: "gelu",
+		HiddenDropout: s.Dropout, AttentionDropout: s.Dropout, MaxPositions: s.MaxSequence,
+		TypeVocabSize: f.released.typeVocabSize, LayerNormEps: f.released.layerNormEps, PadTokenID: s.PadTokenID,
+		InitializerRange: s.InitializerRange, TieWordEmbeddings: true, Raw: map[string]any{}}
+	if f.positionsAfterPad {
+		c.MaxPositions += c.PadTokenID + 1
+	}
+	if c.InitializerRange == 0 {
+		c.InitializerRange = 0.02
+	}
+	return c, c.validate()
+}
+
+// WriteConfig writes config.json under the family's names, keeping the fields it was read with and updating
+// those the math uses.
 func (c *Config) WriteConfig(dir string) error {
 	out := map[string]any{}
 	for k, v := range c.Raw {
 		out[k] = v
 	}
+	k := c.Family().keys
 	out["model_type"] = string(c.Arch)
 	out["vocab_size"] = c.VocabSize
 	out["max_position_embeddings"] = c.MaxPositions
 	out["pad_token_id"] = c.PadTokenID
 	out["initializer_range"] = c.InitializerRange
 	out["tie_word_embeddings"] = c.TieWordEmbeddings
-	if c.Arch == DistilBERT {
-		out["dim"], out["n_layers"], out["n_heads"], out["hidden_dim"] = c.HiddenSize, c.NumLayers, c.NumHeads, c.IntermediateSize
-		out["activation"], out["dropout"], out["attention_dropout"] = c.HiddenAct, c.HiddenDropout, c.AttentionDropout
-		out["sinusoidal_pos_embds"] = c.SinusoidalPositions
-	} else {
-		out["hidden_size"], out["num_hidden_layers"], out["num_attention_heads"] = c.HiddenSize, c.NumLayers, c.NumHeads
-		out["intermediate_size"], out["hidden_act"] = c.IntermediateSize, c.HiddenAct
-		out["hidden_dropout_prob"], out["attention_probs_dropout_prob"] = c.HiddenDropout, c.AttentionDropout
-		out["type_vocab_size"], out["layer_norm_eps"] = c.TypeVocabSize, c.LayerNormEps
-		if _, ok := out["position_embedding_type"]; !ok {
-			out["position_embedding_type"] = "absolute"
+	out[k.hidden], out[k.layers], out[k.heads], out[k.intermediate] = c.HiddenSize, c.NumLayers, c.NumHeads, c.IntermediateSize
+	out[k.act], out[k.hiddenDropout], out[k.attnDropout] = c.HiddenAct, c.HiddenDropout, c.AttentionDropout
+	for _, field := range []struct {
+		name  string
+		value any
+	}{{k.typeVocab, c.TypeVocabSize}, {k.layerNormEps, c.LayerNormEps}, {k.sinusoidal, c.SinusoidalPositions}} {
+		if field.name != "" { // a field the family's config has
+			out[field.name] = field.value
 		}
+	}
+	if _, ok := out[k.positionType]; k.positionType != "" && !ok {
+		out[k.positionType] = "absolute"
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return err
 	}
 	return atomicfile.WriteFile(filepath.Join(dir, "config.json"), append(b, '\n'))
-}
-
-func orFloat(p *float64, def float64) float64 {
-	if p == nil {
-		return def
-	}
-	return *p
-}
-
-func orInt(p *int64, def int64) int64 {
-	if p == nil {
-		return def
-	}
-	return *p
 }

@@ -4,6 +4,6 @@
 //
 // Parameters live in a gotch VarStore under exactly the names of HuggingFace's checkpoints
 // (bert.encoder.layer.0.attention.self.query.weight, ...), so that loading is a walk, not a translation.
-// The transformer block is shared; what differs per architecture (RoBERTa's position ids, DistilBERT's names)
-// is kept visible in a few lines each (embeddings.go, block.go).
+// The transformer block is shared; what differs per architecture (names, RoBERTa's position ids, token types,
+// the MLM heads, config.json's fields) is one table per family in family.go, which the rest asks.
 package models

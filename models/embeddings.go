@@ -7,42 +7,45 @@ import (
 	"convrep/internal/torch"
 )
 
-// embeddings sums word, position and (BERT, RoBERTa) token-type embeddings, then LayerNorm and dropout.
+// embeddings sums word, position and (where the family has them) token-type embeddings, then LayerNorm and
+// dropout.
 type embeddings struct {
-	arch      Arch
 	word, pos *ts.Tensor
-	tokType   *ts.Tensor // nil for DistilBERT
+	tokType   *ts.Tensor // nil in a family without token types
 	norm      layerNorm
+	afterPad  bool // positions start after the pad id (Family.positionsAfterPad)
 	pad       int64
 	drop      float64
 }
 
-func newEmbeddings(p *params, prefix string, c *Config) *embeddings {
-	e := &embeddings{arch: c.Arch, pad: c.PadTokenID, drop: c.HiddenDropout}
-	e.word = p.embedding(prefix+"embeddings.word_embeddings", c.VocabSize, c.HiddenSize, c.PadTokenID)
+func newEmbeddings(p *params, c *Config) *embeddings {
+	f := c.Family()
+	prefix := f.EmbeddingsPrefix()
+	e := &embeddings{afterPad: f.positionsAfterPad, pad: c.PadTokenID, drop: c.HiddenDropout}
+	e.word = p.embedding(prefix+"word_embeddings", c.VocabSize, c.HiddenSize, c.PadTokenID)
 	posPad := int64(-1)
-	if c.Arch == RoBERTa {
-		posPad = c.PadTokenID // RoBERTa's position table also has a padding row
+	if f.positionsAfterPad {
+		posPad = c.PadTokenID // the position table's pad row is a padding_idx too
 	}
-	e.pos = p.embedding(prefix+"embeddings.position_embeddings", c.MaxPositions, c.HiddenSize, posPad)
-	if c.Arch == DistilBERT && c.SinusoidalPositions {
+	e.pos = p.embedding(prefix+"position_embeddings", c.MaxPositions, c.HiddenSize, posPad)
+	if f.sinusoidal && c.SinusoidalPositions {
 		table := ts.MustOfSlice(sinusoidal(c.MaxPositions, c.HiddenSize)).MustView([]int64{c.MaxPositions, c.HiddenSize}, true)
 		torch.NoGrad(func() error { e.pos.Copy_(table); return nil })
 		table.MustDrop()
 	}
-	if c.Arch != DistilBERT {
-		e.tokType = p.embedding(prefix+"embeddings.token_type_embeddings", c.TypeVocabSize, c.HiddenSize, -1)
+	if f.tokenTypes {
+		e.tokType = p.embedding(prefix+"token_type_embeddings", c.TypeVocabSize, c.HiddenSize, -1)
 	}
-	e.norm = p.layerNorm(prefix+"embeddings.LayerNorm", c.HiddenSize, c.LayerNormEps)
+	e.norm = p.layerNorm(prefix+"LayerNorm", c.HiddenSize, c.LayerNormEps)
 	return e
 }
 
-// positionIDs are 0..T-1 for BERT and DistilBERT. RoBERTa counts real tokens from pad+1 and gives padding the
-// pad id (HuggingFace's create_position_ids_from_input_ids), so its table is offset by pad+1.
+// positionIDs are 0..T-1, or, where positions start after the pad id (RoBERTa), real tokens counted from
+// pad+1 and padding given the pad id (modeling_roberta.py's create_position_ids_from_input_ids).
 func (e *embeddings) positionIDs(ids *ts.Tensor) *ts.Tensor {
 	size := ids.MustSize()
 	dev := ids.MustDevice()
-	if e.arch != RoBERTa {
+	if !e.afterPad {
 		return ts.MustArange(ts.IntScalar(size[1]), gotch.Int64, dev).MustUnsqueeze(0, true).MustExpand(size, false, true)
 	}
 	real := ids.MustNe(ts.IntScalar(e.pad), false).MustTotype(gotch.Int64, true)

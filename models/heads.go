@@ -18,38 +18,21 @@ type mlmHead struct {
 	bias    *ts.Tensor
 }
 
-// mlmNames are each family's names for the head's parts: transform dense, LayerNorm, output bias.
-var mlmNames = map[Arch]struct{ dense, norm, bias string }{
-	BERT:       {"cls.predictions.transform.dense", "cls.predictions.transform.LayerNorm", "cls.predictions.bias"},
-	RoBERTa:    {"lm_head.dense", "lm_head.layer_norm", "lm_head.bias"},
-	DistilBERT: {"vocab_transform", "vocab_layer_norm", "vocab_projector.bias"},
-}
-
-// tiedAliases are names under which checkpoints store a tied tensor a second time; they load as the
-// tensor they alias and are not written again on save, as HuggingFace does.
-var tiedAliases = map[string]func(c *Config) string{
-	"cls.predictions.decoder.weight": func(c *Config) string { return c.Prefix() + "embeddings.word_embeddings.weight" },
-	"cls.predictions.decoder.bias":   func(*Config) string { return "cls.predictions.bias" },
-	"lm_head.decoder.weight":         func(c *Config) string { return c.Prefix() + "embeddings.word_embeddings.weight" },
-	"lm_head.decoder.bias":           func(*Config) string { return "lm_head.bias" },
-	"vocab_projector.weight":         func(c *Config) string { return c.Prefix() + "embeddings.word_embeddings.weight" },
-}
-
+// newMLMHead builds the family's MLM head, with the decoder tied to wordEmb unless the config unties it.
 func newMLMHead(p *params, c *Config, wordEmb *ts.Tensor) *mlmHead {
-	n := mlmNames[c.Arch]
+	n := c.Family().mlm
 	actName := c.HiddenAct
-	if c.Arch == RoBERTa {
-		actName = "gelu" // RobertaLMHead applies gelu whatever hidden_act says
+	if n.act != "" {
+		actName = n.act
 	}
 	act, _ := activation(actName)
 	eps := c.LayerNormEps
-	if c.Arch == DistilBERT {
-		eps = 1e-12
+	if n.eps != 0 {
+		eps = n.eps
 	}
 	decoder := wordEmb
 	if !c.TieWordEmbeddings {
-		decoder = p.normal(map[Arch]string{BERT: "cls.predictions.decoder.weight", RoBERTa: "lm_head.decoder.weight",
-			DistilBERT: "vocab_projector.weight"}[c.Arch], c.VocabSize, c.HiddenSize)
+		decoder = p.normal(n.decoder, c.VocabSize, c.HiddenSize)
 	}
 	return &mlmHead{
 		dense:   p.linear(n.dense, c.HiddenSize, c.HiddenSize, true),

@@ -67,7 +67,8 @@ func Load(dir string, opt LoadOptions) (*Model, error) {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	grown := growVocab(cfg, opt.VocabSize)
-	has := headsIn(cfg, sd)
+	f := cfg.Family()
+	has := headsIn(f, sd)
 	heads := has
 	if opt.Heads != nil {
 		heads = *opt.Heads
@@ -82,9 +83,9 @@ func Load(dir string, opt LoadOptions) (*Model, error) {
 		want, got bool
 		prefix    string
 	}{
-		{"pooler", heads.Pooler, has.Pooler, cfg.Prefix() + "pooler."},
-		{"MLM head", heads.MLM, has.MLM, mlmPrefix(cfg)},
-		{"next-sentence head", heads.NSP, has.NSP, "cls.seq_relationship."},
+		{"pooler", heads.Pooler, has.Pooler, f.poolerPrefix()},
+		{"MLM head", heads.MLM, has.MLM, f.mlm.prefix},
+		{"next-sentence head", heads.NSP, has.NSP, f.nsp + "."}, // neither wanted nor found where the family has none
 	} {
 		switch {
 		case g.want && !g.got:
@@ -92,7 +93,7 @@ func Load(dir string, opt LoadOptions) (*Model, error) {
 			log.Info("checkpoint has no "+g.name+"; initialised it", zap.String("file", file))
 		case g.got && !g.want:
 			for k := range sd {
-				if isUnder(cfg, k, g.prefix) {
+				if strings.HasPrefix(k, g.prefix) {
 					delete(sd, k)
 				}
 			}
@@ -114,19 +115,19 @@ func Load(dir string, opt LoadOptions) (*Model, error) {
 // they alias. Two checkpoint keys for one tensor (x.gamma and x.weight) are an error, not a choice by map
 // order.
 func canonical(c *Config, raw map[string]safetensors.Tensor) (map[string]safetensors.Tensor, error) {
+	f := c.Family()
 	out := make(map[string]safetensors.Tensor, len(raw))
 	aliases := map[string]safetensors.Tensor{}
 	from := make(map[string]string, len(raw)) // canonical name → the checkpoint key it came from
 	for _, orig := range slices.Sorted(maps.Keys(raw)) {
 		t, k := raw[orig], legacyName(orig)
-		switch strings.SplitN(k, ".", 2)[0] {
-		case "embeddings", "encoder", "pooler", "transformer":
-			k = c.Prefix() + k
+		if f.bare(k) {
+			k = f.Prefix() + k
 		}
-		if k == c.Prefix()+"embeddings.position_ids" {
+		if k == f.EmbeddingsPrefix()+"position_ids" {
 			continue // a buffer (0..max-1), recomputed by the model
 		}
-		if target, ok := aliasOf(c, k); ok {
+		if target, ok := f.aliasOf(k, c.TieWordEmbeddings); ok {
 			aliases[target] = t
 			continue
 		}
@@ -157,36 +158,15 @@ func legacyName(k string) string {
 	return k
 }
 
-// aliasOf returns the tensor a tied alias stands for. An untied decoder weight is a tensor of its own.
-func aliasOf(c *Config, k string) (string, bool) {
-	target, ok := tiedAliases[k]
-	if !ok || strings.HasSuffix(k, ".weight") && !c.TieWordEmbeddings {
-		return "", false
-	}
-	return target(c), true
-}
-
 // headsIn says which heads a (canonical) checkpoint holds.
-func headsIn(c *Config, sd map[string]safetensors.Tensor) Heads {
+func headsIn(f Family, sd map[string]safetensors.Tensor) Heads {
 	var h Heads
 	for k := range sd {
-		h.Pooler = h.Pooler || strings.HasPrefix(k, c.Prefix()+"pooler.")
-		h.MLM = h.MLM || isUnder(c, k, mlmPrefix(c))
-		h.NSP = h.NSP || strings.HasPrefix(k, "cls.seq_relationship.")
+		h.Pooler = h.Pooler || strings.HasPrefix(k, f.poolerPrefix())
+		h.MLM = h.MLM || strings.HasPrefix(k, f.mlm.prefix)
+		h.NSP = h.NSP || f.nsp != "" && strings.HasPrefix(k, f.nsp+".")
 	}
 	return h
-}
-
-// mlmPrefix is the name prefix of a family's MLM head; DistilBERT's head is three top-level modules.
-func mlmPrefix(c *Config) string {
-	return map[Arch]string{BERT: "cls.predictions.", RoBERTa: "lm_head.", DistilBERT: "vocab_"}[c.Arch]
-}
-
-func isUnder(c *Config, key, prefix string) bool {
-	if !strings.HasPrefix(key, prefix) {
-		return false
-	}
-	return !(c.Arch == BERT && prefix == "cls.predictions." && strings.HasPrefix(key, "cls.seq_relationship."))
 }
 
 // assign copies checkpoint tensors into the parameters, after checking that they fit one to one.
@@ -198,7 +178,7 @@ func (m *Model) assign(file string, sd map[string]safetensors.Tensor, fresh map[
 	for name, p := range m.params {
 		t, ok := sd[name]
 		if !ok {
-			if !freshParam(m.Config, name, fresh) {
+			if !freshParam(name, fresh) {
 				missing = append(missing, fmt.Sprintf("%s %v", name, p.MustSize()))
 			}
 			continue
@@ -256,9 +236,9 @@ func (m *Model) assign(file string, sd map[string]safetensors.Tensor, fresh map[
 	})
 }
 
-func freshParam(c *Config, name string, fresh map[string]bool) bool {
+func freshParam(name string, fresh map[string]bool) bool {
 	for prefix := range fresh {
-		if isUnder(c, name, prefix) {
+		if strings.HasPrefix(name, prefix) {
 			return true
 		}
 	}

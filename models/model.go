@@ -39,34 +39,38 @@ func New(c *Config, h Heads, dev gotch.Device) (*Model, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	if c.Arch != BERT && h.NSP {
+	if h.NSP && c.Family().nsp == "" {
 		return nil, fmt.Errorf("%s has no next-sentence head", c.Arch)
 	}
+	vs := nn.NewVarStore(dev)
+	return build(c, h, vs, vs.Root(), "build "+string(c.Arch))
+}
+
+// build creates the parameters of the encoder and of the heads h under root, initialised at random, and the
+// Model around them. The order of creation is the order of libtorch's random draws, so a seeded model
+// repeats: embeddings, layers 0..n-1, pooler, MLM head, next-sentence head.
+func build(c *Config, h Heads, vs *nn.VarStore, root *nn.Path, what string) (*Model, error) {
 	// gotch's initialisers switch grad mode off and on around each draw; grad mode is per OS thread, so
 	// building on one thread keeps a migrating goroutine from leaving some thread with grad off.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	m := &Model{Config: c, Heads: h, VS: nn.NewVarStore(dev), params: map[string]*ts.Tensor{}}
-	err := torch.Catch("build "+string(c.Arch), func() error {
-		p := &params{root: m.VS.Root(), byName: m.params, std: c.InitializerRange}
-		prefix := c.Prefix()
-		m.emb = newEmbeddings(p, prefix, c)
-		names, layers := bertBlock, "encoder.layer."
-		if c.Arch == DistilBERT {
-			names, layers = distilBlock, "transformer.layer."
-		}
-		for i := int64(0); i < c.NumLayers; i++ {
-			m.layers = append(m.layers, newBlock(p, fmt.Sprintf("%s%s%d.", prefix, layers, i), names, c))
+	f := c.Family()
+	m := &Model{Config: c, Heads: h, VS: vs, params: map[string]*ts.Tensor{}}
+	err := torch.Catch(what, func() error {
+		p := &params{root: root, byName: m.params, std: c.InitializerRange}
+		m.emb = newEmbeddings(p, c)
+		for i := range int(c.NumLayers) {
+			m.layers = append(m.layers, newBlock(p, f.LayerPrefix(i), f.block, c))
 		}
 		if h.Pooler {
-			l := p.linear(prefix+"pooler.dense", c.HiddenSize, c.HiddenSize, true)
+			l := p.linear(f.poolerPrefix()+"dense", c.HiddenSize, c.HiddenSize, true)
 			m.pooler = &l
 		}
 		if h.MLM {
 			m.mlm = newMLMHead(p, c, m.emb.word)
 		}
 		if h.NSP {
-			l := p.linear("cls.seq_relationship", c.HiddenSize, 2, true)
+			l := p.linear(f.nsp, c.HiddenSize, 2, true)
 			m.nsp = &l
 		}
 		return nil

@@ -2,11 +2,9 @@ package models
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
 
 	"github.com/sugarme/gotch/nn"
-	"github.com/sugarme/gotch/ts"
 
 	"convrep/internal/torch"
 	"convrep/safetensors"
@@ -27,35 +25,16 @@ func NewAt(vs *nn.VarStore, prefix string, c *Config) (*Model, error) {
 	if err := c.validate(); err != nil {
 		return nil, err
 	}
-	if _, err := vs.Root().Get(prefix + "." + c.Prefix() + "embeddings.word_embeddings.weight"); err == nil {
+	if _, err := vs.Root().Get(prefix + "." + c.Family().wordEmbeddings()); err == nil {
 		return nil, fmt.Errorf("models: new at %q: the VarStore already holds an encoder there", prefix)
 	}
-	// As in New: gotch's initialisers toggle grad mode on the current OS thread.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	m := &Model{Config: c, VS: vs, params: map[string]*ts.Tensor{}}
-	err := torch.Catch("build "+string(c.Arch)+" at "+prefix, func() error {
-		p := &params{root: vs.Root().Sub(prefix), byName: m.params, std: c.InitializerRange}
-		m.emb = newEmbeddings(p, c.Prefix(), c)
-		names, layers := bertBlock, "encoder.layer."
-		if c.Arch == DistilBERT {
-			names, layers = distilBlock, "transformer.layer."
-		}
-		for i := int64(0); i < c.NumLayers; i++ {
-			m.layers = append(m.layers, newBlock(p, fmt.Sprintf("%s%s%d.", c.Prefix(), layers, i), names, c))
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
+	return build(c, Heads{}, vs, vs.Root().Sub(prefix), "build "+string(c.Arch)+" at "+prefix)
 }
 
 // CopyEncoder overwrites m's encoder parameters (embeddings and layers, not heads) with src's, without
 // recording the copy for autograd: a second encoder starts from the first one's (pretrained) weights.
 func (m *Model) CopyEncoder(src *Model) error {
-	if m.Config.Arch != src.Config.Arch || m.Config.HiddenSize != src.Config.HiddenSize || m.Config.NumLayers != src.Config.NumLayers ||
+	if m.Config.Family() != src.Config.Family() || m.Config.HiddenSize != src.Config.HiddenSize || m.Config.NumLayers != src.Config.NumLayers ||
 		m.Config.VocabSize != src.Config.VocabSize {
 		return fmt.Errorf("models: copy encoder: %s %d×%d (vocab %d) from %s %d×%d (vocab %d)", m.Config.Arch, m.Config.NumLayers,
 			m.Config.HiddenSize, m.Config.VocabSize, src.Config.Arch, src.Config.NumLayers, src.Config.HiddenSize, src.Config.VocabSize)
@@ -63,7 +42,7 @@ func (m *Model) CopyEncoder(src *Model) error {
 	return torch.Catch("copy encoder", func() error {
 		return torch.NoGrad(func() error {
 			for name, p := range m.params {
-				if !strings.HasPrefix(name, m.Config.Prefix()) {
+				if !strings.HasPrefix(name, m.Config.Family().Prefix()) {
 					continue // heads
 				}
 				s, ok := src.params[name]

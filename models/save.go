@@ -11,8 +11,8 @@ import (
 )
 
 // Save writes the model in HuggingFace's layout (config.json and model.safetensors) so that HuggingFace
-// transformers and convrep load it. Tied weights are written once, as HuggingFace does; BERT and RoBERTa
-// also get their position_ids buffer, which transformers 4.29 expects.
+// transformers and convrep load it. Tied weights are written once, as HuggingFace does; a family whose
+// position_ids buffer is persistent (BERT, RoBERTa) also gets it, as transformers 4.29 expects.
 func (m *Model) Save(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("save model: %w", err)
@@ -30,12 +30,12 @@ func (m *Model) Save(dir string) error {
 		}
 		tensors = append(tensors, t)
 	}
-	if m.Config.Arch != DistilBERT {
+	if f := m.Config.Family(); f.savesPositionIDs {
 		ids := make([]int64, m.Config.MaxPositions)
 		for i := range ids {
 			ids[i] = int64(i)
 		}
-		t, err := safetensors.FromInt64s(m.Config.Prefix()+"embeddings.position_ids", []int64{1, m.Config.MaxPositions}, ids)
+		t, err := safetensors.FromInt64s(f.EmbeddingsPrefix()+"position_ids", []int64{1, m.Config.MaxPositions}, ids)
 		if err != nil {
 			return err
 		}

@@ -13,10 +13,10 @@ func growVocab(c *Config, n int64) int64 {
 // vocabTensors names the parameters with one row per vocabulary entry: the word embeddings, the MLM
 // head's output bias and, when untied, its decoder weight.
 func vocabTensors(c *Config) map[string]bool {
-	names := map[string]bool{c.Prefix() + "embeddings.word_embeddings.weight": true, mlmNames[c.Arch].bias: true}
+	f := c.Family()
+	names := map[string]bool{f.wordEmbeddings(): true, f.mlm.bias: true}
 	if !c.TieWordEmbeddings {
-		names[map[Arch]string{BERT: "cls.predictions.decoder.weight", RoBERTa: "lm_head.decoder.weight",
-			DistilBERT: "vocab_projector.weight"}[c.Arch]] = true
+		names[f.mlm.decoder] = true
 	}
 	return names
 }

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"convrep/safetensors"
 	"convrep/models/torchbin"
+	"convrep/safetensors"
 )
 
 // weightFiles are the single-file checkpoint names HuggingFace writes, in the order they are preferred.

@@ -58,9 +58,10 @@ func FreezeBottom(m *models.Model, g Group, n int) (trainable, frozen Group, err
 	if n < 0 || int64(n) >= m.Config.NumLayers {
 		return g, Group{}, fmt.Errorf("freezing %d layers of a %d-layer encoder: at least one must train", n, m.Config.NumLayers)
 	}
-	prefixes := []string{m.Config.Prefix() + "embeddings."}
+	f := m.Config.Family()
+	prefixes := []string{f.EmbeddingsPrefix()}
 	for i := range n {
-		prefixes = append(prefixes, layerPrefix(m, i))
+		prefixes = append(prefixes, f.LayerPrefix(i))
 	}
 	trainable = Group{Name: g.Name, Rate: g.Rate}
 	frozen = Group{Name: "frozen", Rate: Frozen}
@@ -81,12 +82,4 @@ func hasAnyPrefix(s string, prefixes []string) bool {
 		}
 	}
 	return false
-}
-
-// layerPrefix is TODO(family) the names' prefix of encoder layer i.
-func layerPrefix(m *models.Model, i int) string {
-	if m.Config.Arch == models.DistilBERT {
-		return fmt.Sprintf("%stransformer.layer.%d.", m.Config.Prefix(), i)
-	}
-	return fmt.Sprintf("%sencoder.layer.%d.", m.Config.Prefix(), i)
 }

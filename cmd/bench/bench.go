@@ -199,10 +199,11 @@ type setup struct {
 }
 
 func newSetup(o options, dev gotch.Device) (*setup, error) {
-	cfg := &models.Config{Arch: models.BERT, VocabSize: o.Vocab, HiddenSize: o.Hidden, NumLayers: o.Layers,
-		NumHeads: o.Heads, IntermediateSize: o.Intermediate, HiddenAct: "gelu", HiddenDropout: dropout,
-		AttentionDropout: dropout, MaxPositions: max(512, o.Seq), TypeVocabSize: 2, LayerNormEps: 1e-12,
-		InitializerRange: 0.02, TieWordEmbeddings: true, Raw: map[string]any{}}
+	cfg, err := models.NewConfig(models.BERT, models.Sizes{VocabSize: o.Vocab, HiddenSize: o.Hidden, NumLayers: o.Layers,
+		NumHeads: o.Heads, IntermediateSize: o.Intermediate, MaxSequence: max(512, o.Seq), Dropout: dropout})
+	if err != nil {
+		return nil, fmt.Errorf("build the model: %w", err)
+	}
 	m, err := models.New(cfg, models.Heads{}, dev)
 	if err != nil {
 		return nil, fmt.Errorf("build the model: %w", err)
