@@ -2,8 +2,8 @@ package hub
 
 import (
 	"bytes"
-	"crypto/sha1"
 	"context"
+	"crypto/sha1"
 	"errors"
 	"fmt"
 	"net/http"
