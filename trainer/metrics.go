@@ -85,11 +85,14 @@ func (l *metricsLog) sync() error {
 	if l.f == nil {
 		return nil
 	}
-	if err := l.f.Sync(); err != nil {
+	if err := fsync(l.f); err != nil {
 		return fmt.Errorf("metrics: sync %s: %w", l.f.Name(), err)
 	}
 	return nil
 }
+
+// fsync is (*os.File).Sync; a test watches it.
+var fsync = (*os.File).Sync
 
 func (l *metricsLog) close() error {
 	if l.f == nil {
