@@ -29,11 +29,11 @@ type blobLock struct{ f *os.File }
 // kernel so that cancelling ctx stops the wait.
 func lockBlob(ctx context.Context, path string) (*blobLock, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, fmt.Errorf("hub: create lock folder for %s: %w", path, err)
+		return nil, fmt.Errorf("create lock folder for %s: %w", path, err)
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("hub: open lock %s: %w", path, err)
+		return nil, fmt.Errorf("open lock %s: %w", path, err)
 	}
 	for {
 		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
@@ -42,12 +42,12 @@ func lockBlob(ctx context.Context, path string) (*blobLock, error) {
 		}
 		if !errors.Is(err, syscall.EWOULDBLOCK) && !errors.Is(err, syscall.EINTR) {
 			f.Close()
-			return nil, fmt.Errorf("hub: lock %s: %w", path, err)
+			return nil, fmt.Errorf("lock %s: %w", path, err)
 		}
 		select {
 		case <-ctx.Done():
 			f.Close()
-			return nil, fmt.Errorf("hub: wait for lock %s: %w", path, ctx.Err())
+			return nil, fmt.Errorf("wait for lock %s: %w", path, ctx.Err())
 		case <-time.After(lockPoll):
 		}
 	}
