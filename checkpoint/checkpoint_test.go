@@ -82,9 +82,13 @@ func TestReadChecksCrafted(t *testing.T) {
 		{name: "negative epoch", edit: position(15, -2, 3), want: "epoch -2"},
 		{name: "negative step", edit: position(math.MinInt64, 0, 0), want: "none may be negative"},
 		{name: "window longer than the run", want: "metrics window of 16 steps",
-			edit: func(m map[string]any, _ []safetensors.Tensor) { m["window"] = map[string]any{"loss_sum": 1, "steps": 16} }},
+			edit: func(m map[string]any, _ []safetensors.Tensor) {
+				m["window"] = map[string]any{"loss_sum": 1, "steps": 16}
+			}},
 		{name: "negative window", want: "metrics window of -1 steps",
-			edit: func(m map[string]any, _ []safetensors.Tensor) { m["window"] = map[string]any{"loss_sum": 1, "steps": -1} }},
+			edit: func(m map[string]any, _ []safetensors.Tensor) {
+				m["window"] = map[string]any{"loss_sum": 1, "steps": -1}
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := PathAt(t.TempDir(), 15)
