@@ -282,3 +282,27 @@ func TestResumeFallsBackToThePreviousCheckpoint(t *testing.T) {
 		})
 	}
 }
+
+// A checkpoint written before checksums existed is resumed, its tensors unchecked, with a warning saying so.
+func TestResumeAcceptsACheckpointWithoutChecksum(t *testing.T) {
+	exp, out := finishedRun(t)
+	newest := checkpoint.PathAt(out, 3)
+	rewriteCheckpoint(t, newest, func(m *checkpoint.Meta) { m.Checksum = "" })
+	e, err := experiment.Load(exp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	core, logs := observer.New(zap.WarnLevel)
+	tr, err := New(context.Background(), e, Options{Resume: true}, zap.New(core))
+	if err != nil {
+		t.Fatalf("resume: %v", err)
+	}
+	tr.cl.close()
+	if tr.pos.Step != 3 {
+		t.Errorf("resumed at step %d, want 3", tr.pos.Step)
+	}
+	warned := logs.FilterMessageSnippet("no checksum").FilterField(zap.String("file", newest)).Len()
+	if warned != 1 {
+		t.Errorf("%d warnings naming %s as unchecked, want 1; logs %v", warned, newest, logs.All())
+	}
+}
