@@ -8,6 +8,7 @@ require (
 	github.com/sugarme/gotch v0.9.1
 	github.com/sugarme/tokenizer v0.3.0
 	go.uber.org/zap v1.28.0
+	golang.org/x/sys v0.46.0
 	golang.org/x/text v0.28.0
 	gonum.org/v1/plot v0.17.0
 )
@@ -26,7 +27,6 @@ require (
 	github.com/sugarme/regexpset v0.0.0-20200920021344-4d4ec8eaf93c // indirect
 	go.uber.org/multierr v1.10.0 // indirect
 	golang.org/x/image v0.30.0 // indirect
-	golang.org/x/sys v0.46.0 // indirect
 	golang.org/x/term v0.44.0 // indirect
 	gonum.org/v1/gonum v0.16.0 // indirect
 )

@@ -3,10 +3,15 @@
 package checkpoint
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,7 +24,8 @@ import (
 // has one ("objective/<name>", such as FutureTOD's teacher), libtorch's CPU generator state ("rng/cpu",
 // bytes), and, as JSON in the metadata, the position in the data and the optimiser's scalars.
 // It is written atomically (temporary file, fsync, rename), so a run killed at any moment leaves the
-// previous checkpoint or the new one, never a torn file.
+// previous checkpoint or the new one, never a torn file; a sha256 of the tensors in the metadata catches a
+// file damaged later (a bad disk, a bad copy). Checkpoints from before the checksum are read unchecked.
 
 const (
 	// FormatName is what Meta.Format holds for the files this package writes and reads.
@@ -39,6 +45,33 @@ type Position struct {
 	Batch int   `json:"batch"`
 }
 
+// check refuses a position no run reaches: a negative count would index before the data.
+func (p Position) check() error {
+	if p.Step < 0 || p.Epoch < 0 || p.Batch < 0 {
+		return fmt.Errorf("position step %d, epoch %d, batch %d: none may be negative", p.Step, p.Epoch, p.Batch)
+	}
+	return nil
+}
+
+// Window is the part of a metrics line's averaging window that a run had covered when it checkpointed:
+// the losses of the steps since the last line. A resumed run starts its window from it, so its first line
+// averages the same steps as an uninterrupted run's.
+type Window struct {
+	LossSum float64 `json:"loss_sum"`
+	Steps   int64   `json:"steps"`
+}
+
+func (w *Window) check(pos Position) error {
+	if w == nil {
+		return nil
+	}
+	if w.Steps < 0 || w.Steps > pos.Step || math.IsNaN(w.LossSum) || math.IsInf(w.LossSum, 0) {
+		return fmt.Errorf("metrics window of %d steps summing to %v at step %d: want 0 to %d steps and a finite sum",
+			w.Steps, w.LossSum, pos.Step, pos.Step)
+	}
+	return nil
+}
+
 // Meta is a checkpoint's JSON metadata.
 type Meta struct {
 	Format     string         `json:"format"`
@@ -46,6 +79,10 @@ type Meta struct {
 	Position   Position       `json:"position"`
 	Optimizer  map[string]any `json:"optimizer"`
 	World      int            `json:"world,omitempty"` // the number of ranks that wrote it; 0 means 1
+	Window     *Window        `json:"window,omitempty"`
+	// Checksum is "sha256:<hex>" of every tensor's name, dtype, shape and data (see Checksum); Write sets it.
+	// Checkpoints written before it existed have none and are read unchecked (File.Unchecked).
+	Checksum string `json:"checksum,omitempty"`
 }
 
 // File is a checkpoint's content; Write writes Meta.Format as given.
@@ -58,6 +95,8 @@ type File struct {
 	// RNGRanks are ranks 1… CPU generator states in a data-parallel run (rank 0's is RNG).
 	RNGRanks [][]byte
 	Path     string
+	// Unchecked is set by Read for a checkpoint without a checksum, written before checksums existed.
+	Unchecked bool
 }
 
 // Dir is the folder of a run's checkpoints.
@@ -70,10 +109,6 @@ func PathAt(out string, step int64) string {
 
 // Write writes c to path atomically.
 func Write(path string, c *File) error {
-	meta, err := json.Marshal(c.Meta)
-	if err != nil {
-		return err
-	}
 	var tensors []safetensors.Tensor
 	for name, t := range c.Params {
 		t.Name = ParamPrefix + name
@@ -94,7 +129,35 @@ func Write(path string, c *File) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
+	m := c.Meta
+	m.Checksum = Checksum(tensors)
+	meta, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
 	return safetensors.WriteFile(path, map[string]string{"convrep": string(meta)}, tensors)
+}
+
+// Checksum is the sha256 of tensors taken in name order: for each its name, dtype, shape and data, each
+// preceded by its length, so that no two different sets of tensors are hashed from the same bytes.
+func Checksum(tensors []safetensors.Tensor) string {
+	sorted := slices.SortedFunc(slices.Values(tensors), func(a, b safetensors.Tensor) int { return strings.Compare(a.Name, b.Name) })
+	h := sha256.New()
+	field := func(b []byte) {
+		h.Write(binary.LittleEndian.AppendUint64(nil, uint64(len(b))))
+		h.Write(b)
+	}
+	for _, t := range sorted {
+		field([]byte(t.Name))
+		field([]byte(t.DType))
+		var shape []byte
+		for _, d := range t.Shape {
+			shape = binary.LittleEndian.AppendUint64(shape, uint64(d))
+		}
+		field(shape)
+		field(t.Data)
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }
 
 // Read reads and checks a whole checkpoint.
@@ -113,6 +176,18 @@ func Read(path string) (*File, error) {
 	}
 	if c.Meta.Format != FormatName {
 		return nil, fmt.Errorf("checkpoint %s: format %q, this convrep reads %q", path, c.Meta.Format, FormatName)
+	}
+	if err := c.Meta.Position.check(); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	if err := c.Meta.Window.check(c.Meta.Position); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	if c.Meta.Checksum == "" {
+		c.Unchecked = true
+	} else if got := Checksum(f.Tensors); got != c.Meta.Checksum {
+		return nil, fmt.Errorf("checkpoint %s: tensor data does not match its checksum (metadata %s, data %s): the file was damaged after it was written",
+			path, c.Meta.Checksum, got)
 	}
 	for _, t := range f.Tensors {
 		switch {

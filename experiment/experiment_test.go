@@ -81,7 +81,7 @@ func TestLoadExperimentRejects(t *testing.T) {
 		{"override unknown key", validExperiment, []string{"train.learning_rate=1"}, `unknown key "train.learning_rate"`},
 		{"override wrong type", validExperiment, []string{"train.batch_size=big"}, "batch_size"},
 		{"override malformed", validExperiment, []string{"train.lr"}, "want section.key=value"},
-		{"batch of one", validExperiment, []string{"train.batch_size=1"}, "batch_size must be at least 2"},
+		{"batch of one", validExperiment, []string{"train.batch_size=1"}, "train.batch_size must be in [2, 1048576] (in-batch negatives need two), got 1"},
 		{"dropout of a random backbone", validExperiment, []string{"model.dropout=0.2"}, "model.dropout is for a pretrained backbone"},
 		{"unknown distributed key", validExperiment, []string{"distributed.world=2"}, `unknown key "distributed.world"`},
 		{"unknown backend", validExperiment, []string{"distributed.backend=mpi"}, `distributed.backend "mpi"`},
@@ -95,5 +95,44 @@ func TestLoadExperimentRejects(t *testing.T) {
 				t.Fatalf("got %v, want an error mentioning %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// Every [train] size is bounded, so that no --set value can make the trainer's products wrap (a batch of
+// 2^32 × 2^32 examples is 0 in int64 and divided by) or overflow; each error names its key.
+func TestLoadExperimentBoundsTrainSizes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  []string
+		want string
+	}{
+		{"batch × accumulation wraps to 0", []string{"train.batch_size=4294967296", "train.grad_accumulation=4294967296"},
+			"train.batch_size must be in [2, 1048576] (in-batch negatives need two), got 4294967296"},
+		{"accumulation too large", []string{"train.grad_accumulation=4294967296"}, "train.grad_accumulation must be in [1, 65536], got 4294967296"},
+		{"negative accumulation", []string{"train.grad_accumulation=-2"}, "train.grad_accumulation must be in [1, 65536], got -2"},
+		{"examples per step", []string{"train.batch_size=1024", "train.grad_accumulation=65536"},
+			"train.batch_size × train.grad_accumulation must be at most 16777216 examples per step, got 1024 × 65536"},
+		{"negative batch", []string{"train.batch_size=-8"}, "train.batch_size must be in [2, 1048576]"},
+		{"epochs overflow", []string{"train.epochs=9223372036854775807"}, "train.epochs must be in [0, 1048576], got 9223372036854775807"},
+		{"negative epochs", []string{"train.epochs=-1"}, "train.epochs must be in [0, 1048576], got -1"},
+		{"max_steps", []string{"train.max_steps=9223372036854775807"}, "train.max_steps must be in [0, 1099511627776]"},
+		{"negative max_steps", []string{"train.max_steps=-1"}, "train.max_steps must be in [0, 1099511627776], got -1"},
+		{"warmup_steps", []string{"train.warmup_steps=-5"}, "train.warmup_steps must be in [0, 1099511627776], got -5"},
+		{"negative log_every", []string{"train.log_every=-1"}, "train.log_every must be in [1, 1099511627776], got -1"},
+		{"checkpoint_every huge", []string{"train.checkpoint_every=1099511627777"}, "train.checkpoint_every must be in [1, 1099511627776]"},
+		{"negative keep_checkpoints", []string{"train.keep_checkpoints=-3"}, "train.keep_checkpoints must be in [1, 65536], got -3"},
+		{"threads", []string{"train.threads=100000"}, "train.threads must be in [0, 4096], got 100000"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(writeExperiment(t, validExperiment), tc.set)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error mentioning %q", err, tc.want)
+			}
+		})
+	}
+	// The largest values allowed still load.
+	if _, err := Load(writeExperiment(t, validExperiment), []string{"train.batch_size=1024", "train.grad_accumulation=16384",
+		"train.epochs=1048576", "train.max_steps=1099511627776", "train.keep_checkpoints=65536", "train.threads=4096"}); err != nil {
+		t.Errorf("bounds refused: %v", err)
 	}
 }

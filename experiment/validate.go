@@ -77,14 +77,18 @@ func (e *Experiment) validate() error {
 	default:
 		fail("train.precision %q is not fp32 or bf16", t.Precision)
 	}
-	if t.BatchSize < 2 {
-		fail("train.batch_size must be at least 2 (in-batch negatives), got %d", t.BatchSize)
+	for _, b := range trainBounds(t) {
+		if b.value < b.min || b.value > b.max {
+			fail("train.%s must be in [%d, %d]%s, got %d", b.key, b.min, b.max, b.why, b.value)
+		}
+	}
+	if t.BatchSize <= maxBatchSize && t.GradAccumulation <= maxGradAccumulation && // so the product cannot wrap
+		int64(t.BatchSize)*int64(t.GradAccumulation) > MaxExamplesPerStep {
+		fail("train.batch_size × train.grad_accumulation must be at most %d examples per step, got %d × %d",
+			MaxExamplesPerStep, t.BatchSize, t.GradAccumulation)
 	}
 	if t.Epochs < 1 && t.MaxSteps < 1 {
 		fail("train: give epochs or max_steps")
-	}
-	if t.MaxSteps < 0 || t.WarmupSteps < 0 || t.LogEvery < 1 || t.CheckpointEvery < 1 || t.KeepCheckpoints < 1 || t.GradAccumulation < 1 || t.Threads < 0 {
-		fail("train: max_steps, warmup_steps and threads must not be negative; log_every, checkpoint_every, keep_checkpoints and grad_accumulation must be positive")
 	}
 	for name, v := range map[string]float64{"lr": t.LR, "head_lr": t.HeadLR} {
 		if !(v > 0) || math.IsInf(v, 0) {
@@ -101,4 +105,41 @@ func (e *Experiment) validate() error {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// Bounds of the [train] sizes. They are far above any real run and keep every product the trainer forms
+// (examples per step, steps per run) well inside int64, whatever --set gives.
+const (
+	maxBatchSize        = 1 << 20
+	maxGradAccumulation = 1 << 16
+	// MaxExamplesPerStep bounds batch_size × grad_accumulation.
+	MaxExamplesPerStep = 1 << 24
+	// MaxEpochs and MaxSteps bound the run's length: epochs × steps per epoch stays below 2^63 for any
+	// data set of fewer than 2^43 examples, and the trainer checks the product anyway.
+	MaxEpochs = 1 << 20
+	MaxSteps  = 1 << 40
+	maxKeep   = 1 << 16
+	maxThread = 1 << 12
+)
+
+// bound is one [train] size and the range it must lie in; why says what the lower bound is for.
+type bound struct {
+	key      string
+	value    int64
+	min, max int64
+	why      string
+}
+
+func trainBounds(t *TrainConfig) []bound {
+	return []bound{
+		{key: "batch_size", value: int64(t.BatchSize), min: 2, max: maxBatchSize, why: " (in-batch negatives need two)"},
+		{key: "grad_accumulation", value: int64(t.GradAccumulation), min: 1, max: maxGradAccumulation},
+		{key: "epochs", value: int64(t.Epochs), min: 0, max: MaxEpochs},
+		{key: "max_steps", value: t.MaxSteps, min: 0, max: MaxSteps},
+		{key: "warmup_steps", value: t.WarmupSteps, min: 0, max: MaxSteps},
+		{key: "log_every", value: t.LogEvery, min: 1, max: MaxSteps},
+		{key: "checkpoint_every", value: t.CheckpointEvery, min: 1, max: MaxSteps},
+		{key: "keep_checkpoints", value: int64(t.KeepCheckpoints), min: 1, max: maxKeep},
+		{key: "threads", value: int64(t.Threads), min: 0, max: maxThread},
+	}
 }

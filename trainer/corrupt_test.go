@@ -3,17 +3,20 @@ package trainer
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"convrep/checkpoint"
+	"convrep/safetensors"
 )
 
-// TestResumeRefusesCorruptCheckpoint damages the newest checkpoint of a run in ways a crash, a full disk
-// or a bad copy could, and wants --resume to fail naming the file and the damage, leaving the file as it
-// is (no silent fallback to an older checkpoint, no repair, nothing new written).
+// TestResumeRefusesCorruptCheckpoint damages the only checkpoint of a run in ways a crash, a full disk or a
+// bad copy could, and wants --resume to fail naming the file and the damage, leaving the file as it is (no
+// repair, nothing new written). With an older checkpoint beside it, --resume falls back to that one
+// (TestResumeFallsBackToThePreviousCheckpoint).
 func TestResumeRefusesCorruptCheckpoint(t *testing.T) {
 	exp, out := finishedRun(t)
 	good, err := os.ReadFile(checkpoint.PathAt(out, 3))
@@ -35,12 +38,29 @@ func TestResumeRefusesCorruptCheckpoint(t *testing.T) {
 			return b
 		}
 	}
+	// resigned makes an edit's checksum match the edited tensors, as a buggy writer's file would, so that the
+	// checks behind the checksum are reached.
+	resigned := func(edit func([]byte) []byte) func([]byte) []byte {
+		return func(b []byte) []byte {
+			b = edit(b)
+			f, err := safetensors.Parse(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m checkpoint.Meta
+			if err := json.Unmarshal([]byte(f.Metadata["convrep"]), &m); err != nil {
+				t.Fatal(err)
+			}
+			return bytes.Replace(b, []byte(m.Checksum), []byte(checkpoint.Checksum(f.Tensors)), 1)
+		}
+	}
 	for _, tc := range []struct {
 		name    string
 		corrupt func([]byte) []byte
 		want    string
 	}{
 		{"empty", func(b []byte) []byte { return nil }, "truncated"},
+		{"one data bit flipped", func(b []byte) []byte { b[len(b)-100] ^= 0x10; return b }, "does not match its checksum"},
 		{"cut in the length prefix", func(b []byte) []byte { return b[:5] }, "truncated"},
 		{"cut in the header", func(b []byte) []byte { return b[:8+hdrLen/2] }, "truncated"},
 		{"cut in the data", func(b []byte) []byte { return b[:len(b)/2] }, "offsets"},
@@ -51,15 +71,18 @@ func TestResumeRefusesCorruptCheckpoint(t *testing.T) {
 		{"other format", replaceIn("", checkpoint.FormatName, "convrep-checkpoint-9"), `format "convrep-checkpoint-9"`},
 		{"metadata not JSON", replaceIn("", `{\"format\"`, `[\"format\"`), "metadata"},
 		{"offsets swapped", replaceIn(`"rng/cpu"`, `"data_offsets":[`, `"data_offsets":{`), "invalid header"},
-		{"parameter shape transposed", replaceIn(`"param/bert.embeddings.word_embeddings.weight"`, "[30522,32]", "[32,30522]"),
+		{"parameter shape transposed", resigned(replaceIn(`"param/bert.embeddings.word_embeddings.weight"`, "[30522,32]", "[32,30522]")),
 			"bert.embeddings.word_embeddings.weight"},
-		{"parameter dtype changed", replaceIn(`"param/bert.embeddings.word_embeddings.weight"`, `"F32"`, `"I32"`),
+		{"parameter dtype changed", resigned(replaceIn(`"param/bert.embeddings.word_embeddings.weight"`, `"F32"`, `"I32"`)),
 			"bert.embeddings.word_embeddings.weight"},
-		{"moment dtype changed", replaceIn(`"optim/bert.embeddings.word_embeddings.weight.exp_avg"`, `"F32"`, `"I32"`),
+		{"moment dtype changed", resigned(replaceIn(`"optim/bert.embeddings.word_embeddings.weight.exp_avg"`, `"F32"`, `"I32"`)),
 			"bert.embeddings.word_embeddings.weight.exp_avg"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			moved := copyRun(t, out)
+			if err := os.Remove(checkpoint.PathAt(moved, 2)); err != nil {
+				t.Fatal(err)
+			}
 			path := checkpoint.PathAt(moved, 3)
 			bad := tc.corrupt(bytes.Clone(good))
 			if err := os.WriteFile(path, bad, 0o644); err != nil {

@@ -197,7 +197,7 @@ func TestFutureTODResumeIsBitIdentical(t *testing.T) {
 		if err := os.MkdirAll(checkpoint.Dir(out), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := safetensors.WriteFile(checkpoint.PathAt(out, 10), f.Metadata, kept); err != nil {
+		if err := safetensors.WriteFile(checkpoint.PathAt(out, 10), signed(t, f.Metadata, kept), kept); err != nil {
 			t.Fatal(err)
 		}
 		_, err = newTrainer(t, exp, []string{fmt.Sprintf("output_dir=%q", out)}, true)

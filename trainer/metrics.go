@@ -1,10 +1,10 @@
 package trainer
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 
@@ -52,11 +52,10 @@ func keepMetricsUpTo(path string, step int64) error {
 		return fmt.Errorf("metrics: %w", err)
 	}
 	var kept bytes.Buffer
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
+	for line := range lines(b) {
 		var m Metric
-		if json.Unmarshal(sc.Bytes(), &m) == nil && m.Step <= step {
-			kept.Write(sc.Bytes())
+		if json.Unmarshal(line, &m) == nil && m.Step <= step {
+			kept.Write(line)
 			kept.WriteByte('\n')
 		}
 	}
@@ -80,6 +79,21 @@ func (l *metricsLog) write(m Metric) error {
 	return nil
 }
 
+// sync makes the lines written so far durable; the trainer calls it before each checkpoint, so that the
+// metrics up to a checkpoint's step survive a crash as the checkpoint does.
+func (l *metricsLog) sync() error {
+	if l.f == nil {
+		return nil
+	}
+	if err := fsync(l.f); err != nil {
+		return fmt.Errorf("metrics: sync %s: %w", l.f.Name(), err)
+	}
+	return nil
+}
+
+// fsync is (*os.File).Sync; a test watches it.
+var fsync = (*os.File).Sync
+
 func (l *metricsLog) close() error {
 	if l.f == nil {
 		return nil
@@ -94,13 +108,26 @@ func readMetrics(path string) ([]Metric, error) {
 		return nil, err
 	}
 	var ms []Metric
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for line := 1; sc.Scan(); line++ {
+	n := 0
+	for line := range lines(b) {
+		n++
 		var m Metric
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		if err := json.Unmarshal(line, &m); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
 		}
 		ms = append(ms, m)
 	}
 	return ms, nil
+}
+
+// lines yields the lines of b without their newlines, however long (bufio.Scanner stops at 64 KiB, and
+// would drop every line after a longer one).
+func lines(b []byte) iter.Seq[[]byte] {
+	return func(yield func([]byte) bool) {
+		for line := range bytes.Lines(b) {
+			if !yield(bytes.TrimSuffix(line, []byte("\n"))) {
+				return
+			}
+		}
+	}
 }

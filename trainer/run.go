@@ -15,6 +15,7 @@ import (
 
 	"convrep/checkpoint"
 	"convrep/datasets"
+	"convrep/internal/atomicfile"
 	"convrep/internal/progress"
 	"convrep/internal/torch"
 	"convrep/trainer/optim"
@@ -57,14 +58,13 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 	perStep := micro * e.Train.GradAccumulation
 	perEpoch := t.data.Len() / perStep
 	start := time.Now()
-	var window lossWindow
 	stopping := false // every rank agreed to stop after the step just taken
 	for t.pos.Step < t.total {
 		order := datasets.Order(t.data.Len(), e.Seed, t.pos.Epoch)
 		t.enterEpoch(t.pos.Epoch)
 		for t.pos.Batch < perEpoch && t.pos.Step < t.total {
 			if stopping || (!t.cl.multi() && ctx.Err() != nil) {
-				if err := t.saveCheckpoint(); err != nil {
+				if err := t.syncAndCheckpoint(metrics); err != nil {
 					return err
 				}
 				t.log.Info("stopped by signal", zap.Int64("step", t.pos.Step))
@@ -85,20 +85,20 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 			if err := t.afterStep(perEpoch); err != nil {
 				return fmt.Errorf("step %d: %w", t.pos.Step, err)
 			}
-			window.add(loss, perStep, time.Since(stepStart))
+			t.window.add(loss, perStep, time.Since(stepStart))
 			bar.Describe(fmt.Sprintf("loss %.4f", loss))
 			bar.Add(1)
 			if t.pos.Step%e.Train.LogEvery == 0 || t.pos.Step == t.total {
-				m := window.metric(t.pos, t.opt, norm, objMetrics, time.Since(start))
+				m := t.window.metric(t.pos, t.opt, norm, objMetrics, time.Since(start))
 				if err := metrics.write(m); err != nil {
 					return err
 				}
 				t.lastLoss = m.Loss
 				t.log.Debug("step", zap.Int64("step", m.Step), zap.Float64("loss", m.Loss), zap.Float64("pairs_per_s", m.PairsPerS))
-				window = lossWindow{}
+				t.window = lossWindow{}
 			}
 			if t.pos.Step%e.Train.CheckpointEvery == 0 && t.pos.Step < t.total {
-				if err := t.saveCheckpoint(); err != nil {
+				if err := t.syncAndCheckpoint(metrics); err != nil {
 					return err
 				}
 			}
@@ -108,7 +108,7 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 		}
 	}
 	bar.Finish()
-	if err := t.saveCheckpoint(); err != nil {
+	if err := t.syncAndCheckpoint(metrics); err != nil {
 		return err
 	}
 	if !t.cl.leader() {
@@ -201,24 +201,36 @@ func (t *Trainer) loss(batch any) (l *ts.Tensor, m map[string]float64, err error
 	return t.obj.Loss(batch, true)
 }
 
-// lossWindow accumulates the steps between two metrics lines.
+// syncAndCheckpoint makes the metrics lines written so far durable, then writes the checkpoint: after a
+// crash, the metrics reach at least the newest checkpoint's step.
+func (t *Trainer) syncAndCheckpoint(metrics *metricsLog) error {
+	if err := metrics.sync(); err != nil {
+		return err
+	}
+	return t.saveCheckpoint()
+}
+
+// lossWindow accumulates the steps between two metrics lines. Its losses go into checkpoints, so that the
+// first line after a resume averages the same steps as an uninterrupted run's; the timings are of this
+// process's steps only.
 type lossWindow struct {
-	sum      float64
-	steps    int
+	loss     checkpoint.Window
+	timed    int // steps timed by this process
 	examples int
 	busy     time.Duration
 }
 
 func (w *lossWindow) add(loss float64, examples int, d time.Duration) {
-	w.sum += loss
-	w.steps++
+	w.loss.LossSum += loss
+	w.loss.Steps++
+	w.timed++
 	w.examples += examples
 	w.busy += d
 }
 
 func (w *lossWindow) metric(pos checkpoint.Position, opt *optim.Optimizer, norm float64, obj map[string]float64, elapsed time.Duration) Metric {
-	m := Metric{Step: pos.Step, Epoch: pos.Epoch, Loss: w.sum / float64(w.steps), LR: opt.LR(0), GradNorm: norm,
-		PairsPerS: float64(w.examples) / w.busy.Seconds(), StepS: w.busy.Seconds() / float64(w.steps),
+	m := Metric{Step: pos.Step, Epoch: pos.Epoch, Loss: w.loss.LossSum / float64(w.loss.Steps), LR: opt.LR(0), GradNorm: norm,
+		PairsPerS: float64(w.examples) / w.busy.Seconds(), StepS: w.busy.Seconds() / float64(w.timed),
 		ElapsedS: elapsed.Seconds(), Objective: obj}
 	if opt.NumGroups() > 1 {
 		m.HeadLR = opt.LR(1)
@@ -226,17 +238,25 @@ func (w *lossWindow) metric(pos checkpoint.Position, opt *optim.Optimizer, norm 
 	return m
 }
 
-// finish saves the trained encoder with its tokenizer in HuggingFace layout and draws the loss curve.
+// finish saves the trained encoder with its tokenizer in HuggingFace layout and draws the loss curve. The
+// model folder is written whole beside its place and then put there, so that a crash leaves the previous
+// model/ or the new one, never weights of one run with the tokenizer of another.
 func (t *Trainer) finish() error {
 	dir := filepath.Join(t.exp.OutputDir, "model")
-	if err := t.bb.Model.Save(dir); err != nil {
-		return fmt.Errorf("save model: %w", err)
-	}
-	if err := t.bb.Tok.Save(dir); err != nil {
-		return fmt.Errorf("save tokenizer: %w", err)
-	}
-	if err := t.describeModel(dir); err != nil {
-		return fmt.Errorf("describe the model: %w", err)
+	err := atomicfile.WriteDir(dir, func(tmp string) error {
+		if err := t.bb.Model.Save(tmp); err != nil {
+			return fmt.Errorf("save model: %w", err)
+		}
+		if err := t.bb.Tok.Save(tmp); err != nil {
+			return fmt.Errorf("save tokenizer: %w", err)
+		}
+		if err := t.describeModel(tmp); err != nil {
+			return fmt.Errorf("describe the model: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("write %s: %w", dir, err)
 	}
 	if err := t.describeRun(true); err != nil {
 		return fmt.Errorf("describe the run: %w", err)

@@ -1,7 +1,9 @@
 package trainer
 
 import (
+	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
@@ -23,6 +25,10 @@ func (t *Trainer) saveCheckpoint() error {
 		Params: map[string]safetensors.Tensor{}, Objective: map[string]safetensors.Tensor{}, RNG: rngs[0], RNGRanks: rngs[1:]}
 	if t.cl.multi() {
 		c.Meta.World = t.cl.world() // single-process checkpoints leave it out, as they always have
+	}
+	if t.window.loss.Steps > 0 {
+		w := t.window.loss // a checkpoint right after a metrics line has none, as before windows were kept
+		c.Meta.Window = &w
 	}
 	err = torch.Catch("checkpoint", func() error {
 		for name, p := range t.params {
@@ -57,7 +63,27 @@ func (t *Trainer) saveCheckpoint() error {
 // storedDType is the dtype torch.ToSafetensor writes a parameter of each kind with.
 var storedDType = map[gotch.DType]safetensors.DType{gotch.Float: safetensors.F32, gotch.Double: safetensors.F64, gotch.Int64: safetensors.I64}
 
-// restore loads a checkpoint into the trainer: weights, optimiser, the objective's state, RNG, data position.
+// restoreNewestGood restores the newest of paths (oldest first) that loads. One that does not (damaged on
+// disk, failing its checksum, of other settings) is passed over with a warning naming the file and the
+// problem, and the one before it is tried; when none loads, the error names each file and its problem.
+func (t *Trainer) restoreNewestGood(paths []string) error {
+	var errs []error
+	for i := len(paths) - 1; i >= 0; i-- {
+		err := t.restore(paths[i])
+		if err == nil {
+			return nil
+		}
+		errs = append(errs, err)
+		if i > 0 {
+			t.log.Warn("checkpoint cannot be resumed; falling back to the previous one",
+				zap.String("file", paths[i]), zap.String("problem", err.Error()), zap.String("previous", paths[i-1]))
+		}
+	}
+	return fmt.Errorf("no checkpoint in %s can be resumed:\n%w", filepath.Dir(paths[0]), errors.Join(errs...))
+}
+
+// restore loads a checkpoint into the trainer: weights, optimiser, the objective's state, RNG, data position
+// and the metrics window.
 func (t *Trainer) restore(path string) error {
 	c, err := checkpoint.Read(path)
 	if err != nil {
@@ -66,6 +92,13 @@ func (t *Trainer) restore(path string) error {
 	if c.Meta.Experiment != t.digest {
 		return fmt.Errorf("checkpoint %s belongs to another experiment (digest %s, this one %s): the settings changed since it was written",
 			path, c.Meta.Experiment, t.digest)
+	}
+	if b := c.Meta.Position.Batch; int64(b) > t.perEpoch {
+		return fmt.Errorf("checkpoint %s: position batch %d is past the %d batches of an epoch: the data changed since it was written",
+			path, b, t.perEpoch)
+	}
+	if c.Unchecked {
+		t.log.Warn("checkpoint has no checksum (written before checksums); its tensors are loaded unchecked", zap.String("file", path))
 	}
 	for name, p := range t.params {
 		st, ok := c.Params[name]
@@ -109,6 +142,10 @@ func (t *Trainer) restore(path string) error {
 		}
 	}
 	t.pos = c.Meta.Position
+	t.window = lossWindow{}
+	if w := c.Meta.Window; w != nil {
+		t.window.loss = *w
+	}
 	t.log.Info("resumed", zap.String("checkpoint", path), zap.Int64("step", t.pos.Step), zap.Int("epoch", t.pos.Epoch))
 	return nil
 }

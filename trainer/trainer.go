@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -41,10 +42,12 @@ type Trainer struct {
 	groups   []optim.Group
 	digest   string
 	pos      checkpoint.Position
-	total    int64    // optimiser steps the run will make
-	cl       *cluster // this process's rank among the data-parallel ranks
-	rankRNG  bool     // this rank's dropout stream came from the checkpoint
-	lastLoss float64  // the loss of the last metrics line, for the model card
+	window   lossWindow // the steps since the last metrics line
+	total    int64      // optimiser steps the run will make
+	perEpoch int64      // optimiser steps in an epoch
+	cl       *cluster   // this process's rank among the data-parallel ranks
+	rankRNG  bool       // this rank's dropout stream came from the checkpoint
+	lastLoss float64    // the loss of the last metrics line, for the model card
 }
 
 // Options are the command line's choices beside the experiment file.
@@ -54,7 +57,7 @@ type Options struct {
 }
 
 // New checks the experiment's inputs (backbone, tokenizer, corpora) before any work, then builds the model,
-// objective, data and optimiser, and restores the newest checkpoint when resuming.
+// objective, data and optimiser, and restores the newest checkpoint that loads when resuming.
 func New(ctx context.Context, e *experiment.Experiment, opt Options, log *zap.Logger) (_ *Trainer, err error) {
 	paths, err := checkpoint.List(e.OutputDir)
 	if err != nil {
@@ -77,7 +80,7 @@ func New(ctx context.Context, e *experiment.Experiment, opt Options, log *zap.Lo
 		return nil, err
 	}
 	if len(paths) > 0 {
-		if err := t.restore(paths[len(paths)-1]); err != nil {
+		if err := t.restoreNewestGood(paths); err != nil {
 			return nil, err
 		}
 	}
@@ -214,13 +217,9 @@ func corpusFiles(d experiment.DataConfig) ([]string, error) {
 // exactly one declared group.
 func (t *Trainer) buildOptimizer() error {
 	e := t.exp
-	perEpoch := int64(t.data.Len() / (e.Train.BatchSize * e.Train.GradAccumulation))
-	if perEpoch == 0 {
-		return fmt.Errorf("%d examples make no full batch of %d×%d", t.data.Len(), e.Train.BatchSize, e.Train.GradAccumulation)
-	}
-	t.total = perEpoch * int64(e.Train.Epochs)
-	if e.Train.MaxSteps > 0 && (e.Train.Epochs == 0 || e.Train.MaxSteps < t.total) {
-		t.total = e.Train.MaxSteps
+	var err error
+	if t.perEpoch, t.total, err = runSteps(t.data.Len(), e.Train); err != nil {
+		return err
 	}
 	groups, frozen, err := optimGroups(t.obj, t.bb.Model, e.Train)
 	if err != nil {
@@ -245,6 +244,28 @@ func (t *Trainer) buildOptimizer() error {
 	}
 	t.sched, err = optim.ParseSchedule(e.Train.Schedule, e.Train.WarmupSteps, t.total)
 	return err
+}
+
+// runSteps is the number of optimiser steps in an epoch of examples and in the whole run: epochs of them,
+// or max_steps when that is fewer (or epochs is 0). Validation bounds each [train] size; the products are
+// checked here again, so no setting can make them wrap.
+func runSteps(examples int, tc experiment.TrainConfig) (perEpoch, total int64, err error) {
+	perStep := int64(tc.BatchSize) * int64(tc.GradAccumulation)
+	if tc.BatchSize < 1 || tc.GradAccumulation < 1 || perStep/int64(tc.GradAccumulation) != int64(tc.BatchSize) {
+		return 0, 0, fmt.Errorf("train.batch_size %d × train.grad_accumulation %d is no batch", tc.BatchSize, tc.GradAccumulation)
+	}
+	perEpoch = int64(examples) / perStep
+	if perEpoch == 0 {
+		return 0, 0, fmt.Errorf("%d examples make no full batch of %d×%d", examples, tc.BatchSize, tc.GradAccumulation)
+	}
+	if tc.Epochs < 0 || int64(tc.Epochs) > math.MaxInt64/perEpoch {
+		return 0, 0, fmt.Errorf("train.epochs %d × %d steps per epoch is more steps than a run can count", tc.Epochs, perEpoch)
+	}
+	total = perEpoch * int64(tc.Epochs)
+	if tc.MaxSteps > 0 && (tc.Epochs == 0 || tc.MaxSteps < total) {
+		total = tc.MaxSteps
+	}
+	return perEpoch, total, nil
 }
 
 // optimGroups turns the objective's declared groups into the optimiser's (empty ones left out), and lists

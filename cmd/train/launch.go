@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -95,26 +96,71 @@ type exited struct {
 	err  error
 }
 
+// jobError says which worker failed first, and how.
+type jobError struct {
+	index, rank, world int
+	err                error
+	tail               string // its last lines
+	afterSignal        bool   // the launcher had already asked the workers to stop
+}
+
+func (e *jobError) Error() string {
+	return fmt.Sprintf("worker %d (rank %d of %d) failed: %v; its last lines:\n%s", e.index, e.rank, e.world, e.err, e.tail)
+}
+
+// Port picking: when no --master-port is given, the launcher asks the kernel for a free port and rank 0's
+// store binds it when it starts. Another program may take the port between the two; rank 0 then fails
+// with EADDRINUSE, and the launcher starts the job again on another port, up to maxPortTries times. (The
+// store's port cannot be handed over bound: libtorch 1.13's TCPStore takes a port number, not a socket.)
+const maxPortTries = 3
+
+// pickPort finds a free port; a test replaces it.
+var pickPort = freePort
+
+// workerWaitDelay bounds how long the launcher waits for a worker's output after the worker exited: a
+// process the worker started and left running may hold its stderr open for ever.
+var workerWaitDelay = 10 * time.Second
+
 // runWorkers starts this node's workers (argv, with the environment contract), forwards SIGINT and SIGTERM to
 // them, and returns once all have ended: nil when every one exited 0. When one fails, the others are ended
 // (SIGTERM, then SIGKILL after grace) and the error names it and holds its last log lines; the job never
-// waits on a worker that can no longer be answered.
+// waits on a worker that can no longer be answered. A job that failed only because the port the launcher
+// picked was taken before rank 0 bound it is started again on another.
 func (l launch) runWorkers(argv []string, grace time.Duration, log *zap.Logger) error {
 	if err := l.check(); err != nil {
 		return err
 	}
-	port := l.masterPort
-	if port == 0 {
-		p, err := freePort(l.masterAddr)
-		if err != nil {
-			return err
-		}
-		port = p
-	}
 	signals := make(chan os.Signal, 2)
 	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(signals)
+	for attempt := 1; ; attempt++ {
+		port := l.masterPort
+		if port == 0 {
+			p, err := pickPort(l.masterAddr)
+			if err != nil {
+				return err
+			}
+			port = p
+		}
+		err := l.runJob(argv, port, grace, signals, log)
+		if l.masterPort != 0 || attempt == maxPortTries || !portTaken(err) {
+			return err
+		}
+		log.Warn("the rendezvous port was taken before rank 0 could bind it; starting the workers again on another",
+			zap.Int("port", port), zap.Int("attempt", attempt))
+	}
+}
 
+// portTaken reports whether the job failed because rank 0, which serves the rendezvous store, found its
+// port in use.
+func portTaken(err error) bool {
+	var je *jobError
+	return errors.As(err, &je) && je.rank == 0 && !je.afterSignal &&
+		strings.Contains(strings.ToLower(je.tail), "address already in use")
+}
+
+// runJob runs the workers once with the rendezvous at port.
+func (l launch) runJob(argv []string, port int, grace time.Duration, signals <-chan os.Signal, log *zap.Logger) error {
 	workers := make([]*exec.Cmd, l.nprocPerNode)
 	tails := make([]*tail, l.nprocPerNode)
 	done := make(chan exited, l.nprocPerNode)
@@ -124,6 +170,7 @@ func (l launch) runWorkers(argv []string, grace time.Duration, log *zap.Logger) 
 		cmd.Env = l.workerEnv(os.Environ(), i, port)
 		// Workers get signals from the launcher only, so that one Ctrl-C reaches each of them once.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		cmd.WaitDelay = workerWaitDelay
 		tails[i] = newTail(20)
 		// Rank 0's progress bar redraws in place: its bytes pass through as they come. The others' lines
 		// carry their rank.
@@ -137,21 +184,24 @@ func (l launch) runWorkers(argv []string, grace time.Duration, log *zap.Logger) 
 			return fmt.Errorf("start worker %d: %w", rank, err)
 		}
 		workers[i] = cmd
-		// Wait returns once the worker's output is copied, so its last lines are in its tail.
-		go func() { done <- exited{rank, cmd.Wait()} }()
+		// Wait returns once the worker's output is copied (or workerWaitDelay after it exited), so its last
+		// lines are in its tail.
+		go func() { done <- exited{rank, waitWorker(cmd, rank, log)} }()
 	}
 	log.Info("workers started", zap.Int("node_workers", l.nprocPerNode), zap.Int("world_size", l.nnodes*l.nprocPerNode),
 		zap.String("master", fmt.Sprintf("%s:%d", l.masterAddr, port)))
 
-	var failed *exited
+	var failed *jobError
 	var killAt <-chan time.Time
+	signalled := false
 	for left := len(workers); left > 0; {
 		select {
 		case s := <-signals:
-			if killAt != nil { // a second signal: no more waiting
+			if signalled { // a second signal: no more waiting
 				l.end(workers, syscall.SIGKILL)
 				continue
 			}
+			signalled = true
 			log.Info("forwarding signal to the workers", zap.String("signal", s.String()))
 			l.end(workers, s.(syscall.Signal))
 			killAt = time.After(stopGrace)
@@ -160,18 +210,30 @@ func (l launch) runWorkers(argv []string, grace time.Duration, log *zap.Logger) 
 		case e := <-done:
 			left--
 			if e.err != nil && failed == nil {
-				failed = &e
+				i := e.rank - l.nodeRank*l.nprocPerNode
+				failed = &jobError{index: i, rank: e.rank, world: l.nnodes * l.nprocPerNode, err: e.err, afterSignal: signalled}
 				l.end(workers, syscall.SIGTERM)
 				killAt = time.After(grace)
 			}
 		}
 	}
 	if failed != nil {
-		i := failed.rank - l.nodeRank*l.nprocPerNode
-		return fmt.Errorf("worker %d (rank %d of %d) failed: %v; its last lines:\n%s", i, failed.rank, l.nnodes*l.nprocPerNode,
-			failed.err, tails[i].String())
+		failed.tail = tails[failed.index].String()
+		return failed
 	}
 	return nil
+}
+
+// waitWorker waits for the worker to end. A worker that exited 0 but left a process holding its output
+// open succeeded: after workerWaitDelay its output is closed and a warning says so.
+func waitWorker(cmd *exec.Cmd, rank int, log *zap.Logger) error {
+	err := cmd.Wait()
+	if errors.Is(err, exec.ErrWaitDelay) {
+		log.Warn("worker exited, but a process it started still held its output; stopped reading it",
+			zap.Int("rank", rank), zap.Duration("after", workerWaitDelay))
+		return nil
+	}
+	return err
 }
 
 // end sends sig to every worker still running.

@@ -2,7 +2,11 @@ package main
 
 import (
 	"fmt"
+	"net"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -68,6 +72,28 @@ func TestMain(m *testing.M) {
 	case "ok":
 		fmt.Fprintf(os.Stderr, "worker %s of %s done\n", os.Getenv("RANK"), os.Getenv("WORLD_SIZE"))
 		os.Exit(0)
+	case "port": // rank 0 binds the rendezvous port, as the store would
+		if os.Getenv("RANK") == "0" {
+			l, err := net.Listen("tcp", net.JoinHostPort(os.Getenv("MASTER_ADDR"), os.Getenv("MASTER_PORT")))
+			if err != nil {
+				fmt.Fprintln(os.Stderr, "store:", err)
+				os.Exit(1)
+			}
+			l.Close()
+		}
+		os.Exit(0)
+	case "grandchild": // leaves a process holding its stderr, and exits 0
+		child := exec.Command(os.Args[0])
+		child.Env = append(os.Environ(), "CONVREP_FAKE_WORKER=sleeper")
+		child.Stderr = os.Stderr
+		if err := child.Start(); err != nil {
+			os.Exit(3)
+		}
+		os.WriteFile(os.Getenv("CONVREP_FAKE_PIDFILE"), []byte(strconv.Itoa(child.Process.Pid)), 0o644)
+		os.Exit(0)
+	case "sleeper":
+		time.Sleep(time.Minute)
+		os.Exit(0)
 	case "killed":
 		if os.Getenv("RANK") == "1" {
 			time.Sleep(200 * time.Millisecond)
@@ -120,5 +146,82 @@ func TestPrefixedWritesWholeLines(t *testing.T) {
 	tl.Write([]byte("one\ntwo\rtwo again\nthree\npart"))
 	if got, want := tl.String(), "  two again\n  three\n  part"; got != want {
 		t.Fatalf("tail %q, want %q", got, want)
+	}
+}
+
+// A worker that exits 0 but leaves a process holding its stderr must not keep the launcher waiting.
+func TestLauncherDoesNotWaitForAWorkersGrandchild(t *testing.T) {
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	t.Setenv("CONVREP_FAKE_WORKER", "grandchild")
+	t.Setenv("CONVREP_FAKE_PIDFILE", pidFile)
+	saved := workerWaitDelay
+	workerWaitDelay = 200 * time.Millisecond
+	t.Cleanup(func() { workerWaitDelay = saved })
+	t.Cleanup(func() { // end the sleeper this test started, by its pid
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(string(b)); err == nil && pid > 0 {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
+	l := launch{nprocPerNode: 1, nnodes: 1, masterAddr: "127.0.0.1"}
+	start := time.Now()
+	if err := l.runWorkers([]string{os.Args[0]}, time.Second, zaptest.NewLogger(t)); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("the launcher waited %v for a grandchild's output (it sleeps a minute)", took)
+	}
+	if _, err := os.Stat(pidFile); err != nil {
+		t.Errorf("the worker started no grandchild: %v", err)
+	}
+}
+
+// A port the launcher picked and someone took before rank 0 bound it is replaced by another; a port the
+// user gave is not, and neither is one taken at every try.
+func TestLauncherRetriesATakenRendezvousPort(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	busy := taken.Addr().(*net.TCPAddr).Port
+	t.Setenv("CONVREP_FAKE_WORKER", "port")
+	for _, tc := range []struct {
+		name      string
+		given     int   // --master-port; 0 lets the launcher pick
+		picks     []int // what pickPort returns in turn; 0 is a free port
+		wantPicks int
+		wantErr   string
+	}{
+		{name: "taken once", picks: []int{busy, 0}, wantPicks: 2},
+		{name: "free at once", picks: []int{0}, wantPicks: 1},
+		{name: "taken at every try", picks: []int{busy, busy, busy, busy}, wantPicks: maxPortTries, wantErr: "address already in use"},
+		{name: "given by the user", given: busy, wantPicks: 0, wantErr: "address already in use"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			picked := 0
+			saved := pickPort
+			pickPort = func(addr string) (int, error) {
+				p := tc.picks[picked]
+				picked++
+				if p == 0 {
+					return freePort(addr)
+				}
+				return p, nil
+			}
+			t.Cleanup(func() { pickPort = saved })
+			l := launch{nprocPerNode: 2, nnodes: 1, masterAddr: "127.0.0.1", masterPort: tc.given}
+			err := l.runWorkers([]string{os.Args[0]}, time.Second, zaptest.NewLogger(t))
+			if picked != tc.wantPicks {
+				t.Errorf("picked %d ports, want %d", picked, tc.wantPicks)
+			}
+			if tc.wantErr == "" && err != nil {
+				t.Fatal(err)
+			}
+			if tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "rank 0 of 2")) {
+				t.Fatalf("error %v, want rank 0's %q", err, tc.wantErr)
+			}
+		})
 	}
 }

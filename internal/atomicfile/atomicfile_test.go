@@ -36,3 +36,68 @@ func TestWriteReplacesWholeOrNothing(t *testing.T) {
 		t.Fatalf("temporary files left behind: %v", entries)
 	}
 }
+
+func TestWriteDirReplacesTheFolderWhole(t *testing.T) {
+	boom := errors.New("disk full")
+	writeFiles := func(files map[string]string, fail error) func(string) error {
+		return func(tmp string) error {
+			for name, body := range files {
+				if err := os.WriteFile(filepath.Join(tmp, name), []byte(body), 0o644); err != nil {
+					return err
+				}
+			}
+			return fail
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		old     map[string]string // nil: no folder before
+		write   func(string) error
+		wantErr error
+		want    map[string]string
+	}{
+		{name: "new folder", write: writeFiles(map[string]string{"a": "1", "b": "2"}, nil), want: map[string]string{"a": "1", "b": "2"}},
+		{name: "replaces, dropping stale files", old: map[string]string{"a": "old", "stale": "x"},
+			write: writeFiles(map[string]string{"a": "1", "b": "2"}, nil), want: map[string]string{"a": "1", "b": "2"}},
+		{name: "failed write keeps the old folder", old: map[string]string{"a": "old"},
+			write: writeFiles(map[string]string{"a": "half"}, boom), wantErr: boom, want: map[string]string{"a": "old"}},
+		{name: "failed write makes no folder", write: writeFiles(map[string]string{"a": "half"}, boom), wantErr: boom},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			parent := t.TempDir()
+			dir := filepath.Join(parent, "model")
+			if tc.old != nil {
+				if err := os.Mkdir(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				writeFiles(tc.old, nil)(dir)
+			}
+			if err := WriteDir(dir, tc.write); !errors.Is(err, tc.wantErr) {
+				t.Fatalf("WriteDir: %v, want %v", err, tc.wantErr)
+			}
+			got := map[string]string{}
+			entries, err := os.ReadDir(dir)
+			if err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			for _, e := range entries {
+				b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+				got[e.Name()] = string(b)
+			}
+			if len(got) != len(tc.want) {
+				t.Errorf("folder holds %v, want %v", got, tc.want)
+			}
+			for k, v := range tc.want {
+				if got[k] != v {
+					t.Errorf("%s = %q, want %q", k, got[k], v)
+				}
+			}
+			if left, _ := os.ReadDir(parent); len(left) > 1 || (len(left) == 1 && left[0].Name() != "model") {
+				t.Errorf("temporary folders left beside it: %v", left)
+			}
+			if fi, err := os.Stat(dir); err == nil && fi.Mode().Perm() != 0o755 {
+				t.Errorf("folder mode %v, want 0755", fi.Mode().Perm())
+			}
+		})
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 )
 
 // configFile is the one file every model folder must hold.
@@ -75,62 +76,88 @@ func (c cacheRepo) lookup(rev string) (string, Candidate) {
 }
 
 // writeRef records that rev points at commit, replacing the file atomically
-// so a reader never sees half a hash.
+// so a reader never sees half a hash. Each writer has its own temporary
+// file, so concurrent resolves of one model cannot rename each other's.
 func (c cacheRepo) writeRef(rev, commit string) error {
 	p := c.refPath(rev)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return fmt.Errorf("hub: create refs folder for %s: %w", p, err)
 	}
-	tmp := p + ".tmp"
-	if err := os.WriteFile(tmp, []byte(commit), 0o644); err != nil {
-		return fmt.Errorf("hub: write ref %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		return fmt.Errorf("hub: write ref %s: %w", p, err)
-	}
-	return nil
+	return replaceFile(p, func(f *os.File) error {
+		_, err := f.WriteString(commit)
+		return err
+	})
 }
 
 // link makes snapshots/<commit>/<file> point at the blob with a relative
 // symlink, as the Python tools do, so the cache can be moved as a whole.
-// Where symlinks are not allowed the blob is copied instead.
+// Where symlinks are not allowed the blob is copied instead. The new entry
+// is made under a temporary name and renamed over the old, so a concurrent
+// resolve never finds the entry missing nor writes through it.
 func (c cacheRepo) link(commit, file, etag string) error {
 	dst := filepath.Join(c.snapshotDir(commit), filepath.FromSlash(file))
 	blob := c.blobPath(etag)
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return fmt.Errorf("hub: create snapshot folder for %s: %w", dst, err)
 	}
-	if err := os.Remove(dst); err != nil && !os.IsNotExist(err) {
-		return fmt.Errorf("hub: replace %s: %w", dst, err)
-	}
 	rel, err := filepath.Rel(filepath.Dir(dst), blob)
 	if err != nil {
 		return fmt.Errorf("hub: link %s to %s: %w", dst, blob, err)
 	}
-	if err := os.Symlink(rel, dst); err == nil {
+	if err := symlinkOver(rel, dst); err == nil {
 		return nil
 	}
-	return copyFile(blob, dst)
+	return replaceFile(dst, func(f *os.File) error { return copyInto(f, blob) })
 }
 
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return fmt.Errorf("hub: copy %s: %w", src, err)
+// symlinkOver makes dst a symlink to target, replacing whatever dst was.
+func symlinkOver(target, dst string) error {
+	tmp := fmt.Sprintf("%s.%d.%d.link", dst, os.Getpid(), linkSeq.Add(1))
+	if err := os.Symlink(target, tmp); err != nil {
+		return err
 	}
-	defer in.Close()
-	out, err := os.Create(dst)
-	if err != nil {
-		return fmt.Errorf("hub: copy to %s: %w", dst, err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return fmt.Errorf("hub: copy %s to %s: %w", src, dst, err)
-	}
-	if err := out.Close(); err != nil {
-		return fmt.Errorf("hub: copy to %s: %w", dst, err)
+	if err := os.Rename(tmp, dst); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("hub: link %s: %w", dst, err)
 	}
 	return nil
+}
+
+// linkSeq tells apart the temporary links of goroutines of one process.
+var linkSeq atomic.Int64
+
+// replaceFile writes p through a fresh temporary file beside it and renames
+// that into place; p is never opened, so a symlink at p is not followed.
+func replaceFile(p string, write func(*os.File) error) error {
+	f, err := os.CreateTemp(filepath.Dir(p), filepath.Base(p)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("hub: write %s: %w", p, err)
+	}
+	err = f.Chmod(0o644) // CreateTemp makes it private; cache files are not
+	if err == nil {
+		err = write(f)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), p)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("hub: write %s: %w", p, err)
+	}
+	return nil
+}
+
+func copyInto(out *os.File, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	_, err = io.Copy(out, in)
+	return err
 }
 
 // isFile reports whether p (after following symlinks) is a regular file; a

@@ -59,17 +59,18 @@ func (e *NotFoundError) Unwrap() error { return e.Cause }
 
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
 
-// ChecksumError says a downloaded file's sha256 differs from its ETag; the
+// ChecksumError says a downloaded file's hash differs from its ETag; the
 // bad blob has been deleted.
 type ChecksumError struct {
 	File     string
+	Algo     string // "sha256" (LFS files) or "git blob sha1"
 	Expected string
 	Got      string
 }
 
 func (e *ChecksumError) Error() string {
-	return fmt.Sprintf("hub: download %s: sha256 mismatch: expected %s, got %s (corrupted download deleted)",
-		e.File, e.Expected, e.Got)
+	return fmt.Sprintf("hub: download %s: %s mismatch: expected %s, got %s (corrupted download deleted)",
+		e.File, e.Algo, e.Expected, e.Got)
 }
 
 // StatusError is an unexpected HTTP status from the hub.

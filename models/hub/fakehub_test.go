@@ -79,6 +79,7 @@ type fakeHub struct {
 	log      []string // "METHOD path [Range]" per request, both servers
 	auth     []string // Authorization headers seen by the main server
 	fault    cdnFault
+	gitFault cdnFault // the same for GETs of files the main server holds in git
 	attempts map[string]int
 }
 
@@ -190,6 +191,12 @@ func (h *fakeHub) serveHub(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("ETag", `"`+gitBlobSHA1(data)+`"`)
+	h.mu.Lock()
+	fault := h.gitFault
+	h.mu.Unlock()
+	if fault != nil && r.Method == http.MethodGet && fault(w, r, data, 0) {
+		return
+	}
 	http.ServeContent(w, r, file, time.Time{}, bytes.NewReader(data))
 }
 

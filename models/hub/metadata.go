@@ -2,6 +2,7 @@ package hub
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -82,7 +83,7 @@ func (h *hubClient) statOnce(ctx context.Context, repo, rev, file string) (fileM
 		}
 		resp, err := h.head.Do(req)
 		if err != nil {
-			return fileMeta{}, err // a *url.Error, naming method and URL
+			return fileMeta{}, h.headError(ctx, u, err)
 		}
 		resp.Body.Close()
 		if isRedirect(resp.StatusCode) {
@@ -102,6 +103,18 @@ func (h *hubClient) statOnce(ctx context.Context, repo, rev, file string) (fileM
 		return parseMeta(file, u, resp.Header)
 	}
 	return fileMeta{}, fmt.Errorf("HEAD %s: more than %d redirects", h.fileURL(repo, rev, file), maxRenameRedirects)
+}
+
+// headError names the timeout that cut a HEAD short; other errors are
+// *url.Error values, which already name the method and the URL.
+func (h *hubClient) headError(ctx context.Context, u string, err error) error {
+	if errors.Is(err, errConnectTimeout) {
+		return &TimeoutError{Method: http.MethodHead, URL: u, Phase: "connect", After: h.opt.ConnectTimeout}
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return &TimeoutError{Method: http.MethodHead, URL: u, Phase: "idle", After: headTimeout}
+	}
+	return err
 }
 
 func isRedirect(code int) bool {

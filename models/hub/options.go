@@ -33,8 +33,15 @@ type Options struct {
 	Offline bool
 	// Progress receives download progress bars; nil means silent.
 	Progress io.Writer
-	// Client performs the requests; nil means a client with default transport.
+	// Client performs the requests; nil means a client whose connections
+	// are bounded by ConnectTimeout.
 	Client *http.Client
+	// ConnectTimeout bounds opening a TCP connection when Client is nil;
+	// zero or less means DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+	// IdleTimeout bounds the wait for each byte of a download (the
+	// response headers included); zero or less means DefaultIdleTimeout.
+	IdleTimeout time.Duration
 	// Logger receives structured logs; nil means none.
 	Logger *zap.Logger
 	// MaxAttempts bounds the tries per file download when the connection
@@ -107,8 +114,14 @@ func (o Options) withDefaults() Options {
 	if o.Revision == "" {
 		o.Revision = DefaultRevision
 	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = DefaultConnectTimeout
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
 	if o.Client == nil {
-		o.Client = &http.Client{}
+		o.Client = &http.Client{Transport: newTransport(o.ConnectTimeout)}
 	}
 	if o.Logger == nil {
 		o.Logger = zap.NewNop()

@@ -46,6 +46,9 @@ var etagPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+=-]*$`)
 // sha256Pattern matches an LFS ETag, the hex sha256 of the file's content.
 var sha256Pattern = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
+// sha1Pattern matches the ETag of a file stored in git: its blob SHA-1.
+var sha1Pattern = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
 // normalizeETag strips the weak marker and quotes a server puts around an
 // ETag.
 func normalizeETag(v string) string {
