@@ -27,8 +27,29 @@ compare: setup
 bench: setup
 	$(GO) test -run XXX -bench . -benchtime 20x ./models
 
+# Every fuzz target, 60 s each (about 25 minutes): the parsers of every file, header, variable and flag convrep reads.
 fuzz: setup
-	$(GO) test -run XXX -fuzz FuzzHeader -fuzzminimizetime 3s -fuzztime 60s ./safetensors
-	$(GO) test -run XXX -fuzz FuzzReadPickle -fuzzminimizetime 3s -fuzztime 60s ./models/torchbin
-	$(GO) test -run XXX -fuzz FuzzDecodeCache -fuzzminimizetime 3s -fuzztime 60s ./datasets
-	$(GO) test -run XXX -fuzz FuzzLoadExperiment -fuzzminimizetime 3s -fuzztime 60s ./experiment
+	$(GO) test -run XXX -fuzz '^FuzzHeader$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./safetensors
+	$(GO) test -run XXX -fuzz '^FuzzParse$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./safetensors
+	$(GO) test -run XXX -fuzz '^FuzzReadPickle$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./models/torchbin
+	$(GO) test -run XXX -fuzz '^FuzzReadFile$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./models/torchbin
+	$(GO) test -run XXX -fuzz '^FuzzParseConfig$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./models
+	$(GO) test -run XXX -fuzz '^FuzzParseMeta$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./models/hub
+	$(GO) test -run XXX -fuzz '^FuzzLoad$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./tokenizers
+	$(GO) test -run XXX -fuzz '^FuzzEncode$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./tokenizers
+	$(GO) test -run XXX -fuzz '^FuzzDecodeCache$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./datasets
+	$(GO) test -run XXX -fuzz '^FuzzSGD$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./datasets
+	$(GO) test -run XXX -fuzz '^FuzzMSR$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./datasets
+	$(GO) test -run XXX -fuzz '^FuzzMetaLWOZ$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./datasets
+	$(GO) test -run XXX -fuzz '^FuzzTaskmaster$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./datasets
+	$(GO) test -run XXX -fuzz '^FuzzFrames$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./datasets
+	$(GO) test -run XXX -fuzz '^FuzzKVRET$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./datasets
+	$(GO) test -run XXX -fuzz '^FuzzCamRest$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./datasets
+	$(GO) test -run XXX -fuzz '^FuzzWOZ$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./datasets
+	$(GO) test -run XXX -fuzz '^FuzzLoadExperiment$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./experiment
+	$(GO) test -run XXX -fuzz '^FuzzRead$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./checkpoint
+	$(GO) test -run XXX -fuzz '^FuzzLoadState$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./trainer/optim
+	$(GO) test -run XXX -fuzz '^FuzzDistEnv$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./trainer
+	$(GO) test -run XXX -fuzz '^FuzzReaders$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./evaluate
+	$(GO) test -run XXX -fuzz '^FuzzParsePyLiteral$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./evaluate
+	$(GO) test -run XXX -fuzz '^FuzzReadTexts$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./cmd/embed

@@ -4,7 +4,9 @@ import (
 	"archive/zip"
 	"bytes"
 	"io"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -69,6 +71,27 @@ func FuzzReadPickle(f *testing.F) {
 			if int64(len(x.Data)) != n*int64(size) {
 				t.Fatalf("%s: %d bytes for shape %v of %s", x.Name, len(x.Data), x.Shape, x.DType)
 			}
+		}
+	})
+}
+
+// FuzzReadFile feeds whole .bin files, zip container and legacy stream alike, to ReadFile: no panic, no hang,
+// and a refusal names the file. Seeds are small checkpoints of both formats.
+//
+//	go test -run XXX -fuzz FuzzReadFile -fuzztime 60s ./models/torchbin
+func FuzzReadFile(f *testing.F) {
+	s := spec{name: "w", class: "FloatStorage", key: "0", numel: 2, size: []int{2}, stride: []int{1}}
+	f.Add(checkpoint(f, statePickle([]spec{s}, false), le([]float32{1, 2})))
+	f.Add(zipBytes(f, []record{{"archive/data.pkl", statePickle([]spec{s}, false)}, {"archive/data/0", le([]float32{1, 2})}}, true))
+	s.key = "k"
+	f.Add(legacyBytes(statePickle([]spec{s}, true), []string{"k"}, [][]byte{le([]float32{1, 2})}, []int{4}))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		p := filepath.Join(t.TempDir(), "pytorch_model.bin")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadFile(p); err != nil && !strings.Contains(err.Error(), p) {
+			t.Errorf("error %q does not name the file", err)
 		}
 	})
 }
