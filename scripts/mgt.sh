@@ -4,7 +4,7 @@
 # and the single dual encoder with uniform negatives, then for each model beside the untrained backbone:
 # next-utterance retrieval on MultiWOZ (20 candidates) and Ubuntu IRC (10), and the linear probes of §5.2-5.3
 # (bag-of-words of the last utterance, next system acts) on frozen representations.
-# The ensemble's combined score (Eq. 7, objectives.EnsembleProbabilities) is not a cmd/evaluate task: each member
+# The ensemble's combined score (Eq. 7, mgt.EnsembleProbabilities (objectives/mgt)) is not a cmd/evaluate task: each member
 # is evaluated on its own.
 #
 # usage: scripts/mgt.sh [--small] [--gpus N] [--all] [--out DIR] [--dry-run]
