@@ -1,13 +1,14 @@
 package evaluate
 
 import (
+	"archive/zip"
 	"os"
 	"path/filepath"
 	"testing"
 )
 
 // FuzzReaders feeds every evaluation-set reader and the split files arbitrary bytes, the reader chosen by
-// kind. None may panic or hang.
+// kind; the zipped sets (MultiWOZ, ToDDAPT's unified data.zip) get the bytes as their archive's member. None may panic or hang.
 //
 //	go test -run XXX -fuzz FuzzReaders -fuzztime 60s ./evaluate
 func FuzzReaders(f *testing.F) {
@@ -21,7 +22,32 @@ func FuzzReaders(f *testing.F) {
 	f.Add(uint8(7), []byte("inform(food=thai)\nthai food is served\n\n"))
 	f.Add(uint8(8), []byte(`{"task": "intent", "dataset": "d", "rows": 2, "k": 1, "seed": 0, "support": [{"label": "a", "rows": [0]}]}`))
 	f.Add(uint8(9), []byte(`{"task": "response", "dataset": "d", "rows": 3, "size": 2, "seed": 0, "candidates": [{"query": 0, "rows": [0, 1]}]}`))
+	f.Add(uint8(10), []byte(`{"d1.json": {"log": [{"text": "i need a hotel", "dialog_act": {}}, {"text": "which area?", "dialog_act": {"Hotel-Request": [["Area", "?"]]}}]}}`))
+	f.Add(uint8(11), []byte(`[{"dialogue_id": "sim-M-1", "domains": ["movie"], "turns": [{"speaker": "user", "utterance": "hi", "dialogue_act": {}}]}]`))
 	train := Split{{"a", "x"}, {"b", "y"}}
+	// zipped writes data as the one member of a zip archive at name, as MultiWOZ and ToDDAPT ship their JSON.
+	zipped := func(t *testing.T, name, member string, data []byte) string {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		out, err := os.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer out.Close()
+		w := zip.NewWriter(out)
+		m, err := w.Create(member)
+		if err == nil {
+			_, err = m.Write(data)
+		}
+		if err == nil {
+			err = w.Close()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return name
+	}
 	f.Fuzz(func(t *testing.T, kind uint8, data []byte) {
 		dir := t.TempDir()
 		write := func(name string) string {
@@ -32,7 +58,7 @@ func FuzzReaders(f *testing.F) {
 			return p
 		}
 		var err error
-		switch kind % 10 {
+		switch kind % 12 {
 		case 0:
 			_, err = ReadCLINC150(write("data_full.json"))
 		case 1:
@@ -53,6 +79,11 @@ func FuzzReaders(f *testing.F) {
 			_, err = ReadSupportFile(write("split.json"), train)
 		case 9:
 			_, err = ReadCandidateFile(write("split.json"), 3)
+		case 10:
+			zipped(t, multiwozPath(dir, "val"), "val.json", data)
+			_, err = readMultiWOZ(dir, "val")
+		case 11:
+			_, err = readM2MZip(zipped(t, filepath.Join(dir, "data.zip"), "data.json", data))
 		}
 		_ = err
 	})
