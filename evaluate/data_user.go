@@ -74,23 +74,15 @@ func userColumns(path string) ([]string, error) {
 		}
 		return header, nil
 	}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	for line := 1; sc.Scan(); line++ {
-		b := strings.TrimSpace(sc.Text())
-		if b == "" {
-			continue
-		}
-		var obj map[string]any
-		if err := json.Unmarshal([]byte(b), &obj); err != nil {
-			return nil, fmt.Errorf("read %s: line %d: not a JSON object: %w", path, line, err)
-		}
-		return slices.Sorted(maps.Keys(obj)), nil
+	var cols []string
+	err = eachObject(path, r, func(_ int, obj map[string]any) (bool, error) {
+		cols = slices.Sorted(maps.Keys(obj))
+		return false, nil
+	})
+	if err == nil && cols == nil {
+		err = fmt.Errorf("read %s: file is empty", path)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return nil, fmt.Errorf("read %s: file is empty", path)
+	return cols, err
 }
 
 func readCSV(path string, r io.Reader, textCol, labelCol string) (Split, error) {
@@ -141,9 +133,36 @@ func readCSV(path string, r io.Reader, textCol, labelCol string) (Split, error) 
 }
 
 func readJSONLines(path string, r io.Reader, textCol, labelCol string) (Split, error) {
+	var out Split
+	err := eachObject(path, r, func(line int, obj map[string]any) (bool, error) {
+		text, err := stringField(obj, textCol)
+		if err != nil {
+			return false, fmt.Errorf("read %s: line %d: %w", path, line, err)
+		}
+		label, err := stringField(obj, labelCol)
+		if err != nil {
+			return false, fmt.Errorf("read %s: line %d: %w; the fields are %s", path, line, err, strings.Join(slices.Sorted(maps.Keys(obj)), ", "))
+		}
+		if label == "" {
+			return false, fmt.Errorf("read %s: line %d: empty label", path, line)
+		}
+		out = append(out, Example{Text: text, Label: label})
+		return true, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("read %s: file is empty", path)
+	}
+	return out, nil
+}
+
+// eachObject calls fn with each non-blank line of a JSON-lines file as an object, and its line number, while
+// fn says to go on; a line that is no JSON object is an error naming it.
+func eachObject(path string, r io.Reader, fn func(line int, obj map[string]any) (bool, error)) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	var out Split
 	for line := 1; sc.Scan(); line++ {
 		b := strings.TrimSpace(sc.Text())
 		if b == "" {
@@ -151,28 +170,17 @@ func readJSONLines(path string, r io.Reader, textCol, labelCol string) (Split, e
 		}
 		var obj map[string]any
 		if err := json.Unmarshal([]byte(b), &obj); err != nil {
-			return nil, fmt.Errorf("read %s: line %d: not a JSON object: %w", path, line, err)
+			return fmt.Errorf("read %s: line %d: not a JSON object: %w", path, line, err)
 		}
-		text, err := stringField(obj, textCol)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: line %d: %w", path, line, err)
+		more, err := fn(line, obj)
+		if err != nil || !more {
+			return err
 		}
-		label, err := stringField(obj, labelCol)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: line %d: %w; the fields are %s", path, line, err, strings.Join(slices.Sorted(maps.Keys(obj)), ", "))
-		}
-		if label == "" {
-			return nil, fmt.Errorf("read %s: line %d: empty label", path, line)
-		}
-		out = append(out, Example{Text: text, Label: label})
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
+		return fmt.Errorf("read %s: %w", path, err)
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("read %s: file is empty", path)
-	}
-	return out, nil
+	return nil
 }
 
 // stringField returns obj[key] as a string; numbers and booleans are accepted as labels and printed as JSON.
