@@ -1,0 +1,162 @@
+#!/usr/bin/env bash
+# The first run of convrep on a GPU host, in one command: builds against the host's libtorch, runs the tests that
+# exercise the CUDA path, benchmarks convrep beside PyTorch eager on the same step, checks that two GPUs on NCCL
+# follow one GPU, and prints one verdict table. Nothing here has run on a GPU yet: no accelerator was ever lent to
+# the project (README, "What has run on a GPU"). Send the table and $OUT/ back with any issue you open.
+#
+# usage: scripts/gpu_check.sh [--cpu] [--gpus N] [--out DIR]
+#   (default)  CUDA: LIBTORCH must name a libtorch with CUDA (include/, lib/libtorch_cuda.so); e.g. the one inside a
+#              PyTorch installation: LIBTORCH=$(python3 -c 'import torch,os; print(os.path.dirname(torch.__file__))')
+#   --cpu      the same checks on CPU (Gloo for NCCL, CPU autocast, the CPU generator): what runs on a machine
+#              without a GPU, to check the script itself
+#   --gpus N   GPUs for the NCCL check (default: all that nvidia-smi lists, at least 2 for that check to run)
+#   --out DIR  logs and JSON lines (default runs/gpu_check)
+# Exit status: 0 when every check passed, 1 otherwise. Each check's log is in DIR/<check>.log.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+DEVICE=cuda
+GPUS=""
+OUT=runs/gpu_check
+while (($#)); do
+	case "$1" in
+	--cpu) DEVICE=cpu ;;
+	--gpus) GPUS="${2:?--gpus needs a number}"; shift ;;
+	--gpus=*) GPUS="${1#*=}" ;;
+	--out) OUT="${2:?--out needs a folder}"; shift ;;
+	--out=*) OUT="${1#*=}" ;;
+	-h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
+	*) echo "gpu_check: unknown argument $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+if [[ "$DEVICE" == cuda ]]; then
+	if [[ -z "${LIBTORCH:-}" || ! -f "${LIBTORCH}/lib/libtorch_cuda.so" ]]; then
+		echo "gpu_check: set LIBTORCH to a libtorch with CUDA (no lib/libtorch_cuda.so under '${LIBTORCH:-}'), or pass --cpu" >&2
+		exit 2
+	fi
+	if [[ -z "$GPUS" ]]; then
+		GPUS=$(nvidia-smi --list-gpus 2>/dev/null | grep -c '^GPU ' || true)
+	fi
+else
+	GPUS="${GPUS:-2}" # two Gloo workers stand for two GPUs
+fi
+if ! [[ "$GPUS" =~ ^[0-9]+$ ]]; then
+	echo "gpu_check: --gpus $GPUS is not a number" >&2
+	exit 2
+fi
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+
+# The tests read the device and the collective backend from here (internal/devtest): with cuda, a test that
+# finds no GPU fails instead of skipping.
+export CONVREP_TEST_DEVICE="$DEVICE"
+if [[ "$DEVICE" == cuda ]]; then
+	export CONVREP_TEST_BACKEND=nccl
+else
+	export CONVREP_TEST_BACKEND=gloo
+fi
+
+declare -a NAMES RESULTS DETAILS
+verdict() { NAMES+=("$1"); RESULTS+=("$2"); DETAILS+=("$3"); printf '%-12s %-5s %s\n' "$1" "$2" "$3" >&2; }
+
+# check NAME DETAIL CMD...: runs CMD with its output in $OUT/NAME.log; PASS on exit 0.
+check() {
+	local name="$1" detail="$2"
+	shift 2
+	printf '== %s: %s\n' "$name" "$*" >&2
+	if "$@" >"$OUT/$name.log" 2>&1; then
+		verdict "$name" PASS "$detail"
+		return 0
+	fi
+	verdict "$name" FAIL "$detail; see $OUT/$name.log"
+	return 1
+}
+
+# gotest NAME PATTERN PKG...: go test -v; a test that skipped counts as a failure here, because on this device
+# every selected test must run.
+gotest() {
+	local name="$1" pattern="$2"
+	shift 2
+	printf '== %s: go test -run %s %s\n' "$name" "$pattern" "$*" >&2
+	if go test -count=1 -p 1 -v -run "$pattern" "$@" >"$OUT/$name.log" 2>&1; then
+		local ran skipped
+		ran=$(grep -c -- '^--- PASS' "$OUT/$name.log" || true)
+		skipped=$(grep -c -- '--- SKIP' "$OUT/$name.log" || true)
+		if ((skipped > 0 || ran == 0)); then
+			verdict "$name" FAIL "$ran passed, $skipped skipped (must run on $DEVICE); see $OUT/$name.log"
+			return 1
+		fi
+		verdict "$name" PASS "$ran tests on $DEVICE"
+		return 0
+	fi
+	verdict "$name" FAIL "see $OUT/$name.log"
+	return 1
+}
+
+# 1. The build against this libtorch: the patched gotch, the shim with CUDA (and NCCL when its headers are
+# found), every command.
+build() {
+	go run ./cmd/setup --no-install && go vet ./internal/torch ./trainer && go build -o "$OUT/bin/" ./cmd/...
+}
+if check build "libtorch ${LIBTORCH:-Debian}, NCCL $(grep -q -- -DCONVREP_NCCL internal/torch/cgo_flags.go 2>/dev/null && echo on || echo off)" build; then
+	BUILT=1
+else
+	BUILT=0
+fi
+
+if ((BUILT)); then
+	# 2. The tests whose logic depends on the device: HuggingFace parity of every weight file, the generators'
+	# state saved and restored (CPU and CUDA), autocast's Float losses, exact resume on one device.
+	gotest parity 'Parity' ./models
+	gotest rng 'RNG|Generator' ./internal/torch
+	gotest bf16 'Precision|Autocast|BF16' ./internal/torch ./objectives/... ./trainer
+	gotest resume 'ResumeIsExact|KilledRun' ./trainer
+
+	# 3. Two ranks equal one: the data-parallel tests on NCCL across two GPUs (Gloo across two processes on CPU).
+	if ((GPUS >= 2)); then
+		gotest ranks 'TwoGloo|TwoWorkers|RanksDraw' ./trainer
+	else
+		verdict ranks FAIL "needs 2 GPUs, found $GPUS (pass --gpus)"
+	fi
+
+	# 4. convrep beside PyTorch eager, the same DSE step (cmd/bench, scripts/bench_pytorch.py).
+	if [[ "$DEVICE" == cuda ]]; then
+		SHAPES=("--layers 12 --hidden 768 --heads 12 --batch 256 --seq 32 --precision bf16 --steps 50")
+	else
+		SHAPES=("--layers 2 --hidden 64 --heads 2 --batch 8 --seq 16 --steps 50" "--layers 4 --hidden 256 --heads 4 --batch 64 --seq 32 --steps 20")
+	fi
+	PY="${PYTHON:-python3}"
+	for i in "${!SHAPES[@]}"; do
+		name="bench$((i + 1))"
+		read -r -a flags <<<"${SHAPES[$i]}"
+		if ! check "$name-go" "convrep ${SHAPES[$i]}" "$OUT/bin/bench" --device "$DEVICE" "${flags[@]}"; then
+			continue
+		fi
+		if ! check "$name-py" "PyTorch eager ${SHAPES[$i]}" "$PY" scripts/bench_pytorch.py --device "$DEVICE" "${flags[@]}"; then
+			continue
+		fi
+		go_rate=$(tail -n 1 "$OUT/$name-go.log" | jq -r .pairs_per_s)
+		py_rate=$(tail -n 1 "$OUT/$name-py.log" | jq -r .pairs_per_s)
+		go_mfu=$(tail -n 1 "$OUT/$name-go.log" | jq -r '.mfu // "n/a"')
+		py_mfu=$(tail -n 1 "$OUT/$name-py.log" | jq -r '.mfu // "n/a"')
+		ratio=$(awk -v a="$go_rate" -v b="$py_rate" 'BEGIN { printf "%.2f", a / b }')
+		result=PASS
+		awk -v r="$ratio" 'BEGIN { exit !(r >= 1.0) }' || result=FAIL
+		verdict "$name" "$result" "pairs/s convrep $go_rate, PyTorch $py_rate (${ratio}x); MFU $go_mfu vs $py_mfu"
+	done
+fi
+
+# The verdict table, Markdown, also in $OUT/verdict.md.
+{
+	echo "| check | verdict | detail |"
+	echo "|---|---|---|"
+	for i in "${!NAMES[@]}"; do
+		echo "| ${NAMES[$i]} | ${RESULTS[$i]} | ${DETAILS[$i]} |"
+	done
+} | tee "$OUT/verdict.md"
+for r in "${RESULTS[@]}"; do
+	[[ "$r" == PASS ]] || exit 1
+done
+exit 0
