@@ -126,14 +126,22 @@ func runResponse(ctx context.Context, args []string, log *zap.Logger) error {
 	fs := newFlags("response", "--model M (--dataset amazonqa|ubuntu|multiwoz | --test F) [flags]",
 		"Response selection without training (DSE §4.2): each query (a question, or a dialogue history joined with the\n"+
 			"separator token and truncated from the head) ranks its true response among --candidates by cosine similarity.\n"+
-			"Top-1, Top-3, Top-10, MRR; ties rank the truth last among equals.")
+			"Top-1, Top-3, Top-10, MRR; ties rank the truth last among equals. An ensemble (MGT §3.2, Eq. 7): --model a,b,c\n"+
+			"(with --checkpoint x,y,z paired, or none), or --model exp.toml --checkpoint x,y,z (checkpoints of one run); each\n"+
+			"member's softmax over a query's candidates of its cosine scores, averaged over the members, ranks the candidates.")
 	c.register(fs, 0)
 	size := fs.Int("candidates", 100, "candidates per query, the true response included")
 	fs.Uint64Var(&c.data.splitSeed, "split-seed", 1, "seed choosing each Ubuntu IRC conversation's split point (the test set itself)")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	p, err := prepare(&c, false, "")
+	members, err := ensembleMembers(c.model)
+	if err != nil {
+		return err
+	}
+	first := c
+	first.model = members[0] // prepare checks one member; ensembleMembers checked them all
+	p, err := prepare(&first, false, "")
 	if err != nil {
 		return err
 	}
@@ -144,11 +152,15 @@ func runResponse(ctx context.Context, args []string, log *zap.Logger) error {
 	if len(set.Responses) < *size {
 		return fmt.Errorf("%s: %d responses, fewer than --candidates %d", set.Dataset, len(set.Responses), *size)
 	}
+	task := evaluate.ResponseTask{Set: set, Size: *size, Seeds: p.seeds, Splits: c.splitIO()}
+	if len(members) > 1 {
+		return runEnsemble(ctx, members, c.quiet, task, c.output, log)
+	}
 	s, err := p.session(ctx, log)
 	if err != nil {
 		return err
 	}
-	res, err := s.Response(ctx, evaluate.ResponseTask{Set: set, Size: *size, Seeds: p.seeds, Splits: c.splitIO()})
+	res, err := s.Response(ctx, task)
 	if err != nil {
 		return err
 	}
