@@ -13,7 +13,8 @@ type OpenMember func(ctx context.Context) (*Session, error)
 
 // ResponseEnsemble evaluates an ensemble on t as MGT §3.2 defines it (Eq. 7): p(r_i | c) =
 // (1/L) Σ_l exp(α^l_i) / Σ_j exp(α^l_j), where α^l_i is member l's score of candidate i, the score the member is
-// evaluated with alone (Session.Response: the cosine of query and candidate); the truth is then ranked by p
+// evaluated with alone (Session.Response: the cosine of query and candidate, or for a Raw dual-encoder session
+// α = cᵀr, MGT Eq. 4-5); the truth is then ranked by p
 // among its candidates. All members see the same candidate lists. Members are opened one at a time, in order,
 // and each is let go once it has scored, so that only one model is held at once. name is the ensemble's name in
 // the outputs. This is objectives/mgt's AverageProbabilities over the members' softmaxes, computed here on
@@ -62,10 +63,10 @@ func ResponseEnsemble(ctx context.Context, name string, members []OpenMember, t 
 	}
 	for i := range res.Rows {
 		res.Rows[i].Settings["ensemble"] = names
-		res.Rows[i].Settings["combination"] = "MGT Eq. 7: mean over members of the softmax over each query's candidates of the member's cosine scores"
+		res.Rows[i].Settings["combination"] = "MGT Eq. 7: mean over members of the softmax over each query's candidates of the member's scores (cosine; cᵀr for a raw dual encoder)"
 	}
 	res.Notes = append(res.Notes, fmt.Sprintf("Ensemble of %d models (MGT §3.2, Eq. 7): each member's softmax over a query's candidates "+
-		"(of the cosine scores it is evaluated with alone), averaged over the members, ranks the candidates. Members: %s.",
+		"(of the scores it is evaluated with alone: cosine, or cᵀr for a dual encoder kept raw), averaged over the members, ranks the candidates. Members: %s.",
 		len(names), strings.Join(names, "; ")))
 	res.WallSeconds = time.Since(start).Seconds()
 	return res, nil

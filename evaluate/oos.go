@@ -56,6 +56,9 @@ const OOSAuthorsNote = "Out-of-scope protocol \"authors\" (the DSE authors' code
 // OOS runs t and returns, per shot count and threshold, Accuracy, In-Accuracy, OOS-Accuracy and OOS-Recall.
 func (s *Session) OOS(ctx context.Context, t OOSTask) (*Result, error) {
 	start := time.Now()
+	if s.Raw {
+		return nil, fmt.Errorf("%s oos: the session keeps unnormalised embeddings (Raw), which only response selection takes", t.Dataset)
+	}
 	if len(t.Train) == 0 || len(t.Test) == 0 || len(t.OOS) == 0 {
 		return nil, fmt.Errorf("%s oos: %d training, %d in-scope and %d out-of-scope test examples, want all three",
 			t.Dataset, len(t.Train), len(t.Test), len(t.OOS))

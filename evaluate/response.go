@@ -72,13 +72,13 @@ func (t ResponseTask) lists() ([][]Candidates, error) {
 }
 
 // candidateScores returns, per seed, query and candidate (lists' layout), the cosine similarity of the query
-// and the candidate response.
+// and the candidate response (the dot product of the encoders' own embeddings for a Raw session).
 func (s *Session) candidateScores(ctx context.Context, set *RetrievalSet, lists [][]Candidates) ([][][]float64, error) {
 	queries, err := s.embedContexts(ctx, set.Contexts)
 	if err != nil {
 		return nil, err
 	}
-	responses, err := s.embed(ctx, utterance, set.Responses)
+	responses, err := s.embed(ctx, response, set.Responses)
 	if err != nil {
 		return nil, err
 	}
