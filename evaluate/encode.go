@@ -24,7 +24,13 @@ type Session struct {
 	Enc     Encoder // utterances, responses
 	Context Encoder // dialogue histories (truncated from the head to keep the latest turns); nil = Enc
 	Sep     string  // joins a history's turns into one text, e.g. " [SEP] "
-	Batch   int     // texts per forward pass; 0 = 64
+	// ResponseEnc, when set, embeds response-selection candidates, Enc and Context the queries: a dual encoder
+	// such as MGT's (§3.1, "two distinct encoders"). nil = Enc.
+	ResponseEnc Encoder
+	// Raw keeps embeddings as the encoders return them, so that response selection scores by the dot product
+	// α = cᵀr (MGT Eq. 4-5) rather than the cosine. Only response selection takes a Raw session.
+	Raw   bool
+	Batch int // texts per forward pass; 0 = 64
 	// Progress receives the embedding progress bar (nil draws none).
 	Progress io.Writer
 
@@ -38,6 +44,7 @@ type textKind byte
 const (
 	utterance textKind = 'u'
 	history   textKind = 'h'
+	response  textKind = 'r' // a candidate response, embedded by ResponseEnc when set
 )
 
 // Embed returns the L2-normalised embeddings of utterances, in order (each distinct text embedded once).
@@ -45,7 +52,8 @@ func (s *Session) Embed(ctx context.Context, texts []string) ([][]float32, error
 	return s.embed(ctx, utterance, texts)
 }
 
-// embed returns the normalised embeddings of texts, in order, embedding only those not seen before.
+// embed returns the normalised embeddings of texts (unnormalised for a Raw session), in order, embedding only
+// those not seen before.
 // Texts are sorted by length before batching so that a batch pads little.
 func (s *Session) embed(ctx context.Context, kind textKind, texts []string) ([][]float32, error) {
 	if s.cache == nil {
@@ -54,6 +62,13 @@ func (s *Session) embed(ctx context.Context, kind textKind, texts []string) ([][
 	enc := s.Enc
 	if kind == history && s.Context != nil {
 		enc = s.Context
+	}
+	if kind == response {
+		if s.ResponseEnc == nil {
+			kind = utterance // the same encoder, the same cache entries
+		} else {
+			enc = s.ResponseEnc
+		}
 	}
 	if enc == nil {
 		return nil, fmt.Errorf("embed: no encoder")
@@ -86,7 +101,11 @@ func (s *Session) embed(ctx context.Context, kind textKind, texts []string) ([][
 			return nil, fmt.Errorf("embed: the encoder returned %d vectors for %d texts", len(vecs), end-start)
 		}
 		for i, v := range vecs {
-			s.cache[key(todo[start+i])] = normalized(v)
+			if s.Raw {
+				s.cache[key(todo[start+i])] = append([]float32(nil), v...)
+			} else {
+				s.cache[key(todo[start+i])] = normalized(v)
+			}
 		}
 		bar.Add(end - start)
 	}

@@ -75,6 +75,9 @@ func (s *Session) supportEmbeddings(ctx context.Context, train Split, eps map[in
 // Intent runs t and returns one accuracy row per shot count.
 func (s *Session) Intent(ctx context.Context, t IntentTask) (*Result, error) {
 	start := time.Now()
+	if s.Raw {
+		return nil, fmt.Errorf("%s intent: the session keeps unnormalised embeddings (Raw), which only response selection takes", t.Dataset)
+	}
 	if len(t.Train) == 0 || len(t.Test) == 0 {
 		return nil, fmt.Errorf("%s intent: %d training and %d test examples, want both", t.Dataset, len(t.Train), len(t.Test))
 	}

@@ -1,6 +1,9 @@
 package evaluate
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+)
 
 // OOS is the out-of-scope label in OOSMetrics' gold labels: any negative class index.
 const OOS = -1
@@ -70,4 +73,66 @@ func OOSThresholds(best []float64) (mean, meanMinusStd float64, err error) {
 	}
 	m, s := MeanStd(best)
 	return m, m - s, nil
+}
+
+// OOSAuthorsMetrics scores out-of-scope detection as the DSE authors' code does (amazon-research/dse,
+// evaluate/utils/test_util.py, test_oos): pred[i] and gold[i] are class indices, oosIdx the out-of-scope
+// class (a query predicted or labelled oosIdx is out-of-scope). Accuracy is (pred == gold) over all queries;
+// InAccuracy the same over the queries whose gold is not oosIdx; OOSAccuracy the agreement of the binary
+// out-of-scope indicators over all queries; OOSRecall = TP/(TP+FN) of those indicators. Both kinds of query
+// must be present (the authors' code would divide by zero).
+func OOSAuthorsMetrics(pred, gold []int, oosIdx int) (OOSResult, error) {
+	if len(pred) != len(gold) {
+		return OOSResult{}, fmt.Errorf("oos metrics: %d predictions, %d gold labels", len(pred), len(gold))
+	}
+	var nIn, correct, inCorrect, binCorrect, tp, fn int
+	for i, g := range gold {
+		if pred[i] == g {
+			correct++
+		}
+		if (pred[i] == oosIdx) == (g == oosIdx) {
+			binCorrect++
+		}
+		if g != oosIdx {
+			nIn++
+			if pred[i] == g {
+				inCorrect++
+			}
+			continue
+		}
+		if pred[i] == oosIdx {
+			tp++
+		} else {
+			fn++
+		}
+	}
+	if nIn == 0 || tp+fn == 0 {
+		return OOSResult{}, fmt.Errorf("oos metrics: %d in-scope and %d out-of-scope queries, want both", nIn, tp+fn)
+	}
+	n := float64(len(gold))
+	return OOSResult{
+		Accuracy:    float64(correct) / n,
+		InAccuracy:  float64(inCorrect) / float64(nIn),
+		OOSAccuracy: float64(binCorrect) / n,
+		OOSRecall:   float64(tp) / float64(tp+fn),
+	}, nil
+}
+
+// normalizeRows divides each row by its L2 norm in place, leaving an all-zero row as it is: scikit-learn's
+// preprocessing.normalize (norm="l2", axis=1), which the authors' code applies to the query-prototype
+// similarity matrix before taking each row's maximum.
+func normalizeRows(m [][]float64) {
+	for _, row := range m {
+		var ss float64
+		for _, x := range row {
+			ss += x * x
+		}
+		if ss == 0 {
+			continue
+		}
+		n := math.Sqrt(ss)
+		for j := range row {
+			row[j] /= n
+		}
+	}
 }

@@ -8,8 +8,12 @@ import (
 )
 
 // prototypes returns one prototype per label (labels' order): the mean of the label's normalised support
-// embeddings (DSE §4.2: "the prototype is the mean of its class's normalised support embeddings"), left
-// unnormalised as in the paper. A label without support rows gets NaNs, so no query is ever assigned to it.
+// embeddings, left unnormalised. DSE §4.2 (Intent Classification) says: "we calculate a prototype embedding
+// for each category by averaging the embedding of all the training samples that belong to this category";
+// that the averaged embeddings are L2-normalised first, and the mean is not normalised again, is the authors'
+// code (amazon-research/dse, evaluate/run_similarity.py, eval_intent_classification_with_prototypical_net:
+// normalize(support_embedding), then .mean(axis=0) per category). A label without support rows gets NaNs, so
+// no query is ever assigned to it (the authors' code gives it zeros instead: see zeroMissing).
 func prototypes(labels []string, sets []Support, emb map[int][]float32, dim int) [][]float32 {
 	rowsOf := map[string][]int{}
 	for _, s := range sets {
@@ -69,4 +73,16 @@ func flatten(rows [][]float32, dim int) []float32 {
 		out = append(out, r...)
 	}
 	return out
+}
+
+// zeroMissing replaces the NaN prototype of a label without support rows by zeros, in place, as the authors'
+// code does (np.zeros([hidden_size]) in eval_out_of_scope_detection): its similarity to every query is then 0.
+func zeroMissing(protos [][]float32) {
+	for _, p := range protos {
+		if len(p) > 0 && math.IsNaN(float64(p[0])) {
+			for j := range p {
+				p[j] = 0
+			}
+		}
+	}
 }

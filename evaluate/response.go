@@ -20,6 +20,32 @@ type ResponseTask struct {
 // Response runs t.
 func (s *Session) Response(ctx context.Context, t ResponseTask) (*Result, error) {
 	start := time.Now()
+	lists, err := t.lists()
+	if err != nil {
+		return nil, err
+	}
+	scores, err := s.candidateScores(ctx, t.Set, lists)
+	if err != nil {
+		return nil, err
+	}
+	res, err := t.rank(s.Model, lists, scores)
+	if err != nil {
+		return nil, err
+	}
+	res.WallSeconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+// size is the number of candidates per query.
+func (t ResponseTask) size() int {
+	if t.Size == 0 {
+		return 100
+	}
+	return t.Size
+}
+
+// lists checks t's set and returns the candidate lists of every seed (read, or drawn), before anything is embedded.
+func (t ResponseTask) lists() ([][]Candidates, error) {
 	set := t.Set
 	if set == nil || len(set.Contexts) == 0 {
 		return nil, fmt.Errorf("response selection: no queries")
@@ -32,37 +58,53 @@ func (s *Session) Response(ctx context.Context, t ResponseTask) (*Result, error)
 			return nil, fmt.Errorf("%s response selection: query %d has an empty context", set.Dataset, i)
 		}
 	}
-	size := t.Size
-	if size == 0 {
-		size = 100
-	}
 	if len(t.Seeds) == 0 {
 		return nil, fmt.Errorf("%s response selection: no seeds", set.Dataset)
 	}
 	lists := make([][]Candidates, len(t.Seeds))
 	for i, seed := range t.Seeds {
 		var err error
-		if lists[i], err = t.Splits.candidates(set.Dataset, "response", set.Source, set.Responses, size, seed); err != nil {
+		if lists[i], err = t.Splits.candidates(set.Dataset, "response", set.Source, set.Responses, t.size(), seed); err != nil {
 			return nil, fmt.Errorf("%s response selection seed %d: %w", set.Dataset, seed, err)
 		}
 	}
+	return lists, nil
+}
+
+// candidateScores returns, per seed, query and candidate (lists' layout), the cosine similarity of the query
+// and the candidate response (the dot product of the encoders' own embeddings for a Raw session).
+func (s *Session) candidateScores(ctx context.Context, set *RetrievalSet, lists [][]Candidates) ([][][]float64, error) {
 	queries, err := s.embedContexts(ctx, set.Contexts)
 	if err != nil {
 		return nil, err
 	}
-	responses, err := s.embed(ctx, utterance, set.Responses)
+	responses, err := s.embed(ctx, response, set.Responses)
 	if err != nil {
 		return nil, err
 	}
-	var values [4][]float64
-	for _, cands := range lists {
-		ranks := make([]int, len(cands))
+	out := make([][][]float64, len(lists))
+	for si, cands := range lists {
+		out[si] = make([][]float64, len(cands))
 		for i, c := range cands {
 			scores := make([]float64, len(c.Rows))
 			for j, r := range c.Rows {
 				scores[j] = dot(queries[c.Query], responses[r])
 			}
-			if ranks[i], err = Rank(scores, c.Answer); err != nil {
+			out[si][i] = scores
+		}
+	}
+	return out, nil
+}
+
+// rank ranks each list's truth by its scores (higher is better) and returns the rows of model.
+func (t ResponseTask) rank(model string, lists [][]Candidates, scores [][][]float64) (*Result, error) {
+	set := t.Set
+	var values [4][]float64
+	for si, cands := range lists {
+		ranks := make([]int, len(cands))
+		for i, c := range cands {
+			var err error
+			if ranks[i], err = Rank(scores[si][i], c.Answer); err != nil {
 				return nil, fmt.Errorf("%s response selection query %d: %w", set.Dataset, c.Query, err)
 			}
 		}
@@ -74,13 +116,12 @@ func (s *Session) Response(ctx context.Context, t ResponseTask) (*Result, error)
 			values[j] = append(values[j], x)
 		}
 	}
-	res := &Result{Model: s.Model, Task: "response-selection"}
-	settings := map[string]any{"candidates": size, "queries": len(set.Contexts), "source": set.Source}
-	variant := fmt.Sprintf("1 of %d", size)
+	res := &Result{Model: model, Task: "response-selection"}
+	settings := map[string]any{"candidates": t.size(), "queries": len(set.Contexts), "source": set.Source}
+	variant := fmt.Sprintf("1 of %d", t.size())
 	for j, metric := range []string{"top1", "top3", "top10", "mrr"} {
-		res.Rows = append(res.Rows, newRow(s.Model, set.Dataset, "response-selection", variant, metric, t.Seeds, values[j], settings))
+		res.Rows = append(res.Rows, newRow(model, set.Dataset, "response-selection", variant, metric, t.Seeds, values[j], settings))
 	}
-	res.WallSeconds = time.Since(start).Seconds()
 	return res, nil
 }
 

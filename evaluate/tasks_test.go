@@ -133,6 +133,20 @@ func TestTasksRefuseBeforeEmbedding(t *testing.T) {
 			_, err := s.OOS(context.Background(), OOSTask{Dataset: "toy", Train: train, Test: test, Shots: []int{1}, Seeds: []uint64{0}})
 			return err
 		}, "0 out-of-scope"},
+		{"oos without a protocol", func(s *Session) error {
+			_, err := s.OOS(context.Background(), OOSTask{Dataset: "toy", Train: train, Test: test, OOS: Split{{"qx", "oos"}}, Shots: []int{1}, Seeds: []uint64{0}})
+			return err
+		}, `protocol ""`},
+		{"authors' oos without out-of-scope training rows", func(s *Session) error {
+			_, err := s.OOS(context.Background(), OOSTask{Dataset: "toy", Train: train, Test: test, OOS: Split{{"qx", "oos"}}, Protocol: OOSAuthors,
+				Shots: []int{1}, Seeds: []uint64{0}})
+			return err
+		}, "151st prototype"},
+		{"authors' oos training rows with an in-scope label", func(s *Session) error {
+			_, err := s.OOS(context.Background(), OOSTask{Dataset: "toy", Train: train, Test: test, OOS: Split{{"qx", "oos"}}, Protocol: OOSAuthors,
+				OOSTrain: Split{{"a1", "a"}}, Shots: []int{1}, Seeds: []uint64{0}})
+			return err
+		}, `label "a"`},
 		{"missing split file", func(s *Session) error {
 			_, err := s.Intent(context.Background(), IntentTask{Dataset: "toy", Train: train, Test: test, Shots: []int{1}, Seeds: []uint64{0},
 				Splits: SplitIO{Read: t.TempDir()}})
@@ -169,11 +183,11 @@ func TestOOSByHand(t *testing.T) {
 	enc.vecs["o2"] = []float32{1, -0.1} // close to a: a false in-scope
 	s := &Session{Model: "table", Enc: enc}
 	oos := Split{{"o1", "oos"}, {"o2", "oos"}}
-	res, err := s.OOS(context.Background(), OOSTask{Dataset: "toy", Train: train, Test: test, OOS: oos, Shots: []int{1}, Seeds: []uint64{5}})
+	res, err := s.OOS(context.Background(), OOSTask{Dataset: "toy", Train: train, Test: test, OOS: oos, Protocol: OOSPaper, Shots: []int{1}, Seeds: []uint64{5}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Rows) != 8 || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "test queries") {
+	if len(res.Rows) != 8 || len(res.Notes) != 1 || !strings.Contains(res.Notes[0], "test queries") || !strings.Contains(res.Notes[0], `"paper"`) {
 		t.Fatalf("%d rows, notes %q", len(res.Rows), res.Notes)
 	}
 	// Recompute from the pieces, which have their own hand-made tests.
@@ -194,7 +208,7 @@ func TestOOSByHand(t *testing.T) {
 	want, _ := OOSMetrics(pred, best, []int{0, 1, 0, OOS, OOS}, mean)
 	got := map[string]float64{}
 	for _, r := range res.Rows {
-		if r.Variant == "1-shot, threshold=mean" {
+		if r.Variant == "1-shot, threshold=mean, paper" {
 			got[r.Metric] = r.Mean
 		}
 	}

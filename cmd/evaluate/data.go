@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"convrep/evaluate"
@@ -93,6 +94,63 @@ func (d dataFlags) intentData() (name, source string, train, test, oos evaluate.
 		err = fmt.Errorf("--dataset %q has no intent data (known: clinc150, snips; or --train/--test files)", d.dataset)
 	}
 	return
+}
+
+// oosTask returns the data of an out-of-scope task under protocol (evaluate.OOSAuthors or OOSPaper): the
+// in-scope training and test rows, the out-of-scope test rows and, for the authors' protocol, the out-of-scope
+// training rows that make its 151st prototype. For CLINC150 that protocol reads data_oos_plus.json, the
+// "plus" set (250 out-of-scope training rows; the in-scope rows and the test rows are those of data_full.json)
+// that the authors' data/process_evaluate.py loads (load_dataset("clinc_oos", "plus")); for --train files,
+// the rows labelled --oos-label.
+func (d dataFlags) oosTask(protocol string) (evaluate.OOSTask, error) {
+	if !slices.Contains(evaluate.OOSProtocols, protocol) {
+		return evaluate.OOSTask{}, fmt.Errorf("--oos-protocol %q: want one of %s", protocol, strings.Join(evaluate.OOSProtocols, ", "))
+	}
+	name, source, train, test, oos, err := d.intentData()
+	if err != nil {
+		return evaluate.OOSTask{}, err
+	}
+	t := evaluate.OOSTask{Dataset: name, Source: source, Train: train, Test: test, OOS: oos, Protocol: protocol}
+	if len(oos) == 0 {
+		return t, fmt.Errorf("%s has no out-of-scope test rows (label %q)", name, d.oosLabel)
+	}
+	if protocol != evaluate.OOSAuthors {
+		return t, nil
+	}
+	switch {
+	case d.train != "":
+		all, err := d.readUserFile(d.train)
+		if err != nil {
+			return t, err
+		}
+		for _, e := range all {
+			if e.Label == d.oosLabel {
+				t.OOSTrain = append(t.OOSTrain, e)
+			}
+		}
+		if len(t.OOSTrain) == 0 {
+			return t, fmt.Errorf("--oos-protocol authors: %s has no out-of-scope training rows (label %q) for the out-of-scope prototype", d.train, d.oosLabel)
+		}
+		t.Source = d.train + " (in-scope rows, then the " + d.oosLabel + " rows)"
+	case name == "clinc150":
+		root, err := d.evalRoot()
+		if err != nil {
+			return t, err
+		}
+		plus, err := evaluate.ReadCLINC150(filepath.Join(root, "clinc150", "data", "data_oos_plus.json"))
+		if err != nil {
+			return t, err
+		}
+		if len(plus.Train) != len(train) || len(plus.Test) != len(test) || len(plus.OOSTest) != len(oos) {
+			return t, fmt.Errorf("clinc150: data_oos_plus.json holds %d/%d/%d train/test/oos_test rows, data_full.json %d/%d/%d: want the same",
+				len(plus.Train), len(plus.Test), len(plus.OOSTest), len(train), len(test), len(oos))
+		}
+		t.Train, t.Test, t.OOS, t.OOSTrain = plus.Train, plus.Test, plus.OOSTest, plus.OOSTrain
+		t.Source = "clinc150/data/data_oos_plus.json#train+oos_train"
+	default:
+		return t, fmt.Errorf("--oos-protocol authors: no out-of-scope training rows for %s", name)
+	}
+	return t, nil
 }
 
 // responseData returns a response-selection set.

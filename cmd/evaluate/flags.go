@@ -24,8 +24,8 @@ type common struct {
 
 // register adds the flags; maxLength is the task's default --max-length (0: the model's limit).
 func (c *common) register(fs *flag.FlagSet, maxLength int) {
-	fs.StringVar(&c.model.ref, "model", "", "model to evaluate: a convrep run folder, a model folder, a hub name, or an experiment .toml (its untrained backbone) (required)")
-	fs.StringVar(&c.model.checkpoint, "checkpoint", "", "with an experiment .toml as --model: evaluate the weights of this checkpoint of its run (runs/X/checkpoints/step-N.safetensors)")
+	fs.StringVar(&c.model.ref, "model", "", "model to evaluate: a convrep run folder, a model folder, a hub name, or an experiment .toml (its untrained backbone) (required); for response, a comma-separated list evaluates their ensemble (MGT Eq. 7)")
+	fs.StringVar(&c.model.checkpoint, "checkpoint", "", "with an experiment .toml as --model: evaluate the weights of this checkpoint of its run (runs/X/checkpoints/step-N.safetensors); for response, a comma-separated list evaluates the ensemble of those checkpoints (one experiment file) or pairs with the --model list")
 	fs.StringVar(&c.model.device, "device", "cpu", "cpu, cuda or cuda:N")
 	fs.StringVar(&c.model.pooling, "pooling", "", "sentence embedding: mean (masked mean of the last layer, as DSE) or cls (default: what the model folder declares, else mean)")
 	fs.IntVar(&c.model.maxLength, "max-length", maxLength, "longest input in tokens; 0 = the model's limit (dialogue histories keep their latest turns)")

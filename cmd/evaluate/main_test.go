@@ -26,6 +26,7 @@ func TestBadInputFailsBeforeTheModel(t *testing.T) {
 	threeCols := write(t, filepath.Join(dir, "three.csv"), "id,text,domain\n1,book a table,restaurant\n")
 	empty := write(t, filepath.Join(dir, "empty.jsonl"), "")
 	unseen := write(t, filepath.Join(dir, "unseen.csv"), "text,label\nwhat's the weather,weather\n")
+	withOOS := write(t, filepath.Join(dir, "withoos.csv"), "text,label\nreserve a table,restaurant\nwhat's the weather,oos\n")
 	cases := []struct {
 		name string
 		args []string
@@ -43,6 +44,11 @@ func TestBadInputFailsBeforeTheModel(t *testing.T) {
 		{"bad shots", []string{"intent", "--model", model, "--train", train, "--test", test, "--shots", "0"}, "not a positive number"},
 		{"oos without oos rows", []string{"oos", "--model", model, "--train", train, "--test", test}, "no out-of-scope test rows"},
 		{"more candidates than responses", []string{"response", "--model", model, "--test", train, "--label-column", "label"}, "fewer than --candidates"},
+		{"unknown oos protocol", []string{"oos", "--model", model, "--train", train, "--test", withOOS, "--oos-protocol", "nosuch"}, `--oos-protocol "nosuch"`},
+		{"authors' oos without oos training rows", []string{"oos", "--model", model, "--train", train, "--test", withOOS}, "no out-of-scope training rows"},
+		{"a model list outside response", []string{"intent", "--model", model + "," + model, "--train", train, "--test", test}, "only evaluate response"},
+		{"ensemble member that does not exist", []string{"response", "--model", model + "," + filepath.Join(dir, "nope"), "--test", train}, "ensemble member 2"},
+		{"ensemble with unpaired checkpoints", []string{"response", "--model", model + "," + model, "--checkpoint", "a,b,c", "--test", train}, "one checkpoint per model"},
 		{"unknown suite task", []string{"suite", "--model", model, "--output-dir", dir, "--tasks", "intent:nosuch"}, "unknown task"},
 	}
 	for _, c := range cases {
@@ -109,5 +115,50 @@ func TestDeclaredPooling(t *testing.T) {
 		if got := declaredPooling(ref); got != want {
 			t.Errorf("%s: %s, want %s", ref, got, want)
 		}
+	}
+}
+
+func TestEnsembleMembers(t *testing.T) {
+	dir := t.TempDir()
+	exp := write(t, filepath.Join(dir, "exp.toml"), "")
+	c1 := write(t, filepath.Join(dir, "step-1.safetensors"), "")
+	c2 := write(t, filepath.Join(dir, "step-2.safetensors"), "")
+	cases := []struct {
+		name, ref, ckpt string
+		want            []string // ref@checkpoint per member
+		err             string
+	}{
+		{"one model", dir, "", []string{dir + "@"}, ""},
+		{"one checkpoint", exp, c1, []string{exp + "@" + c1}, ""},
+		{"checkpoints of one run", exp, c1 + ", " + c2, []string{exp + "@" + c1, exp + "@" + c2}, ""},
+		{"models", dir + "," + dir + "/", "", []string{dir + "@", dir + "/@"}, ""},
+		{"paired", exp + "," + exp, c2 + "," + c1, []string{exp + "@" + c2, exp + "@" + c1}, ""},
+		{"unpaired", exp + "," + exp + "," + exp, c1 + "," + c2, nil, "one checkpoint per model"},
+		{"missing checkpoint", exp, c1 + "," + filepath.Join(dir, "nope.safetensors"), nil, "ensemble member 2"},
+		{"empty", "", "", nil, "--model is required"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := ensembleMembers(modelRef{ref: c.ref, checkpoint: c.ckpt, batch: 7})
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("error %v, want one containing %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, m := range got {
+				names = append(names, m.ref+"@"+m.checkpoint)
+				if m.batch != 7 {
+					t.Errorf("member %s lost the other settings: %+v", m.ref, m)
+				}
+			}
+			if fmt.Sprint(names) != fmt.Sprint(c.want) {
+				t.Errorf("members %v, want %v", names, c.want)
+			}
+		})
 	}
 }

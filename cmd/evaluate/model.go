@@ -29,6 +29,9 @@ type modelRef struct {
 
 // checkModelRef fails at once on a model path that does not exist, before any data are read.
 func checkModelRef(ref, checkpoint string) error {
+	if strings.Contains(ref, ",") || strings.Contains(checkpoint, ",") {
+		return fmt.Errorf("--model %q --checkpoint %q: a list is an ensemble, which only evaluate response takes", ref, checkpoint)
+	}
 	if checkpoint != "" && !strings.HasSuffix(ref, ".toml") {
 		return fmt.Errorf("--checkpoint goes with an experiment file as --model (the checkpoint's own experiment)")
 	}

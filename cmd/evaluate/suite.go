@@ -27,6 +27,7 @@ func runSuite(ctx context.Context, args []string, log *zap.Logger) error {
 	shots := fs.String("shots", "1,5", "shots per label for intent and oos")
 	size := fs.Int("candidates", 100, "candidates per response-selection query")
 	outDir := fs.String("output-dir", "", "folder for the results (required)")
+	protocol := fs.String("oos-protocol", evaluate.OOSAuthors, "out-of-scope protocol: authors (the DSE authors' code) or paper (the paper's text); see evaluate oos --help")
 	only := fs.String("tasks", strings.Join(suiteTasks, ","), "the tasks to run, a list of TASK:DATASET")
 	fs.Uint64Var(&c.data.splitSeed, "split-seed", 1, "seed choosing each Ubuntu IRC conversation's split point")
 	if _, err := parse(fs, args); err != nil {
@@ -53,18 +54,20 @@ func runSuite(ctx context.Context, args []string, log *zap.Logger) error {
 		d := c.data
 		d.dataset = name
 		switch kind {
-		case "intent", "oos":
-			ds, source, train, test, oos, err := d.intentData()
+		case "intent":
+			ds, source, train, test, _, err := d.intentData()
 			if err != nil {
 				return err
 			}
-			if kind == "intent" {
-				task := evaluate.IntentTask{Dataset: ds, Source: source, Train: train, Test: test, Shots: p.shots, Seeds: p.seeds, Splits: c.splitIO()}
-				runs[i] = func(s *evaluate.Session) (*evaluate.Result, error) { return s.Intent(ctx, task) }
-			} else {
-				task := evaluate.OOSTask{Dataset: ds, Source: source, Train: train, Test: test, OOS: oos, Shots: p.shots, Seeds: p.seeds, Splits: c.splitIO()}
-				runs[i] = func(s *evaluate.Session) (*evaluate.Result, error) { return s.OOS(ctx, task) }
+			task := evaluate.IntentTask{Dataset: ds, Source: source, Train: train, Test: test, Shots: p.shots, Seeds: p.seeds, Splits: c.splitIO()}
+			runs[i] = func(s *evaluate.Session) (*evaluate.Result, error) { return s.Intent(ctx, task) }
+		case "oos":
+			task, err := d.oosTask(*protocol)
+			if err != nil {
+				return err
 			}
+			task.Shots, task.Seeds, task.Splits = p.shots, p.seeds, c.splitIO()
+			runs[i] = func(s *evaluate.Session) (*evaluate.Result, error) { return s.OOS(ctx, task) }
 		case "response":
 			set, err := d.responseData()
 			if err != nil {

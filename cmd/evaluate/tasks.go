@@ -81,12 +81,17 @@ func runIntent(ctx context.Context, args []string, log *zap.Logger) error {
 
 func runOOS(ctx context.Context, args []string, log *zap.Logger) error {
 	var c common
-	fs := newFlags("oos", "--model M [--dataset clinc150 | --train F --test F] [flags]",
-		"Out-of-scope detection (DSE §4.2): in-scope prototypes as for intent; a query whose best similarity is below the\n"+
-			"threshold is out-of-scope. Thresholds: mean and mean−std of the test queries' best similarities (computed on the\n"+
-			"test queries, as the paper does). Accuracy, In-Accuracy, OOS-Accuracy, OOS-Recall.")
+	fs := newFlags("oos", "--model M [--dataset clinc150 | --train F --test F] [--oos-protocol authors|paper] [flags]",
+		"Out-of-scope detection (DSE §4.2, Tables 3 and 8). --oos-protocol authors (the default: the authors' code,\n"+
+			"amazon-research/dse evaluate/run_similarity.py eval_out_of_scope_detection, which made the published numbers):\n"+
+			"k out-of-scope training examples form a 151st prototype; each query's similarities to the prototypes are\n"+
+			"L2-normalised before the maximum; thresholds mean−std, mean, mean+std of those maxima over the test queries;\n"+
+			"a query whose maximum is not above the threshold is out-of-scope. --oos-protocol paper (the paper's text):\n"+
+			"in-scope prototypes as for intent; thresholds mean and mean−std of the raw best similarities; a query below\n"+
+			"the threshold is out-of-scope. Accuracy, In-Accuracy, OOS-Accuracy, OOS-Recall.")
 	c.register(fs, 0)
 	shots := fs.String("shots", "1,5", "shots per label, a list")
+	protocol := fs.String("oos-protocol", evaluate.OOSAuthors, "authors (the DSE authors' code) or paper (the paper's text); see --help")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -97,21 +102,19 @@ func runOOS(ctx context.Context, args []string, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	name, source, train, test, oos, err := c.data.intentData()
+	task, err := c.data.oosTask(*protocol)
 	if err != nil {
 		return err
 	}
-	if len(oos) == 0 {
-		return fmt.Errorf("%s has no out-of-scope test rows (label %q)", name, c.data.oosLabel)
+	if err := evaluate.CheckQueryLabels(task.Train, task.Test); err != nil {
+		return fmt.Errorf("%s: in-scope test %w", task.Dataset, err)
 	}
-	if err := evaluate.CheckQueryLabels(train, test); err != nil {
-		return fmt.Errorf("%s: in-scope test %w", name, err)
-	}
+	task.Shots, task.Seeds, task.Splits = p.shots, p.seeds, c.splitIO()
 	s, err := p.session(ctx, log)
 	if err != nil {
 		return err
 	}
-	res, err := s.OOS(ctx, evaluate.OOSTask{Dataset: name, Source: source, Train: train, Test: test, OOS: oos, Shots: p.shots, Seeds: p.seeds, Splits: c.splitIO()})
+	res, err := s.OOS(ctx, task)
 	if err != nil {
 		return err
 	}
@@ -123,14 +126,22 @@ func runResponse(ctx context.Context, args []string, log *zap.Logger) error {
 	fs := newFlags("response", "--model M (--dataset amazonqa|ubuntu|multiwoz | --test F) [flags]",
 		"Response selection without training (DSE §4.2): each query (a question, or a dialogue history joined with the\n"+
 			"separator token and truncated from the head) ranks its true response among --candidates by cosine similarity.\n"+
-			"Top-1, Top-3, Top-10, MRR; ties rank the truth last among equals.")
+			"Top-1, Top-3, Top-10, MRR; ties rank the truth last among equals. An ensemble (MGT §3.2, Eq. 7): --model a,b,c\n"+
+			"(with --checkpoint x,y,z paired, or none), or --model exp.toml --checkpoint x,y,z (checkpoints of one run); each\n"+
+			"member's softmax over a query's candidates of its cosine scores, averaged over the members, ranks the candidates.")
 	c.register(fs, 0)
 	size := fs.Int("candidates", 100, "candidates per query, the true response included")
 	fs.Uint64Var(&c.data.splitSeed, "split-seed", 1, "seed choosing each Ubuntu IRC conversation's split point (the test set itself)")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
-	p, err := prepare(&c, false, "")
+	members, err := ensembleMembers(c.model)
+	if err != nil {
+		return err
+	}
+	first := c
+	first.model = members[0] // prepare checks one member; ensembleMembers checked them all
+	p, err := prepare(&first, false, "")
 	if err != nil {
 		return err
 	}
@@ -141,11 +152,15 @@ func runResponse(ctx context.Context, args []string, log *zap.Logger) error {
 	if len(set.Responses) < *size {
 		return fmt.Errorf("%s: %d responses, fewer than --candidates %d", set.Dataset, len(set.Responses), *size)
 	}
+	task := evaluate.ResponseTask{Set: set, Size: *size, Seeds: p.seeds, Splits: c.splitIO()}
+	if len(members) > 1 {
+		return runEnsemble(ctx, members, c.quiet, task, c.output, log)
+	}
 	s, err := p.session(ctx, log)
 	if err != nil {
 		return err
 	}
-	res, err := s.Response(ctx, evaluate.ResponseTask{Set: set, Size: *size, Seeds: p.seeds, Splits: c.splitIO()})
+	res, err := s.Response(ctx, task)
 	if err != nil {
 		return err
 	}
