@@ -103,7 +103,7 @@ func (o *dialogueCSE) Name() string { return Name }
 
 // Loss takes a Batch (or *Batch). metrics: pos_cos and neg_cos, the mean cosines of
 // the positive and the negative pairs, and negatives, the mean number of negatives per example.
-func (o *dialogueCSE) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+func (o *dialogueCSE) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, error) {
 	b, err := objectives.BatchAs[Batch](Name, batch)
 	if err != nil {
 		return nil, nil, err
@@ -124,22 +124,25 @@ func (o *dialogueCSE) Loss(batch any, train bool) (*ts.Tensor, map[string]float6
 	defer outC.Drop()
 
 	var loss *ts.Tensor
-	metrics := map[string]float64{}
-	err = torch.Catch("dialoguecse loss", func() error {
-		x := b.tokens(outR.Last, outC.Last)
-		defer torch.Drop(x.respMask, x.ctx, x.ctxMask, x.cand)
+	var metrics map[string]*ts.Tensor
+	// The matching-guided embeddings and the loss (§4.2-4.4) are computed in fp32 under mixed precision.
+	err = objectives.FP32("dialoguecse loss", func() error {
+		resp, ctx := objectives.Upcast(outR.Last), objectives.Upcast(outC.Last)
+		x := b.tokens(resp, ctx)
+		ctx.MustDrop()
+		defer torch.Drop(resp, x.respMask, x.ctx, x.ctxMask, x.cand)
 		if _, err := x.check(); err != nil {
 			return err
 		}
 		var sims *ts.Tensor
 		loss, sims = cseLoss(x, o.att, o.cfg.Temperature)
 		defer sims.MustDrop()
-		pos, neg, count := b.cosines(sims)
-		metrics["pos_cos"], metrics["neg_cos"], metrics["negatives"] = pos, neg, count
+		metrics = b.cosines(sims, x.cand)
 		return nil
 	})
 	if err != nil {
 		torch.Drop(loss)
+		objectives.DropMetrics(metrics)
 		return nil, nil, err
 	}
 	return loss, metrics, nil
@@ -227,22 +230,28 @@ func (b Batch) tokens(resp, ctx *ts.Tensor) cseTokens {
 	}
 }
 
-// cosines averages the similarities of the positive and the negative pairs, and counts the negatives.
-func (b Batch) cosines(sims *ts.Tensor) (pos, neg, count float64) {
-	n := len(b.ContextOf)
-	d := sims.MustTotype(gotch.Double, false).MustTo(gotch.CPU, true)
-	vals := make([]float64, n*n)
-	d.MustCopyData(vals, uint(n*n))
-	d.MustDrop()
-	negs := 0
-	for i := range n {
-		pos += vals[i*n+i]
-		for _, j := range b.Negatives[i] {
-			neg += vals[i*n+j]
-			negs++
-		}
+// cosines are the metrics of the similarities sims [B,B] (detached), on the device: pos_cos and neg_cos,
+// the mean similarity of the positive and of the negative pairs, and negatives, the mean number of
+// negatives per example (known in Go). cand marks each example's positive (the diagonal) and its
+// negatives. It panics on a libtorch error (callers Catch).
+func (b Batch) cosines(sims, cand *ts.Tensor) map[string]*ts.Tensor {
+	n, negs := len(b.ContextOf), 0
+	for _, ng := range b.Negatives {
+		negs += len(ng)
 	}
-	return pos / float64(n), neg / float64(negs), float64(negs) / float64(n)
+	dev := sims.MustDevice()
+	pos := sims.MustDiagonal(0, 0, 1, false)
+	defer pos.MustDrop()
+	eye := ts.MustEye(int64(n), gotch.Bool, dev)
+	neg := cand.MustMaskedFill(eye, ts.IntScalar(0), false).MustTotype(sims.DType(), true)
+	eye.MustDrop()
+	negSum := sims.MustMul(neg, false).MustSum(gotch.Float, true)
+	neg.MustDrop()
+	return map[string]*ts.Tensor{
+		"pos_cos":   objectives.Metric(pos),
+		"neg_cos":   negSum.MustDivScalar(ts.FloatScalar(float64(negs)), true),
+		"negatives": objectives.Known(float64(negs)/float64(n), dev),
+	}
 }
 
 // Embedding: the encoder's mean-pooled output (§4.4), compared by cosine.
