@@ -53,7 +53,7 @@ func Metric(x *ts.Tensor) *ts.Tensor {
 // Known is a metric whose value Go already knows, filled on dev: copying a number from the host to a CUDA
 // device would wait for the device (a blocking copy from pageable memory synchronises its stream).
 func Known(v float64, dev gotch.Device) *ts.Tensor {
-	return ts.MustFull([]int64{}, ts.FloatScalar(v), gotch.Float, dev)
+	return ts.MustFull([]int64{1}, ts.FloatScalar(v), gotch.Float, dev).MustSqueeze(true) // gotch cannot pass an empty size
 }
 
 // DropMetrics drops every tensor of m; a nil map is fine.

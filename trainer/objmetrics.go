@@ -33,7 +33,7 @@ func (w *objWindow) add(m map[string]*ts.Tensor) {
 			if s, ok := w.sums[name]; ok {
 				s.MustAdd_(x)
 			} else {
-				w.sums[name] = x.MustTotype(gotch.Double, false).MustView([]int64{}, true)
+				w.sums[name] = x.MustTotype(gotch.Double, false)
 			}
 			w.count[name]++
 		}

@@ -59,18 +59,14 @@ func DistillLoss(student, teacher []*ts.Tensor, d Distance) (*ts.Tensor, error) 
 		if len(s) != 2 || len(t) != 2 || s[0] != t[0] || s[1] != t[1] || s[0] == 0 {
 			return nil, fmt.Errorf("distillation loss: layer %d: student %v and teacher %v must both be [batch, hidden]", l, s, t)
 		}
-		if !isFloat(student[l].DType()) || !isFloat(teacher[l].DType()) {
-			return nil, fmt.Errorf("distillation loss: layer %d: dtypes %v and %v (want floats)", l, student[l].DType(), teacher[l].DType())
+		if dt := student[l].DType(); dt != teacher[l].DType() || !isFloat(dt) {
+			return nil, fmt.Errorf("distillation loss: layer %d: dtypes %v and %v (want one float dtype)", l, dt, teacher[l].DType())
 		}
 		hidden = s[1]
 	}
 	var loss *ts.Tensor
 	err := objectives.FP32("distillation loss", func() error {
-		// The wider of the two sides' loss dtypes: Double in the float64 tests, Float otherwise.
 		dtype := objectives.LossDType(student[0])
-		if objectives.LossDType(teacher[0]) == gotch.Double {
-			dtype = gotch.Double
-		}
 		for l := range student {
 			target := teacher[l].MustDetach(false).MustTotype(dtype, true)
 			s := student[l].MustTotype(dtype, false)
