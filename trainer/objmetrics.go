@@ -48,11 +48,25 @@ func (w *objWindow) add(m map[string]*ts.Tensor) {
 // micro-batches added since the last call (nil when none reported one), then empties the window.
 func (w *objWindow) mean() (map[string]float64, error) {
 	defer w.reset()
+	sums, counts, err := w.state()
+	if err != nil || sums == nil {
+		return nil, err
+	}
+	for name, n := range counts {
+		sums[name] /= float64(n)
+	}
+	return sums, nil
+}
+
+// state reads the sums back with one copy to the host, with the micro-batches each covers (nil maps for
+// an empty window), and leaves the window as it is: a checkpoint keeps them (checkpoint.Window), so that the
+// first line of a resumed run averages what an uninterrupted run's does.
+func (w *objWindow) state() (map[string]float64, map[string]int64, error) {
 	if w.err != nil {
-		return nil, w.err
+		return nil, nil, w.err
 	}
 	if len(w.sums) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	names := slices.Sorted(maps.Keys(w.sums))
 	parts := make([]*ts.Tensor, len(names))
@@ -66,13 +80,29 @@ func (w *objWindow) mean() (map[string]float64, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := make(map[string]float64, len(names))
+	sums, counts := make(map[string]float64, len(names)), make(map[string]int64, len(names))
 	for i, name := range names {
-		out[name] = vals[i] / float64(w.count[name])
+		sums[name], counts[name] = vals[i], int64(w.count[name])
 	}
-	return out, nil
+	return sums, counts, nil
+}
+
+// restore starts the window afresh from a checkpoint's sums and counts, on dev.
+func (w *objWindow) restore(sums map[string]float64, counts map[string]int64, dev gotch.Device) error {
+	w.reset()
+	if len(sums) == 0 {
+		return nil
+	}
+	w.sums, w.count = map[string]*ts.Tensor{}, map[string]int{}
+	return torch.Catch("restore the objective metrics", func() error {
+		for name, s := range sums {
+			w.sums[name] = ts.MustFull([]int64{1}, ts.FloatScalar(s), gotch.Double, dev).MustSqueeze(true)
+			w.count[name] = int(counts[name])
+		}
+		return nil
+	})
 }
 
 // reset drops the sums.
