@@ -59,6 +59,10 @@ func (p Position) check() error {
 type Window struct {
 	LossSum float64 `json:"loss_sum"`
 	Steps   int64   `json:"steps"`
+	// Objective sums each of the objective's metrics over the window's micro-batches, ObjectiveCount says
+	// how many reported it (both absent from checkpoints written before they were kept).
+	Objective      map[string]float64 `json:"objective,omitempty"`
+	ObjectiveCount map[string]int64   `json:"objective_count,omitempty"`
 }
 
 func (w *Window) check(pos Position) error {
@@ -68,6 +72,14 @@ func (w *Window) check(pos Position) error {
 	if w.Steps < 0 || w.Steps > pos.Step || math.IsNaN(w.LossSum) || math.IsInf(w.LossSum, 0) {
 		return fmt.Errorf("metrics window of %d steps summing to %v at step %d: want 0 to %d steps and a finite sum",
 			w.Steps, w.LossSum, pos.Step, pos.Step)
+	}
+	if len(w.Objective) != len(w.ObjectiveCount) {
+		return fmt.Errorf("metrics window: %d objective sums but %d counts", len(w.Objective), len(w.ObjectiveCount))
+	}
+	for name, s := range w.Objective {
+		if n, ok := w.ObjectiveCount[name]; !ok || n < 1 || math.IsNaN(s) || math.IsInf(s, 0) {
+			return fmt.Errorf("metrics window: objective metric %q sums to %v over %d micro-batches: want a finite sum over at least one", name, s, n)
+		}
 	}
 	return nil
 }

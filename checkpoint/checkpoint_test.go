@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -15,7 +16,8 @@ func sample() *File {
 	w, _ := safetensors.FromFloat32s("", []int64{2, 2}, []float32{1, 2, 3, 4})
 	m, _ := safetensors.FromFloat32s("w.exp_avg", []int64{2, 2}, []float32{0.1, 0.2, 0.3, 0.4})
 	return &File{
-		Meta:   Meta{Format: FormatName, Experiment: "digest", Position: Position{Step: 15, Epoch: 1, Batch: 3}, Window: &Window{LossSum: 2.5, Steps: 5}},
+		Meta: Meta{Format: FormatName, Experiment: "digest", Position: Position{Step: 15, Epoch: 1, Batch: 3}, Window: &Window{LossSum: 2.5, Steps: 5,
+			Objective: map[string]float64{"pos_cos": 4.75}, ObjectiveCount: map[string]int64{"pos_cos": 5}}},
 		Params: map[string]safetensors.Tensor{"w": w}, Optim: []safetensors.Tensor{m},
 		Objective: map[string]safetensors.Tensor{}, RNG: []byte{1, 2, 3},
 	}
@@ -109,7 +111,8 @@ func TestReadChecksCrafted(t *testing.T) {
 			if c.Unchecked != tc.wantUnchecked {
 				t.Errorf("Unchecked = %v, want %v", c.Unchecked, tc.wantUnchecked)
 			}
-			if c.Meta.Position != (Position{Step: 15, Epoch: 1, Batch: 3}) || *c.Meta.Window != (Window{LossSum: 2.5, Steps: 5}) {
+			if c.Meta.Position != (Position{Step: 15, Epoch: 1, Batch: 3}) || !reflect.DeepEqual(*c.Meta.Window, Window{LossSum: 2.5, Steps: 5,
+				Objective: map[string]float64{"pos_cos": 4.75}, ObjectiveCount: map[string]int64{"pos_cos": 5}}) {
 				t.Errorf("read back %+v, window %+v", c.Meta.Position, c.Meta.Window)
 			}
 		})

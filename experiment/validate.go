@@ -74,6 +74,10 @@ func (e *Experiment) validate() error {
 	case "fp32":
 		t.Precision = ""
 	case "", "bf16":
+	case "fp16":
+		// fp16's 5-bit exponent flushes small gradients to zero unless the loss is scaled before backward
+		// (torch.cuda.amp.GradScaler); bf16 has fp32's range and needs no scaler.
+		fail("train.precision \"fp16\" is not supported: fp16 needs a gradient scaler, which convrep does not have; use bf16 (or fp32)")
 	default:
 		fail("train.precision %q is not fp32 or bf16", t.Precision)
 	}

@@ -65,7 +65,14 @@ func (p *params) layerNorm(name string, dim int64, eps float64) layerNorm {
 	return layerNorm{w: p.constant(name+".weight", 1, dim), b: p.constant(name+".bias", 0, dim), eps: eps}
 }
 
+// forward normalises x over its last dimension. An x of another dtype than the weights (bf16 from a head's
+// dense layer under autocast) is cast to theirs first, as CUDA autocast's fp32 policy for layer_norm does;
+// CPU autocast (libtorch 1.13) leaves layer_norm alone, and its kernel refuses mixed dtypes.
 func (n layerNorm) forward(x *ts.Tensor) *ts.Tensor {
+	if x.DType() != n.w.DType() {
+		x = x.MustTotype(n.w.DType(), false)
+		defer x.MustDrop()
+	}
 	return ts.MustLayerNorm(x, []int64{n.w.MustSize()[0]}, n.w, n.b, n.eps, false)
 }
 

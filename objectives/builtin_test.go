@@ -94,11 +94,8 @@ func TestObjectivesOfEngineerAByName(t *testing.T) {
 func TestObjectivesOfEngineerALearn(t *testing.T) {
 	ctx := testutil.Input([][]int64{{2, 7, 9, 8, 3}, {2, 11, 12, 3}, {2, 5, 6, 8, 3}, {2, 40, 41, 42, 3}}, 5)
 	resp := testutil.Input([][]int64{{2, 20, 21, 3}, {2, 22, 3}, {2, 23, 24, 25, 3}, {2, 30, 3}}, 4)
-	lab := ts.MustOfSlice([]int64{
-		objectives.IgnoreLabel, 7, objectives.IgnoreLabel, objectives.IgnoreLabel, objectives.IgnoreLabel,
-		objectives.IgnoreLabel, objectives.IgnoreLabel, 12, objectives.IgnoreLabel, objectives.IgnoreLabel,
-		objectives.IgnoreLabel, 5, objectives.IgnoreLabel, 8, objectives.IgnoreLabel,
-		objectives.IgnoreLabel, objectives.IgnoreLabel, 41, objectives.IgnoreLabel, objectives.IgnoreLabel}).MustView([]int64{4, 5}, true)
+	const x = objectives.IgnoreLabel
+	lab := testutil.Labels(t, [][]int64{{x, 7, x, x, x}, {x, x, 12, x, x}, {x, 5, x, 8, x}, {x, x, 41, x, x}})
 	for _, tc := range []struct {
 		name  string
 		s     objectives.Settings

@@ -101,17 +101,57 @@ func InputOf(rows [][]int64, pad int64, dev gotch.Device) (models.Input, error) 
 	return models.BatchInput(b, dev)
 }
 
-// LabelsOf pads label rows with IgnoreLabel into an int64 tensor on dev.
-func LabelsOf(rows [][]int64, dev gotch.Device) (*ts.Tensor, error) {
-	ids, _ := paddedRows(rows, IgnoreLabel)
-	var x *ts.Tensor
-	err := torch.Catch("labels to a tensor", func() error {
-		flat := slices.Concat(ids...)
-		x = ts.MustOfSlice(flat).MustView([]int64{int64(len(ids)), int64(len(ids[0]))}, true)
-		if dev != gotch.CPU {
-			x = x.MustTo(dev, true)
+// Labels are the masked-LM targets of a [Rows,Width] batch, kept as the positions that were chosen. The
+// batch's builder knows them in Go, so the loss gathers the chosen hidden states without a nonzero on the
+// device, which would read the count back to the host and wait for the device every step.
+type Labels struct {
+	Pos    *ts.Tensor // int64 [N]: the flat positions r·Width+c of the chosen tokens, row by row
+	Target *ts.Tensor // int64 [N]: the original token at each
+	// Rows and Width are the shape of the batch the positions index, N the number of chosen tokens.
+	Rows, Width, N int64
+}
+
+// LabelsOf reads label rows (the original token where one was chosen, IgnoreLabel elsewhere; a row
+// shorter than the longest is padded with IgnoreLabel) into Labels on dev.
+func LabelsOf(rows [][]int64, dev gotch.Device) (Labels, error) {
+	l := Labels{Rows: int64(len(rows))}
+	var pos, target []int64
+	for _, r := range rows {
+		l.Width = max(l.Width, int64(len(r)))
+	}
+	for i, r := range rows {
+		for j, v := range r {
+			if v != IgnoreLabel {
+				pos, target = append(pos, int64(i)*l.Width+int64(j)), append(target, v)
+			}
 		}
+	}
+	l.N = int64(len(pos))
+	err := torch.Catch("labels to tensors", func() error {
+		l.Pos, l.Target = indexTensor(pos, dev), indexTensor(target, dev)
 		return nil
 	})
-	return x, err
+	if err != nil {
+		l.Drop()
+		return Labels{}, err
+	}
+	return l, nil
 }
+
+// indexTensor is v as an int64 tensor on dev ([0] when v is empty). It panics on a libtorch error.
+func indexTensor(v []int64, dev gotch.Device) *ts.Tensor {
+	if len(v) == 0 {
+		return ts.MustZeros([]int64{0}, gotch.Int64, dev)
+	}
+	x := ts.MustOfSlice(v)
+	if dev != gotch.CPU {
+		x = x.MustTo(dev, true)
+	}
+	return x
+}
+
+// Defined reports whether l holds labels (the zero Labels does not).
+func (l Labels) Defined() bool { return l.Pos != nil && l.Target != nil }
+
+// Drop frees the label tensors.
+func (l Labels) Drop() { torch.Drop(l.Pos, l.Target) }

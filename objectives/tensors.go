@@ -10,20 +10,6 @@ import (
 
 // Small tensor helpers the objectives share.
 
-// Mean reads x back and averages it in Go (one copy, no graph).
-func Mean(x *ts.Tensor) float64 {
-	n := x.Numel()
-	vals := make([]float64, n)
-	d := x.MustTotype(gotch.Double, false)
-	d.MustCopyData(vals, n)
-	d.MustDrop()
-	s := 0.0
-	for _, v := range vals {
-		s += v
-	}
-	return s / float64(n)
-}
-
 // NormEps is F.normalize's default eps: rows are divided by max(‖x‖₂, eps).
 const NormEps = 1e-12
 
@@ -56,11 +42,12 @@ func (u Uniform) Set(x *ts.Tensor) {
 var _ nn.Init = Uniform{}
 
 // CrossEntropyDiagonal is the mean over rows i of −log softmax(scores_i)_i: each row's target is its own
-// index (torch's CrossEntropyLoss with labels arange(b)). It panics on a libtorch error (callers Catch).
+// index (torch's CrossEntropyLoss with labels arange(b)). Low-precision scores are widened to Float first
+// (LossDType). It panics on a libtorch error (callers Catch).
 func CrossEntropyDiagonal(scores *ts.Tensor) *ts.Tensor {
 	b := scores.MustSize()[0]
 	target := ts.MustArange(ts.IntScalar(b), gotch.Int64, scores.MustDevice())
 	defer target.MustDrop()
-	logp := scores.MustLogSoftmax(1, scores.DType(), false)
+	logp := scores.MustLogSoftmax(1, LossDType(scores), false)
 	return logp.MustNLLLoss(target, true)
 }

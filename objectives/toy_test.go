@@ -100,7 +100,7 @@ func (d *toyData) Batch(idx []int, dev gotch.Device) (objectives.Batch, error) {
 }
 
 // Loss is 1 − mean cos(e(turn), e(next turn)). libtorch errors panic in Must calls; the trainer catches them.
-func (o *toy) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+func (o *toy) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, error) {
 	b, ok := batch.(toyBatch)
 	if !ok {
 		return nil, nil, fmt.Errorf("toy loss: batch is %T", batch)

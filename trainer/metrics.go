@@ -22,7 +22,7 @@ type Metric struct {
 	PairsPerS float64            `json:"pairs_per_s"`
 	StepS     float64            `json:"step_s"`
 	ElapsedS  float64            `json:"elapsed_s"`
-	Objective map[string]float64 `json:"objective,omitempty"`
+	Objective map[string]float64 `json:"objective,omitempty"` // the objective's metrics, each the mean over the micro-batches since the previous line
 }
 
 // metricsLog appends lines to metrics.jsonl. A resumed run first drops the lines after its checkpoint's step,

@@ -74,7 +74,7 @@ func (c probeConfig) Build(m *models.Model) (objectives.Objective, error) {
 	return &probeObjective{Objective: o, at: c.at, kind: c.kind, watch: c.watch}, err
 }
 
-func (p *probeObjective) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+func (p *probeObjective) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, error) {
 	loss, metrics, err := p.Objective.Loss(batch, train)
 	if err != nil || !train {
 		return loss, metrics, err

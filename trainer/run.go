@@ -72,7 +72,7 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 			}
 			idx := order[t.pos.Batch*perStep : (t.pos.Batch+1)*perStep]
 			stepStart := time.Now()
-			loss, norm, objMetrics, err := t.step(idx, micro)
+			loss, norm, err := t.step(idx, micro)
 			if err == nil {
 				loss, stopping, err = t.cl.agree(loss, ctx.Err() != nil)
 			}
@@ -89,6 +89,10 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 			bar.Describe(fmt.Sprintf("loss %.4f", loss))
 			bar.Add(1)
 			if t.pos.Step%e.Train.LogEvery == 0 || t.pos.Step == t.total {
+				objMetrics, err := t.objm.mean()
+				if err != nil {
+					return fmt.Errorf("step %d: %w", t.pos.Step, err)
+				}
 				m := t.window.metric(t.pos, t.opt, norm, objMetrics, time.Since(start))
 				if err := metrics.write(m); err != nil {
 					return err
@@ -120,7 +124,7 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 // step is one optimiser step: for each micro-batch, forward and loss, backward (gradients accumulate); then
 // clipping, the learning rates of the schedule, the optimiser step and zeroed gradients. A NaN or infinite
 // loss or gradient norm stops the run before the step changes any weight.
-func (t *Trainer) step(idx []int, micro int) (loss, norm float64, objMetrics map[string]float64, err error) {
+func (t *Trainer) step(idx []int, micro int) (loss, norm float64, err error) {
 	err = torch.Catch("train step", func() error {
 		parts := len(idx) / micro
 		for k := 0; k < parts; k++ {
@@ -133,6 +137,7 @@ func (t *Trainer) step(idx []int, micro int) (loss, norm float64, objMetrics map
 				b.Drop()
 				return err
 			}
+			t.objm.add(m) // summed on the device, read once per metrics line (objmetrics.go)
 			// Read the value through a detached tensor: the float64 copy Float64Values makes would otherwise
 			// keep the step's graph alive until the garbage collector frees it.
 			d := l.MustDetach(false)
@@ -154,7 +159,6 @@ func (t *Trainer) step(idx []int, micro int) (loss, norm float64, objMetrics map
 				return err
 			}
 			loss += v / float64(parts)
-			objMetrics = m
 		}
 		var all []*ts.Tensor
 		for _, g := range t.groups {
@@ -184,12 +188,12 @@ func (t *Trainer) step(idx []int, micro int) (loss, norm float64, objMetrics map
 		}
 		return t.opt.ZeroGrad()
 	})
-	return loss, norm, objMetrics, err
+	return loss, norm, err
 }
 
 // loss runs the forward pass and the objective, under bf16 autocast when train.precision asks for it (the
 // backward pass runs outside, as autocast wants). Run holds the OS thread autocast's state lives on.
-func (t *Trainer) loss(batch any) (l *ts.Tensor, m map[string]float64, err error) {
+func (t *Trainer) loss(batch any) (l *ts.Tensor, m map[string]*ts.Tensor, err error) {
 	if t.exp.Train.Precision != "bf16" {
 		return t.obj.Loss(batch, true)
 	}

@@ -28,6 +28,9 @@ func (t *Trainer) saveCheckpoint() error {
 	}
 	if t.window.loss.Steps > 0 {
 		w := t.window.loss // a checkpoint right after a metrics line has none, as before windows were kept
+		if w.Objective, w.ObjectiveCount, err = t.objm.state(); err != nil {
+			return err
+		}
 		c.Meta.Window = &w
 	}
 	err = torch.Catch("checkpoint", func() error {
@@ -143,8 +146,12 @@ func (t *Trainer) restore(path string) error {
 	}
 	t.pos = c.Meta.Position
 	t.window = lossWindow{}
+	t.objm.reset()
 	if w := c.Meta.Window; w != nil {
 		t.window.loss = *w
+		if err := t.objm.restore(w.Objective, w.ObjectiveCount, t.dev); err != nil {
+			return fmt.Errorf("checkpoint %s: %w", path, err)
+		}
 	}
 	t.log.Info("resumed", zap.String("checkpoint", path), zap.Int64("step", t.pos.Step), zap.Int("epoch", t.pos.Epoch))
 	return nil

@@ -43,6 +43,7 @@ type Trainer struct {
 	digest   string
 	pos      checkpoint.Position
 	window   lossWindow // the steps since the last metrics line
+	objm     objWindow  // the objective's metrics since the last metrics line, summed on the device
 	total    int64      // optimiser steps the run will make
 	perEpoch int64      // optimiser steps in an epoch
 	cl       *cluster   // this process's rank among the data-parallel ranks

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"convrep/objectives"
 	"convrep/objectives/dse"
 
 	"github.com/sugarme/gotch"
@@ -85,6 +86,7 @@ func (s *setup) loss(b dse.Batch) (*ts.Tensor, error) {
 		}
 		defer restore()
 	}
-	l, _, err := s.obj.Loss(b, true)
+	l, m, err := s.obj.Loss(b, true)
+	objectives.DropMetrics(m) // DSE's pos_cos, not measured here
 	return l, err
 }

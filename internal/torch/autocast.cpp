@@ -52,12 +52,12 @@ void set(bool cuda, bool enabled, at::ScalarType dtype) {
 } // namespace
 
 // The same steps as Python's torch.autocast.__enter__: remember the previous state, set the dtype, switch
-// autocast on, count one more nesting level.
-char *convrep_autocast_enter(int cuda, int dtype, int *prev_enabled, int *prev_dtype) {
+// autocast on (or off, for torch.autocast(enabled=False)), count one more nesting level.
+char *convrep_autocast_enter(int cuda, int enabled, int dtype, int *prev_enabled, int *prev_dtype) {
   try {
     *prev_enabled = is_on(cuda) ? 1 : 0;
     *prev_dtype = static_cast<int>(dtype_of(cuda));
-    set(cuda, true, static_cast<at::ScalarType>(dtype));
+    set(cuda, enabled != 0, static_cast<at::ScalarType>(dtype));
     at::autocast::increment_nesting();
   } catch (const std::exception &e) {
     return error_of(e);

@@ -24,18 +24,31 @@ import (
 // copies, which are stale after an optimiser step; so enter and restore once per training step, around
 // the forward pass and the loss. Calling restore more than once does nothing the second time.
 //
-// CPU autocast takes only BFloat16 (libtorch 1.13 to 2.1); CUDA takes BFloat16 or Half.
+// Only BFloat16 is taken. CPU autocast supports nothing else (libtorch 1.13 to 2.1); CUDA's also runs Half,
+// but fp16's 5-bit exponent underflows small gradients to zero unless the loss is scaled up before backward
+// and the gradients down after (torch.cuda.amp.GradScaler), and convrep has no gradient scaler. bf16 keeps
+// fp32's exponent range and needs none.
 func Autocast(dev gotch.Device, dtype gotch.DType) (restore func(), err error) {
 	cuda := dev.IsCuda()
 	switch {
-	case cuda && dtype != gotch.BFloat16 && dtype != gotch.Half:
-		return nil, fmt.Errorf("autocast on %v: dtype %v is not BFloat16 or Half", dev, dtype)
-	case !cuda && dtype != gotch.BFloat16:
-		return nil, fmt.Errorf("autocast on %v: CPU autocast supports BFloat16 only, got %v", dev, dtype)
+	case cuda && dtype == gotch.Half:
+		return nil, fmt.Errorf("autocast on %v: Half needs a gradient scaler, which convrep does not have; use BFloat16", dev)
+	case dtype != gotch.BFloat16:
+		return nil, fmt.Errorf("autocast on %v: BFloat16 only, got %v", dev, dtype)
 	}
-	var prevOn, prevDType C.int
-	if err := takeError(C.convrep_autocast_enter(cBool(cuda), C.int(dtype.CInt()), &prevOn, &prevDType)); err != nil {
+	restore, err = enter(cuda, true, dtype)
+	if err != nil {
 		return nil, fmt.Errorf("autocast on %v with %v: %w", dev, dtype, err)
+	}
+	return restore, nil
+}
+
+// enter sets the calling thread's autocast state for one device type (on with dtype, or off) as a nested
+// level, and returns what puts the previous state back.
+func enter(cuda, on bool, dtype gotch.DType) (restore func(), err error) {
+	var prevOn, prevDType C.int
+	if err := takeError(C.convrep_autocast_enter(cBool(cuda), cBool(on), C.int(dtype.CInt()), &prevOn, &prevDType)); err != nil {
+		return nil, err
 	}
 	done := false
 	return func() {
@@ -58,6 +71,28 @@ func WithAutocast(dev gotch.Device, dtype gotch.DType, fn func() error) error {
 		return err
 	}
 	defer restore()
+	return fn()
+}
+
+// WithoutAutocast runs fn with autocast off for both device types, CPU and CUDA, on the current OS thread,
+// as Python's torch.autocast(enabled=False) does, and restores the previous state even when fn panics. A
+// loss runs its arithmetic here under mixed precision: autocast casts the inputs of every op on its
+// lower-precision list (mm, bmm, matmul, linear) to bf16 whatever their dtype, so fp32 inputs alone do
+// not give fp32 similarities. Outside autocast it only costs the two state switches.
+func WithoutAutocast(fn func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for _, cuda := range []bool{false, true} {
+		_, dtype := AutocastEnabled(gotch.CPU)
+		if cuda {
+			_, dtype = AutocastEnabled(gotch.CudaBuilder(0))
+		}
+		restore, err := enter(cuda, false, dtype)
+		if err != nil {
+			return fmt.Errorf("autocast off: %w", err)
+		}
+		defer restore()
+	}
 	return fn()
 }
 

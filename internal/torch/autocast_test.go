@@ -3,6 +3,7 @@ package torch_test
 import (
 	"math"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,8 +69,9 @@ func TestAutocastRejectsUnsupportedDTypes(t *testing.T) {
 	}{
 		{gotch.CPU, gotch.Half, "BFloat16 only"},
 		{gotch.CPU, gotch.Float, "BFloat16 only"},
-		{gotch.CudaBuilder(0), gotch.Float, "not BFloat16 or Half"},
-		{gotch.CudaBuilder(0), gotch.Double, "not BFloat16 or Half"},
+		{gotch.CudaBuilder(0), gotch.Float, "BFloat16 only"},
+		{gotch.CudaBuilder(0), gotch.Double, "BFloat16 only"},
+		{gotch.CudaBuilder(0), gotch.Half, "gradient scaler"},
 	} {
 		restore, err := torch.Autocast(tc.dev, tc.dtype)
 		if err == nil {
@@ -171,5 +173,48 @@ func TestAutocastTinyBERTForwardBackward(t *testing.T) {
 			t.Errorf("gradient of %s is %v, want Float", name, g.DType())
 		}
 		g.MustDrop()
+	}
+}
+
+// WithoutAutocast turns autocast off inside, so a matmul of fp32 tensors stays fp32 (and equals the one
+// outside autocast bit for bit), and puts it back on after, even when fn panics.
+func TestWithoutAutocast(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	a := ts.MustRandn([]int64{5, 7}, gotch.Float, gotch.CPU)
+	b := ts.MustRandn([]int64{7, 3}, gotch.Float, gotch.CPU)
+	ref := a.MustMatmul(b, false).Float64Values(true)
+	err := torch.WithAutocast(gotch.CPU, gotch.BFloat16, func() error {
+		var inside *ts.Tensor
+		if err := torch.WithoutAutocast(func() error { inside = a.MustMatmul(b, false); return nil }); err != nil {
+			return err
+		}
+		if inside.DType() != gotch.Float {
+			t.Errorf("matmul without autocast gives %v, want Float", inside.DType())
+		}
+		if got := inside.Float64Values(true); !slices.Equal(got, ref) {
+			t.Errorf("matmul without autocast %v differs from fp32 %v", got, ref)
+		}
+		err := torch.Catch("panic inside", func() error {
+			return torch.WithoutAutocast(func() error { panic("boom") })
+		})
+		if err == nil {
+			t.Error("the panic was lost")
+		}
+		if on, dt := torch.AutocastEnabled(gotch.CPU); !on || dt != gotch.BFloat16 {
+			t.Errorf("after WithoutAutocast: autocast %v with %v, want on with BFloat16", on, dt)
+		}
+		y := a.MustMatmul(b, false)
+		defer y.MustDrop()
+		if y.DType() != gotch.BFloat16 {
+			t.Errorf("matmul back under autocast gives %v, want BFloat16", y.DType())
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if on, _ := torch.AutocastEnabled(gotch.CPU); on {
+		t.Error("autocast on after WithAutocast")
 	}
 }

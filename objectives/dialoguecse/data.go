@@ -160,7 +160,12 @@ func (d *cseExamples) Batch(idx []int, dev gotch.Device) (objectives.Batch, erro
 		b.Responses.Drop()
 		return objectives.Batch{}, err
 	}
-	return objectives.Batch{Value: b, Drop: func() { b.Responses.Drop(); b.Context.Drop() }}, nil
+	if b.layout, err = b.makeLayout(dev); err != nil {
+		b.Responses.Drop()
+		b.Context.Drop()
+		return objectives.Batch{}, err
+	}
+	return objectives.Batch{Value: b, Drop: func() { b.Responses.Drop(); b.Context.Drop(); b.layout.drop() }}, nil
 }
 
 // pickNegatives gives each example of the batch up to d.negatives other rows of it, those of other

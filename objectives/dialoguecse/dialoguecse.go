@@ -40,6 +40,8 @@ type Batch struct {
 	ContextOf [][]int
 	// Negatives[i] lists the rows j ≠ i of Responses whose r_j, refined by C_i, is a negative pair of example i.
 	Negatives [][]int
+	// layout is ContextOf and Negatives as tensors on the device, made by the dataset (nil: Loss makes it).
+	layout *layout
 }
 
 func init() {
@@ -103,7 +105,7 @@ func (o *dialogueCSE) Name() string { return Name }
 
 // Loss takes a Batch (or *Batch). metrics: pos_cos and neg_cos, the mean cosines of
 // the positive and the negative pairs, and negatives, the mean number of negatives per example.
-func (o *dialogueCSE) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+func (o *dialogueCSE) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, error) {
 	b, err := objectives.BatchAs[Batch](Name, batch)
 	if err != nil {
 		return nil, nil, err
@@ -123,23 +125,33 @@ func (o *dialogueCSE) Loss(batch any, train bool) (*ts.Tensor, map[string]float6
 	}
 	defer outC.Drop()
 
+	lay := b.layout
+	if lay == nil {
+		if lay, err = b.makeLayout(outC.Last.MustDevice()); err != nil {
+			return nil, nil, fmt.Errorf("dialoguecse loss: %w", err)
+		}
+		defer lay.drop()
+	}
 	var loss *ts.Tensor
-	metrics := map[string]float64{}
-	err = torch.Catch("dialoguecse loss", func() error {
-		x := b.tokens(outR.Last, outC.Last)
-		defer torch.Drop(x.respMask, x.ctx, x.ctxMask, x.cand)
+	var metrics map[string]*ts.Tensor
+	// The matching-guided embeddings and the loss (§4.2-4.4) are computed in fp32 under mixed precision.
+	err = objectives.FP32("dialoguecse loss", func() error {
+		resp, ctx := objectives.Upcast(outR.Last), objectives.Upcast(outC.Last)
+		x := b.tokens(resp, ctx, lay)
+		ctx.MustDrop()
+		defer torch.Drop(resp, x.respMask, x.ctx, x.ctxMask)
 		if _, err := x.check(); err != nil {
 			return err
 		}
 		var sims *ts.Tensor
 		loss, sims = cseLoss(x, o.att, o.cfg.Temperature)
 		defer sims.MustDrop()
-		pos, neg, count := b.cosines(sims)
-		metrics["pos_cos"], metrics["neg_cos"], metrics["negatives"] = pos, neg, count
+		metrics = b.cosines(sims, x.cand)
 		return nil
 	})
 	if err != nil {
 		torch.Drop(loss)
+		objectives.DropMetrics(metrics)
 		return nil, nil, err
 	}
 	return loss, metrics, nil
@@ -182,67 +194,101 @@ func (b Batch) check() error {
 	return nil
 }
 
-// tokens lays the encoder outputs out as cseLoss wants them: the context rows gathered into [B,C,Tu,d] turn
-// slots (C the most turns of an example), unused slots reading an all-zero row with an all-zero mask.
-// It panics on a libtorch error (callers Catch).
-func (b Batch) tokens(resp, ctx *ts.Tensor) cseTokens {
-	dev := ctx.MustDevice()
+// layout is what cseLoss gathers with, made from ContextOf and Negatives in Go: the dataset makes it with
+// the batch (a copy from the host to a CUDA device waits for the device, so none happens in Loss), and
+// Loss makes it for a Batch built by hand.
+type layout struct {
+	turns int64      // C, the most turns of an example
+	slots *ts.Tensor // int64 [B·C]: the Context row of each turn slot, U (a zero row) for a slot without a turn
+	cand  *ts.Tensor // bool [B,B]: (i,j) true when r_j under C_i is in example i's denominator
+}
+
+// makeLayout builds b's layout on dev (b must have passed check).
+func (b Batch) makeLayout(dev gotch.Device) (*layout, error) {
 	n, u := len(b.ContextOf), b.Context.IDs.MustSize()[0]
-	cs := ctx.MustSize()
 	turns := 0
 	for _, c := range b.ContextOf {
 		turns = max(turns, len(c))
 	}
 	idx := make([]int64, 0, n*turns)
-	cand := make([]int64, n*n)
+	cand := make([]bool, n*n)
 	for i, c := range b.ContextOf {
 		for k := range turns {
 			if k < len(c) {
 				idx = append(idx, int64(c[k]))
 			} else {
-				idx = append(idx, u) // the zero row appended below
+				idx = append(idx, u) // the zero row tokens appends
 			}
 		}
-		cand[i*n+i] = 1
+		cand[i*n+i] = true
 		for _, j := range b.Negatives[i] {
-			cand[i*n+j] = 1
+			cand[i*n+j] = true
 		}
 	}
-	index := ts.MustOfSlice(idx).MustTo(dev, true)
-	defer index.MustDrop()
+	l := &layout{turns: int64(turns)}
+	err := torch.Catch("dialoguecse layout", func() error {
+		l.slots = ts.MustOfSlice(idx).MustTo(dev, true)
+		l.cand = ts.MustOfSlice(cand).MustTo(dev, true).MustView([]int64{int64(n), int64(n)}, true)
+		return nil
+	})
+	if err != nil {
+		l.drop()
+		return nil, err
+	}
+	return l, nil
+}
+
+func (l *layout) drop() {
+	if l != nil {
+		torch.Drop(l.slots, l.cand)
+	}
+}
+
+// tokens lays the encoder outputs out as cseLoss wants them: the context rows gathered into [B,C,Tu,d] turn
+// slots (C the most turns of an example), unused slots reading an all-zero row with an all-zero mask. The
+// result's cand is l's. It panics on a libtorch error (callers Catch).
+func (b Batch) tokens(resp, ctx *ts.Tensor, l *layout) cseTokens {
+	dev := ctx.MustDevice()
+	cs := ctx.MustSize()
 	gather := func(x *ts.Tensor, shape []int64) *ts.Tensor {
 		zs := append([]int64{1}, x.MustSize()[1:]...)
 		zero := ts.MustZeros(zs, x.DType(), dev)
 		all := ts.MustCat([]*ts.Tensor{x, zero}, 0)
 		zero.MustDrop()
-		return all.MustIndexSelect(0, index, true).MustView(shape, true)
+		return all.MustIndexSelect(0, l.slots, true).MustView(shape, true)
 	}
-	nb, c := int64(n), int64(turns)
+	nb := int64(len(b.ContextOf))
 	return cseTokens{
 		resp:     resp,
 		respMask: b.Responses.Mask.MustTo(dev, false),
-		ctx:      gather(ctx, []int64{nb, c, cs[1], cs[2]}),
-		ctxMask:  gather(b.Context.Mask, []int64{nb, c, cs[1]}),
-		cand:     ts.MustOfSlice(cand).MustTo(dev, true).MustView([]int64{nb, nb}, true).MustNe(ts.IntScalar(0), true),
+		ctx:      gather(ctx, []int64{nb, l.turns, cs[1], cs[2]}),
+		ctxMask:  gather(b.Context.Mask, []int64{nb, l.turns, cs[1]}),
+		cand:     l.cand,
 	}
 }
 
-// cosines averages the similarities of the positive and the negative pairs, and counts the negatives.
-func (b Batch) cosines(sims *ts.Tensor) (pos, neg, count float64) {
-	n := len(b.ContextOf)
-	d := sims.MustTotype(gotch.Double, false).MustTo(gotch.CPU, true)
-	vals := make([]float64, n*n)
-	d.MustCopyData(vals, uint(n*n))
-	d.MustDrop()
-	negs := 0
-	for i := range n {
-		pos += vals[i*n+i]
-		for _, j := range b.Negatives[i] {
-			neg += vals[i*n+j]
-			negs++
-		}
+// cosines are the metrics of the similarities sims [B,B] (detached), on the device: pos_cos and neg_cos,
+// the mean similarity of the positive and of the negative pairs, and negatives, the mean number of
+// negatives per example (known in Go). cand marks each example's positive (the diagonal) and its
+// negatives. It panics on a libtorch error (callers Catch).
+func (b Batch) cosines(sims, cand *ts.Tensor) map[string]*ts.Tensor {
+	n, negs := len(b.ContextOf), 0
+	for _, ng := range b.Negatives {
+		negs += len(ng)
 	}
-	return pos / float64(n), neg / float64(negs), float64(negs) / float64(n)
+	dev := sims.MustDevice()
+	pos := sims.MustDiagonal(0, 0, 1, false)
+	defer pos.MustDrop()
+	eye := ts.MustEye(int64(n), gotch.Bool, dev)
+	neg := cand.MustMaskedFill(eye, ts.IntScalar(0), false).MustTotype(sims.DType(), true)
+	eye.MustDrop()
+	negSum := sims.MustMul(neg, false).MustSum(gotch.Float, true)
+	neg.MustDrop()
+	return map[string]*ts.Tensor{
+		"pos_cos":   objectives.Metric(pos),
+		"neg_cos":   negSum.MustDivScalar(ts.FloatScalar(float64(negs)), true),
+		"negatives": objectives.Known(float64(negs)/float64(n), dev),
+	}
 }
 
 // Embedding: the encoder's mean-pooled output (§4.4), compared by cosine.

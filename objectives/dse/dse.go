@@ -102,7 +102,7 @@ func (d *dse) Name() string { return Name }
 
 // Loss takes a Batch (or *Batch). metrics holds pos_cos, the mean cosine of the positive pairs in
 // the head's space.
-func (d *dse) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+func (d *dse) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, error) {
 	b, err := objectives.BatchAs[Batch](Name, batch)
 	if err != nil {
 		return nil, nil, err
@@ -118,24 +118,33 @@ func (d *dse) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error
 	}
 	defer e.MustDrop()
 	var loss *ts.Tensor
-	metrics := map[string]float64{}
+	metrics := map[string]*ts.Tensor{}
 	err = torch.Catch("dse loss", func() error {
-		z := d.head.forward(e) // unit vectors, as DSE normalises the head outputs
-		all, rows, marks, drop, err := objectives.GatherPairs(d.gather, z, n, b.PairSimi)
-		if err != nil {
+		// The head runs under autocast like the encoder; the normalisation and the loss run in fp32.
+		h := d.head.forward(e)
+		z := objectives.Upcast(h)
+		h.MustDrop()
+		return objectives.FP32("dse contrast", func() error {
+			u := objectives.Normalize(z) // unit vectors, as DSE normalises the head outputs
 			z.MustDrop()
-			return err
-		}
-		var pos *ts.Tensor
-		loss, pos = contrast(all, rows, marks, d.tau, d.mode)
-		drop()
-		z.MustDrop()
-		metrics["pos_cos"] = objectives.Mean(pos) * d.tau
-		pos.MustDrop()
-		return nil
+			all, rows, marks, drop, err := objectives.GatherPairs(d.gather, u, n, b.PairSimi)
+			if err != nil {
+				u.MustDrop()
+				return err
+			}
+			var pos *ts.Tensor
+			loss, pos = contrast(all, rows, marks, d.tau, d.mode)
+			drop()
+			u.MustDrop()
+			// pos holds s(e_i, e_i+)/τ: the mean cosine is its mean times τ.
+			metrics["pos_cos"] = objectives.Metric(pos).MustMulScalar(ts.FloatScalar(d.tau), true)
+			pos.MustDrop()
+			return nil
+		})
 	})
 	if err != nil {
 		torch.Drop(loss)
+		objectives.DropMetrics(metrics)
 		return nil, nil, err
 	}
 	return loss, metrics, nil

@@ -54,10 +54,11 @@ func TestDSELossTrainsEncoderAndHead(t *testing.T) {
 			if tc.pairsimi != nil {
 				b.PairSimi = ts.MustOfSlice(tc.pairsimi)
 			}
-			loss, metrics, err := o.Loss(&b, true)
+			loss, mt, err := o.Loss(&b, true)
 			if err != nil {
 				t.Fatal(err)
 			}
+			metrics := testutil.Metrics(t, mt)
 			v := loss.Float64Values()
 			if len(v) != 1 || math.IsNaN(v[0]) || math.IsInf(v[0], 0) || v[0] <= 0 {
 				t.Fatalf("loss %v: want one finite positive number", v)

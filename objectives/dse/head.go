@@ -12,7 +12,7 @@ import (
 )
 
 // contrastHead is the projection MLP Linear(d,d) → ReLU → Linear(d,out), both without bias, that
-// contrastive objectives put on top of the pooled embedding; its outputs are L2-normalised.
+// contrastive objectives put on top of the pooled embedding; the loss L2-normalises its outputs.
 // Its weights are named <name>.0.weight and <name>.2.weight, the indices of a torch nn.Sequential.
 type contrastHead struct {
 	w1, w2 *ts.Tensor // [d,d] and [out,d], torch.nn.Linear's layout
@@ -39,14 +39,13 @@ func newContrastHead(m *models.Model, name string, out int64) (*contrastHead, er
 	return h, nil
 }
 
-// forward maps pooled embeddings [N,d] to unit vectors [N,out]. It panics on a libtorch error (callers Catch).
+// forward maps pooled embeddings [N,d] to the head's outputs [N,out], before the L2 normalisation (which
+// the loss does in fp32). It panics on a libtorch error (callers Catch).
 func (h *contrastHead) forward(e *ts.Tensor) *ts.Tensor {
 	x := noBias(e, h.w1).MustRelu(true)
 	z := noBias(x, h.w2)
 	x.MustDrop()
-	out := objectives.Normalize(z)
-	z.MustDrop()
-	return out
+	return z
 }
 
 // noBias is torch.nn.Linear(bias=False), x·Wᵀ (gotch's Linear cannot take a missing bias).

@@ -7,11 +7,9 @@ import (
 	"sync"
 
 	"github.com/sugarme/gotch"
-	"github.com/sugarme/gotch/ts"
 	"go.uber.org/zap"
 
 	"convrep/datasets"
-	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/objectives"
 	"convrep/objectives/mlm"
@@ -206,24 +204,12 @@ func (d *futureTODData) Batch(idx []int, dev gotch.Device) (objectives.Batch, er
 		context.Drop()
 		return objectives.Batch{}, err
 	}
-	var lab *ts.Tensor
-	err = torch.Catch("futuretod labels", func() error {
-		rows := objectives.Padded(labels, objectives.IgnoreLabel).InputIDs // as wide as the context: one label per token
-		flat := make([]int64, 0, len(rows)*len(rows[0]))
-		for _, r := range rows {
-			flat = append(flat, r...)
-		}
-		lab = ts.MustOfSlice(flat).MustView([]int64{int64(len(rows)), int64(len(rows[0]))}, true)
-		if dev != gotch.CPU {
-			lab = lab.MustTo(dev, true)
-		}
-		return nil
-	})
+	lab, err := objectives.LabelsOf(labels, dev) // as wide as the context: one label per token
 	if err != nil {
 		context.Drop()
 		teacher.Drop()
 		return objectives.Batch{}, err
 	}
 	b := Batch{Context: context, Labels: lab, Full: teacher}
-	return objectives.Batch{Value: b, Drop: func() { context.Drop(); teacher.Drop(); lab.MustDrop() }}, nil
+	return objectives.Batch{Value: b, Drop: func() { context.Drop(); teacher.Drop(); lab.Drop() }}, nil
 }

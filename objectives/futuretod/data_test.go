@@ -76,7 +76,7 @@ func TestFutureTODData(t *testing.T) {
 	}
 	b0 := batch(0)
 	ctx, full := ints(t, b0.Context.IDs), ints(t, b0.Full.IDs)
-	labels, cmask, fmask := ints(t, b0.Labels), ints(t, b0.Context.Mask), ints(t, b0.Full.Mask)
+	labels, cmask, fmask := testutil.LabelRows(t, b0.Labels), ints(t, b0.Context.Mask), ints(t, b0.Full.Mask)
 	chosen := 0
 	for i := range ctx {
 		n, nf := testutil.Sum(cmask[i]), testutil.Sum(fmask[i])

@@ -39,9 +39,8 @@ const Name = "futuretod"
 type Batch struct {
 	// Context is the student's input: [CLS] + the context utterances + [SEP], masked for MLM.
 	Context models.Input
-	// Labels are the MLM targets of Context, int64 [B,T]: the original token at the masked positions,
-	// IgnoreLabel elsewhere.
-	Labels *ts.Tensor
+	// Labels are the MLM targets of Context: its masked positions and the original token at each.
+	Labels objectives.Labels
 	// Full is the teacher's input: [CLS] + the context and the chosen future utterances + [SEP], unmasked.
 	Full models.Input
 }
@@ -173,13 +172,13 @@ func (f *futureTOD) Name() string { return Name }
 
 // Loss takes a Batch (or *Batch) and returns Eq. 3, L_dis + L_mlm. metrics holds both
 // parts: distill and mlm.
-func (f *futureTOD) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+func (f *futureTOD) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, error) {
 	b, err := objectives.BatchAs[Batch](Name, batch)
 	if err != nil {
 		return nil, nil, err
 	}
 	m := f.student
-	if b.Context.IDs == nil || b.Full.IDs == nil || b.Labels == nil {
+	if b.Context.IDs == nil || b.Full.IDs == nil || !b.Labels.Defined() {
 		return nil, nil, fmt.Errorf("futuretod loss: the batch needs the context, its MLM labels and the full dialogue")
 	}
 	if cs, fs := b.Context.IDs.MustSize(), b.Full.IDs.MustSize(); len(cs) != 2 || len(fs) != 2 || cs[0] != fs[0] {
@@ -213,11 +212,16 @@ func (f *futureTOD) Loss(batch any, train bool) (*ts.Tensor, map[string]float64,
 		dis.MustDrop()
 		return nil, nil, fmt.Errorf("futuretod loss: %w", err)
 	}
-	metrics := map[string]float64{"distill": detachedValue(dis), "mlm": detachedValue(mlm)}
 	var loss *ts.Tensor
-	err = torch.Catch("futuretod loss", func() error { loss = dis.MustAdd(mlm, false); return nil }) // Eq. 3
+	metrics := map[string]*ts.Tensor{}
+	err = torch.Catch("futuretod loss", func() error {
+		metrics["distill"], metrics["mlm"] = objectives.Metric(dis), objectives.Metric(mlm)
+		loss = dis.MustAdd(mlm, false) // Eq. 3
+		return nil
+	})
 	torch.Drop(dis, mlm)
 	if err != nil {
+		objectives.DropMetrics(metrics)
 		return nil, nil, err
 	}
 	return loss, metrics, nil
@@ -244,13 +248,6 @@ func (f *futureTOD) refreshDue(p objectives.Progress) bool {
 
 // State is the teacher's weights: everything besides the student that the run's future depends on.
 func (f *futureTOD) State() map[string]*ts.Tensor { return f.teacher.state() }
-
-// detachedValue reads a one-element tensor's value without keeping its graph.
-func detachedValue(x *ts.Tensor) float64 {
-	d := x.MustDetach(false)
-	defer d.MustDrop()
-	return d.Float64Values()[0]
-}
 
 // Embedding: FutureTOD distils and is fine-tuned through the [CLS] state (§2.2, §3.2).
 func (f *futureTOD) Embedding() (models.Pooling, bool) { return models.CLS, false }

@@ -9,6 +9,7 @@ import (
 
 	"convrep/internal/torch"
 	"convrep/models"
+	"convrep/objectives"
 )
 
 // Distance is how FutureTOD's Eq. 1-2 measure the gap between the student's and the teacher's [CLS]
@@ -39,8 +40,9 @@ func ParseDistance(s string) (Distance, error) {
 //	L_dis = (1/B) Σ_b Σ_l dist(h_S^l[b], h_T^l[b])
 //
 // student and teacher hold one [B,H] tensor per layer, in the same order. The teacher's side is a fixed
-// target: it is detached here, so no gradient reaches it whatever graph it came with. The result is a
-// scalar that keeps the student's graph; the caller drops it.
+// target: it is detached here, so no gradient reaches it whatever graph it came with. Under mixed
+// precision the states may come from autocast in bf16; the distances and means are computed in fp32
+// (objectives.FP32). The result is a scalar that keeps the student's graph; the caller drops it.
 func DistillLoss(student, teacher []*ts.Tensor, d Distance) (*ts.Tensor, error) {
 	if _, err := ParseDistance(string(d)); err != nil {
 		return nil, fmt.Errorf("distillation loss: %w", err)
@@ -57,17 +59,18 @@ func DistillLoss(student, teacher []*ts.Tensor, d Distance) (*ts.Tensor, error) 
 		if len(s) != 2 || len(t) != 2 || s[0] != t[0] || s[1] != t[1] || s[0] == 0 {
 			return nil, fmt.Errorf("distillation loss: layer %d: student %v and teacher %v must both be [batch, hidden]", l, s, t)
 		}
-		if dt := student[l].DType(); dt != teacher[l].DType() || (dt != gotch.Float && dt != gotch.Double) {
+		if dt := student[l].DType(); dt != teacher[l].DType() || !isFloat(dt) {
 			return nil, fmt.Errorf("distillation loss: layer %d: dtypes %v and %v (want one float dtype)", l, dt, teacher[l].DType())
 		}
 		hidden = s[1]
 	}
 	var loss *ts.Tensor
-	err := torch.Catch("distillation loss", func() error {
-		dtype := student[0].DType()
+	err := objectives.FP32("distillation loss", func() error {
+		dtype := objectives.LossDType(student[0])
 		for l := range student {
-			target := teacher[l].MustDetach(false)
-			diff := student[l].MustSub(target, false)
+			target := teacher[l].MustDetach(false).MustTotype(dtype, true)
+			s := student[l].MustTotype(dtype, false)
+			diff := s.MustSub(target, true)
 			target.MustDrop()
 			// Σ over the hidden units of the squared difference, then the mean over the batch.
 			perLayer := diff.MustSquare(true).MustSumDimIntlist([]int64{1}, false, dtype, true).MustMean(dtype, true)
@@ -109,4 +112,9 @@ func topCLS(out *models.Output, k int) ([]*ts.Tensor, error) {
 		return nil, err
 	}
 	return cls, nil
+}
+
+// isFloat reports whether dt is a floating dtype a distillation loss can read.
+func isFloat(dt gotch.DType) bool {
+	return dt == gotch.Float || dt == gotch.Double || dt == gotch.BFloat16 || dt == gotch.Half
 }

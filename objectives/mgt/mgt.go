@@ -20,6 +20,7 @@ package mgt
 import (
 	"fmt"
 
+	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
 	"convrep/internal/torch"
@@ -81,7 +82,7 @@ func (g *mgt) Dataset(env objectives.DataEnv) (objectives.Dataset, error) {
 
 // Loss takes a Batch (or *Batch); metrics holds hits1, the share of contexts whose ground truth
 // scores highest among its k candidates.
-func (g *mgt) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+func (g *mgt) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, error) {
 	b, err := objectives.BatchAs[Batch](Name, batch)
 	if err != nil {
 		return nil, nil, err
@@ -98,38 +99,24 @@ func (g *mgt) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error
 		return nil, nil, fmt.Errorf("mgt loss: %w", err)
 	}
 	defer scores.MustDrop()
-	hits, err := hitsAt1(scores)
-	if err != nil {
+	var hits *ts.Tensor
+	if err := torch.Catch("mgt hits@1", func() error { hits = hitsAt1(scores); return nil }); err != nil {
 		loss.MustDrop()
 		return nil, nil, fmt.Errorf("mgt loss: %w", err)
 	}
-	return loss, map[string]float64{"hits1": hits}, nil
+	return loss, map[string]*ts.Tensor{"hits1": hits}, nil
 }
 
-// hitsAt1 is the share of rows of scores [B,k] whose column 0 (the ground truth) is strictly the largest.
-func hitsAt1(scores *ts.Tensor) (float64, error) {
-	rows, err := tensorRows(scores)
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for _, row := range rows {
-		if rankOfFirst(row) == 1 {
-			n++
-		}
-	}
-	return float64(n) / float64(len(rows)), nil
-}
-
-// rankOfFirst is the rank of row[0] among row, ties counted against it (pessimistic).
-func rankOfFirst(row []float64) int {
-	rank := 1
-	for _, v := range row[1:] {
-		if v >= row[0] {
-			rank++
-		}
-	}
-	return rank
+// hitsAt1 is the share of rows of scores [B,k] whose column 0 (the ground truth) is strictly the largest,
+// ties counted against it (pessimistic), as a metric on the device. It panics on a libtorch error.
+func hitsAt1(scores *ts.Tensor) *ts.Tensor {
+	k := scores.MustSize()[1]
+	d := scores.MustDetach(false)
+	gt := d.MustSelect(1, 0, false)
+	rest := d.MustNarrow(1, 1, k-1, true).MustAmax([]int64{1}, false, true)
+	hit := gt.MustGtTensor(rest, true)
+	rest.MustDrop()
+	return objectives.Metric(hit.MustTotype(gotch.Float, true))
 }
 
 // Embedding: the context encoder pools as the settings say and scores by dot product (Eq. 4), unnormalised.

@@ -41,10 +41,11 @@ func TestMGTResponseEncoderStartsAsBackboneAndTrains(t *testing.T) {
 	b := mgtBatch()
 	defer b.Context.Drop()
 	defer b.Candidates.Drop()
-	loss, metrics, err := o.Loss(b, true)
+	loss, mt, err := o.Loss(b, true)
 	if err != nil {
 		t.Fatal(err)
 	}
+	metrics := testutil.Metrics(t, mt)
 	if v := loss.Float64Values()[0]; math.IsNaN(v) || v <= 0 {
 		t.Fatalf("loss %v", v)
 	}

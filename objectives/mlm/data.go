@@ -54,5 +54,5 @@ func (d *mlmDialogues) Batch(idx []int, dev gotch.Device) (objectives.Batch, err
 		in.Drop()
 		return objectives.Batch{}, err
 	}
-	return objectives.Batch{Value: Batch{Input: in, Labels: lab}, Drop: func() { in.Drop(); lab.MustDrop() }}, nil
+	return objectives.Batch{Value: Batch{Input: in, Labels: lab}, Drop: func() { in.Drop(); lab.Drop() }}, nil
 }

@@ -26,11 +26,11 @@ import (
 // Name is the name the masked-LM objective registers under.
 const Name = "mlm"
 
-// Batch is a masked batch: Input holds the corrupted ids, Labels (int64 [B,T]) the original token at
-// each chosen position and IgnoreLabel elsewhere (see MaskTokens).
+// Batch is a masked batch: Input holds the corrupted ids [B,T], Labels the chosen positions and the
+// original token at each (see MaskTokens and objectives.LabelsOf).
 type Batch struct {
 	Input  models.Input
-	Labels *ts.Tensor
+	Labels objectives.Labels
 }
 
 // Requirements is what every objective with an MLM loss over flattened dialogues needs: the MLM head
@@ -104,7 +104,7 @@ func (o *mlm) Name() string { return Name }
 
 // Loss takes a Batch (or *Batch) and returns the mean cross-entropy over the chosen tokens.
 // metrics holds masked, the number of chosen tokens.
-func (o *mlm) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+func (o *mlm) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, error) {
 	b, err := objectives.BatchAs[Batch](Name, batch)
 	if err != nil {
 		return nil, nil, err
@@ -113,14 +113,19 @@ func (o *mlm) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error
 	if err != nil {
 		return nil, nil, err
 	}
-	return loss, nil, nil
+	var masked *ts.Tensor
+	if err := torch.Catch("mlm metrics", func() error { masked = objectives.Known(float64(b.Labels.N), loss.MustDevice()); return nil }); err != nil {
+		loss.MustDrop()
+		return nil, nil, err
+	}
+	return loss, map[string]*ts.Tensor{"masked": masked}, nil
 }
 
 // Loss runs the encoder on the masked input and returns the mean cross-entropy of the MLM head's
-// predictions at the positions whose label is not IgnoreLabel. labels is int64 [B,T] like masked.IDs.
-// Only the chosen positions go through the head (the vocabulary projection is the costly part). m must
-// have an MLM head (an objective asks for one with Requirements). A batch without a chosen token is an error.
-func Loss(m *models.Model, masked models.Input, labels *ts.Tensor, train bool) (*ts.Tensor, error) {
+// predictions at the chosen positions of labels, which index masked.IDs [B,T]. Only the chosen positions
+// go through the head (the vocabulary projection is the costly part). m must have an MLM head (an
+// objective asks for one with Requirements). A batch without a chosen token is an error.
+func Loss(m *models.Model, masked models.Input, labels objectives.Labels, train bool) (*ts.Tensor, error) {
 	out, err := m.Forward(masked, train)
 	if err != nil {
 		return nil, fmt.Errorf("mlm loss: %w", err)
@@ -130,40 +135,38 @@ func Loss(m *models.Model, masked models.Input, labels *ts.Tensor, train bool) (
 }
 
 // LossFromHidden is Loss on hidden states [B,T,H] already computed (an objective that also needs the
-// encoder's output for another loss runs the encoder once).
-func LossFromHidden(m *models.Model, hidden, labels *ts.Tensor) (*ts.Tensor, error) {
-	if labels == nil || hidden == nil {
+// encoder's output for another loss runs the encoder once). The log-softmax over the vocabulary and the
+// mean are in fp32 when the logits come from autocast in bf16.
+func LossFromHidden(m *models.Model, hidden *ts.Tensor, labels objectives.Labels) (*ts.Tensor, error) {
+	if !labels.Defined() || hidden == nil {
 		return nil, fmt.Errorf("mlm loss: hidden states and labels are required")
 	}
-	hs, ls := hidden.MustSize(), labels.MustSize()
-	if len(hs) != 3 || len(ls) != 2 || hs[0] != ls[0] || hs[1] != ls[1] {
-		return nil, fmt.Errorf("mlm loss: hidden states %v do not fit labels %v", hs, ls)
+	hs := hidden.MustSize()
+	if len(hs) != 3 || hs[0] != labels.Rows || hs[1] != labels.Width {
+		return nil, fmt.Errorf("mlm loss: hidden states %v do not fit labels of [%d %d]", hs, labels.Rows, labels.Width)
 	}
-	if labels.DType() != gotch.Int64 {
-		return nil, fmt.Errorf("mlm loss: labels must be int64, got %v", labels.DType())
+	if labels.N == 0 {
+		return nil, fmt.Errorf("mlm loss: no token of the batch was chosen for prediction")
+	}
+	if ps, tg := labels.Pos.MustSize(), labels.Target.MustSize(); len(ps) != 1 || ps[0] != labels.N || len(tg) != 1 || tg[0] != labels.N ||
+		labels.Pos.DType() != gotch.Int64 || labels.Target.DType() != gotch.Int64 {
+		return nil, fmt.Errorf("mlm loss: positions %v and targets %v must be int64 [%d]", ps, tg, labels.N)
 	}
 	var loss *ts.Tensor
 	err := torch.Catch("mlm loss", func() error {
-		flatL := labels.MustView([]int64{-1}, false)
-		defer flatL.MustDrop()
-		pos := flatL.MustNe(ts.IntScalar(objectives.IgnoreLabel), false).MustNonzero(true).MustView([]int64{-1}, true)
-		defer pos.MustDrop()
-		if pos.MustSize()[0] == 0 {
-			return fmt.Errorf("no token of the batch was chosen for prediction")
-		}
 		flatH := hidden.MustView([]int64{-1, hs[2]}, false)
-		chosen := flatH.MustIndexSelect(0, pos, false)
+		chosen := flatH.MustIndexSelect(0, labels.Pos, false)
 		flatH.MustDrop()
-		target := flatL.MustIndexSelect(0, pos, false)
-		defer target.MustDrop()
 		logits, err := m.MLMLogits(chosen)
 		chosen.MustDrop()
 		if err != nil {
 			return err
 		}
-		// Mean cross-entropy: −log softmax at the original token, averaged over the chosen positions.
-		logp := logits.MustLogSoftmax(1, logits.DType(), true)
-		loss = logp.MustNLLLoss(target, true)
+		// Mean cross-entropy: −log softmax at the original token, averaged over the chosen positions. The
+		// dtype argument widens bf16 logits before the log-softmax (an explicit bf16 would keep it in bf16
+		// even where autocast's policy runs log_softmax in fp32).
+		logp := logits.MustLogSoftmax(1, objectives.LossDType(logits), true)
+		loss = logp.MustNLLLoss(labels.Target, true)
 		return nil
 	})
 	if err != nil {

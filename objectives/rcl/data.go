@@ -4,7 +4,6 @@ import (
 	"github.com/sugarme/gotch"
 
 	"convrep/datasets"
-	"convrep/internal/torch"
 	"convrep/objectives"
 	"convrep/objectives/mlm"
 )
@@ -77,7 +76,7 @@ func (d *rclDialogues) Batch(idx []int, dev gotch.Device) (objectives.Batch, err
 		}
 	}
 	b := Batch{}
-	drop := func() { b.Context.Drop(); b.Response.Drop(); torch.Drop(b.Labels) }
+	drop := func() { b.Context.Drop(); b.Response.Drop(); b.Labels.Drop() }
 	var err error
 	if b.Context, err = objectives.InputOf(ctx, d.pad, dev); err == nil {
 		if b.Response, err = objectives.InputOf(resp, d.pad, dev); err == nil && d.mask != nil {

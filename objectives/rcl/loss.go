@@ -5,7 +5,6 @@ import (
 
 	"github.com/sugarme/gotch/ts"
 
-	"convrep/internal/torch"
 	"convrep/objectives"
 )
 
@@ -13,7 +12,8 @@ import (
 // C [b,d] and response representations R [n,d] (n ≥ b; row i of R is the response of context i, rows past
 // b are extra negatives), M = Softmax(C Rᵀ) row-wise and L_rcl = −(1/b) Σ_i log M_{i,i}. The scores are
 // plain dot products of the [CLS] vectors, without normalisation or temperature, as in the paper and its
-// code (which averages over the batch, torch's CrossEntropyLoss). The result keeps its graph.
+// code (which averages over the batch, torch's CrossEntropyLoss). The scores and the cross-entropy are
+// computed in fp32 under mixed precision (objectives.FP32). The result keeps its graph.
 func Loss(c, r *ts.Tensor) (*ts.Tensor, error) {
 	if c == nil || r == nil {
 		return nil, fmt.Errorf("rcl loss: both the contexts and the responses are required")
@@ -27,9 +27,10 @@ func Loss(c, r *ts.Tensor) (*ts.Tensor, error) {
 		return nil, fmt.Errorf("rcl loss: %d contexts need as many responses and a negative, got %d responses", cs[0], rs[0])
 	}
 	var loss *ts.Tensor
-	err := torch.Catch("rcl loss", func() error {
-		rt := r.MustT(false)
-		scores := c.MustMm(rt, false) // [b,n]
+	err := objectives.FP32("rcl loss", func() error {
+		c32, r32 := objectives.Upcast(c), objectives.Upcast(r)
+		rt := r32.MustT(true)
+		scores := c32.MustMm(rt, true) // [b,n]
 		rt.MustDrop()
 		loss = objectives.CrossEntropyDiagonal(scores)
 		scores.MustDrop()

@@ -26,11 +26,11 @@ import (
 // Name is the name TOD-BERT's objective registers under.
 const Name = "rcl"
 
-// Batch is b dialogues cut into context and response. Context is masked when Labels is not nil
-// (int64 [b,T], IgnoreLabel where nothing was chosen); Response row i is the response of context i.
+// Batch is b dialogues cut into context and response. Context is masked when Labels is Defined (the
+// chosen positions of Context and their tokens); Response row i is the response of context i.
 type Batch struct {
 	Context  models.Input
-	Labels   *ts.Tensor
+	Labels   objectives.Labels
 	Response models.Input
 }
 
@@ -92,13 +92,13 @@ func (o *rcl) Name() string { return Name }
 func (o *rcl) SetGather(g objectives.Gather) { o.gather = g }
 
 // Loss takes a Batch (or *Batch). metrics holds rcl and, with MLM, mlm.
-func (o *rcl) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+func (o *rcl) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, error) {
 	b, err := objectives.BatchAs[Batch](Name, batch)
 	if err != nil {
 		return nil, nil, err
 	}
 	m := o.model
-	if o.cfg.MLMWeight > 0 && b.Labels == nil {
+	if o.cfg.MLMWeight > 0 && !b.Labels.Defined() {
 		return nil, nil, fmt.Errorf("rcl loss: mlm_weight is %v but the batch has no MLM labels", o.cfg.MLMWeight)
 	}
 	ctx, err := m.Forward(b.Context, train)
@@ -111,7 +111,7 @@ func (o *rcl) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error
 		return nil, nil, fmt.Errorf("rcl loss: response: %w", err)
 	}
 	defer resp.Drop()
-	metrics := map[string]float64{}
+	metrics := map[string]*ts.Tensor{}
 	var loss *ts.Tensor
 	err = torch.Catch("rcl loss", func() error {
 		c, r := ctx.Last.MustSelect(1, 0, false), resp.Last.MustSelect(1, 0, false) // [CLS]
@@ -125,7 +125,7 @@ func (o *rcl) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error
 		if err != nil {
 			return err
 		}
-		metrics["rcl"] = objectives.Mean(loss)
+		metrics["rcl"] = objectives.Metric(loss)
 		if o.cfg.MLMWeight == 0 {
 			return nil
 		}
@@ -133,7 +133,7 @@ func (o *rcl) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error
 		if err != nil {
 			return err
 		}
-		metrics["mlm"] = objectives.Mean(lm)
+		metrics["mlm"] = objectives.Metric(lm)
 		scaled := lm.MustMulScalar(ts.FloatScalar(o.cfg.MLMWeight), true)
 		loss = loss.MustAdd(scaled, true)
 		scaled.MustDrop()
@@ -141,6 +141,7 @@ func (o *rcl) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error
 	})
 	if err != nil {
 		torch.Drop(loss)
+		objectives.DropMetrics(metrics)
 		return nil, nil, err
 	}
 	return loss, metrics, nil

@@ -16,8 +16,9 @@ import (
 //
 //	ℓ_i = −log( e^{sim(h_i, h_i⁺)/τ} / Σ_{j=1..N} e^{sim(h_i, h_j⁺)/τ} ),   sim = cosine,
 //
-// averaged over i. Only h1 is the anchor (the paper's, and its code's, one-directional loss). The result
-// keeps its graph.
+// averaged over i. Only h1 is the anchor (the paper's, and its code's, one-directional loss). The cosines
+// and the cross-entropy are computed in fp32 under mixed precision (objectives.FP32). The result keeps its
+// graph.
 func Loss(h1, h2 *ts.Tensor, tau float64) (*ts.Tensor, error) {
 	if err := dse.CheckContrast(tau, dse.Orig); err != nil {
 		return nil, fmt.Errorf("simcse loss: %w", err)
@@ -26,8 +27,10 @@ func Loss(h1, h2 *ts.Tensor, tau float64) (*ts.Tensor, error) {
 		return nil, fmt.Errorf("simcse loss: %w", err)
 	}
 	var loss *ts.Tensor
-	err := torch.Catch("simcse loss", func() error {
-		z1, z2 := objectives.Normalize(h1), objectives.Normalize(h2)
+	err := objectives.FP32("simcse loss", func() error {
+		w1, w2 := objectives.Upcast(h1), objectives.Upcast(h2)
+		z1, z2 := objectives.Normalize(w1), objectives.Normalize(w2)
+		torch.Drop(w1, w2)
 		z2t := z2.MustT(true)
 		logits := z1.MustMm(z2t, true).MustDivScalar(ts.FloatScalar(tau), true) // [N,N] cosines / τ
 		z2t.MustDrop()

@@ -114,7 +114,7 @@ func (o *simcse) SetGather(g objectives.Gather) { o.gather = g }
 
 // Loss takes a dse.Batch whose two views hold the same utterances (or *dse.Batch); PairSimi is ignored.
 // metrics holds pos_cos, the mean cosine of the two views of an utterance.
-func (o *simcse) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, error) {
+func (o *simcse) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, error) {
 	b, err := objectives.BatchAs[dse.Batch](Name, batch)
 	if err != nil {
 		return nil, nil, err
@@ -132,7 +132,7 @@ func (o *simcse) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, er
 	}
 	defer e.MustDrop()
 	var loss *ts.Tensor
-	metrics := map[string]float64{}
+	metrics := map[string]*ts.Tensor{}
 	err = torch.Catch("simcse loss", func() error {
 		h1, h2 := e.MustNarrow(0, 0, n, false), e.MustNarrow(0, n, n, false)
 		defer torch.Drop(h1, h2)
@@ -145,10 +145,13 @@ func (o *simcse) Loss(batch any, train bool) (*ts.Tensor, map[string]float64, er
 		if err != nil {
 			return err
 		}
-		cos := ts.MustCosineSimilarity(h1, h2, 1, 1e-8)
-		metrics["pos_cos"] = objectives.Mean(cos)
-		cos.MustDrop()
-		return nil
+		return objectives.FP32("simcse metrics", func() error {
+			w1, w2 := objectives.Upcast(h1), objectives.Upcast(h2)
+			cos := ts.MustCosineSimilarity(w1, w2, 1, 1e-8)
+			metrics["pos_cos"] = objectives.Metric(cos)
+			torch.Drop(w1, w2, cos)
+			return nil
+		})
 	})
 	if err != nil {
 		torch.Drop(loss)

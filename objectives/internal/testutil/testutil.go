@@ -268,3 +268,49 @@ var (
 	Queries   = [][]int64{{2, 7, 9, 3}, {2, 11, 3}, {2, 5, 6, 8, 3}, {2, 40, 41, 3}}
 	Responses = [][]int64{{2, 12, 13, 14, 3}, {2, 7, 3}, {2, 20, 21, 22, 23, 3}, {2, 30, 3}}
 )
+
+// Labels is objectives.LabelsOf on the CPU: MLM label rows (IgnoreLabel where nothing was chosen).
+func Labels(t testing.TB, rows [][]int64) objectives.Labels {
+	t.Helper()
+	l, err := objectives.LabelsOf(rows, gotch.CPU)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// LabelRows expands l back into [Rows][Width] label rows, IgnoreLabel where nothing was chosen.
+func LabelRows(t testing.TB, l objectives.Labels) [][]int64 {
+	t.Helper()
+	rows := make([][]int64, l.Rows)
+	for i := range rows {
+		rows[i] = make([]int64, l.Width)
+		for j := range rows[i] {
+			rows[i][j] = objectives.IgnoreLabel
+		}
+	}
+	pos, target := l.Pos.Int64Values(), l.Target.Int64Values()
+	for k, p := range pos {
+		if p < 0 || p >= l.Rows*l.Width {
+			t.Fatalf("label position %d outside [%d %d]", p, l.Rows, l.Width)
+		}
+		rows[p/l.Width][p%l.Width] = target[k]
+	}
+	return rows
+}
+
+// Metrics reads an objective's metrics back (the trainer reads them once per metrics line; a test may
+// read them at once), checking that each is a detached 0-dim Float tensor, and drops them.
+func Metrics(t testing.TB, m map[string]*ts.Tensor) map[string]float64 {
+	t.Helper()
+	defer objectives.DropMetrics(m)
+	out := map[string]float64{}
+	for name, x := range m {
+		if x.Dim() != 0 || x.DType() != gotch.Float || x.MustRequiresGrad() {
+			t.Fatalf("metric %s: %v tensor of shape %v (requires grad %v), want a detached 0-dim Float",
+				name, x.DType(), x.MustSize(), x.MustRequiresGrad())
+		}
+		out[name] = x.Float64Values()[0]
+	}
+	return out
+}
