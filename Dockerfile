@@ -8,13 +8,25 @@
 # /data holds what ../shared/data holds beside a checkout (pretrain/, eval/, vocab/) and the HuggingFace cache
 # (/data/huggingface); /runs receives every run folder and evaluation table. cmd/setup/docker_test.go checks this file.
 
+# The NCCL libtorch 2.1.0+cu121 was built with: 2.18.1 (PyTorch v2.1.0's .ci/docker/common/install_cuda.sh,
+# install_121, installs nccl_2.18.1-1+cuda12.1; torch 2.1.0's wheel requires nvidia-nccl-cu12==2.18.1), under the
+# version NVIDIA's CUDA repository gives its Ubuntu packages. The CUDA 12.1.1 images ship and hold 2.17.1, whose
+# ncclConfig_t is smaller: ProcessGroupNCCL::Options::create() is inline, so the shim would allocate the smaller
+# object and libtorch's constructor write past its end. internal/torch/nccl_check.h refuses any other 2.x minor.
+ARG NCCL_VERSION=2.18.1-1+cuda12.1
+
 FROM nvidia/cuda:12.1.1-devel-ubuntu22.04 AS build
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
 ENV DEBIAN_FRONTEND=noninteractive
-# The devel image already carries CUDA's headers and libnccl-dev (nccl.h), which c10d's NCCL headers include.
+# The devel image carries CUDA's headers; libnccl-dev (nccl.h, which c10d's NCCL headers include) is pinned to
+# libtorch's NCCL, replacing the image's held 2.17.1.
+ARG NCCL_VERSION
 RUN apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates curl unzip git cmake g++ make \
-    && rm -rf /var/lib/apt/lists/*
+    && apt-get install -y --no-install-recommends --allow-change-held-packages \
+        "libnccl2=${NCCL_VERSION}" "libnccl-dev=${NCCL_VERSION}" \
+    && rm -rf /var/lib/apt/lists/* \
+    && grep -q '^#define NCCL_MINOR 18$' /usr/include/nccl.h
 
 # The Go toolchain of go.mod's go directive (the test keeps the two equal).
 ARG GO_VERSION=1.26.8
@@ -53,7 +65,8 @@ RUN if [ ! -f /opt/libtorch/include/gloo/config.h ]; then \
 WORKDIR /src/convrep
 COPY . .
 # The same set-up as on a workstation: a patched gotch for this libtorch and the shim's flags (CUDA, NCCL,
-# Gloo). CUDA's include folder is added for c10d's NCCL headers (cuda_runtime_api.h), which libtorch does not ship.
+# Gloo). CUDA's include folder is added for c10d's NCCL headers (cuda_runtime_api.h), which libtorch does not ship;
+# the set-up finds nccl.h in /usr/include and stops if either is missing.
 ENV CGO_ENABLED=1 CGO_CPPFLAGS="-I/usr/local/cuda/include"
 RUN LIBTORCH=/opt/libtorch go run ./cmd/setup --no-install \
     && grep -q -- '-DCONVREP_NCCL' internal/torch/cgo_flags.go
@@ -62,8 +75,11 @@ RUN mkdir -p /out \
 
 FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04 AS runtime
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+# The same NCCL as the build's, for whatever loads the system's libnccl.so.2.
+ARG NCCL_VERSION
 RUN apt-get update \
     && apt-get install -y --no-install-recommends ca-certificates libgomp1 \
+    && apt-get install -y --no-install-recommends --allow-change-held-packages "libnccl2=${NCCL_VERSION}" \
     && rm -rf /var/lib/apt/lists/*
 # The binaries carry an rpath to /opt/libtorch/lib: libtorch's libraries keep that path.
 COPY --from=build /opt/libtorch/lib /opt/libtorch/lib

@@ -21,8 +21,10 @@ import (
 
 // A checkpoint is one safetensors file holding everything a run needs to continue exactly: every trainable
 // tensor ("param/<name>"), the optimiser's moments ("optim/<name>..."), the objective's own state when it
-// has one ("objective/<name>", such as FutureTOD's teacher), libtorch's CPU generator state ("rng/cpu",
-// bytes), and, as JSON in the metadata, the position in the data and the optimiser's scalars.
+// has one ("objective/<name>", such as FutureTOD's teacher), each rank's libtorch generator states (bytes:
+// "rng/cpu" and, on a GPU, "rng/cuda" for rank 0; "rng/cpu/rank-<r>" and "rng/cuda/rank-<r>" for ranks 1…),
+// and, as JSON in the metadata, the position in the data and the optimiser's scalars. Checkpoints written
+// before the CUDA states existed hold only the CPU names and read as runs on the CPU.
 // It is written atomically (temporary file, fsync, rename), so a run killed at any moment leaves the
 // previous checkpoint or the new one, never a torn file; a sha256 of the tensors in the metadata catches a
 // file damaged later (a bad disk, a bad copy). Checkpoints from before the checksum are read unchecked.
@@ -34,8 +36,12 @@ const (
 	ParamPrefix     = "param/"
 	optimPrefix     = "optim/"
 	ObjectivePrefix = "objective/"
-	rngKey          = "rng/cpu"
-	rngRankPrefix   = "rng/cpu/rank-" // ranks 1… of a data-parallel run
+	rngPrefix       = "rng/"
+	// RNGCPU and RNGCUDA name a rank's generators: the CPU's, and that of the GPU the rank trained on.
+	RNGCPU  = "cpu"
+	RNGCUDA = "cuda"
+	// maxRanks bounds the rank a tensor's name may give, so a crafted name cannot make Read allocate much.
+	maxRanks = 1 << 16
 )
 
 // Position is where a run stands: Step optimiser steps done; the next batch is batch Batch of epoch Epoch.
@@ -103,12 +109,55 @@ type File struct {
 	Params    map[string]safetensors.Tensor
 	Optim     []safetensors.Tensor
 	Objective map[string]safetensors.Tensor // the objective's state (objectives.Stateful), by its own names
-	RNG       []byte
-	// RNGRanks are ranks 1… CPU generator states in a data-parallel run (rank 0's is RNG).
-	RNGRanks [][]byte
-	Path     string
+	// RNG holds each rank's generator states, indexed by rank: rank 0's CPU state is always there; a GPU
+	// run's ranks have their CUDA state too; ranks 1… appear in data-parallel runs.
+	RNG  []RankRNG
+	Path string
 	// Unchecked is set by Read for a checkpoint without a checksum, written before checksums existed.
 	Unchecked bool
+}
+
+// RankRNG is one rank's libtorch generator states (torch.get_rng_state, torch.cuda.get_rng_state); nil for
+// a device the rank did not use.
+type RankRNG struct {
+	CPU, CUDA []byte
+}
+
+// device is the state of the generator kind names (RNGCPU or RNGCUDA).
+func (r *RankRNG) device(kind string) *[]byte {
+	if kind == RNGCUDA {
+		return &r.CUDA
+	}
+	return &r.CPU
+}
+
+// rngName is the tensor name of rank's state of the kind of generator: rank 0's names carry no rank, as
+// before data-parallel runs existed.
+func rngName(kind string, rank int) string {
+	if rank == 0 {
+		return rngPrefix + kind
+	}
+	return fmt.Sprintf("%s%s/rank-%d", rngPrefix, kind, rank)
+}
+
+// parseRNGName is rngName's inverse; ok is false for a name it never writes.
+func parseRNGName(name string) (kind string, rank int, ok bool) {
+	rest, found := strings.CutPrefix(name, rngPrefix)
+	if !found {
+		return "", 0, false
+	}
+	kind, r, hasRank := strings.Cut(rest, "/rank-")
+	if kind != RNGCPU && kind != RNGCUDA {
+		return "", 0, false
+	}
+	if !hasRank {
+		return kind, 0, true
+	}
+	n, err := strconv.Atoi(r)
+	if err != nil || n < 1 || n >= maxRanks || strconv.Itoa(n) != r {
+		return "", 0, false
+	}
+	return kind, n, true
 }
 
 // Dir is the folder of a run's checkpoints.
@@ -134,9 +183,15 @@ func Write(path string, c *File) error {
 		t.Name = ObjectivePrefix + name
 		tensors = append(tensors, t)
 	}
-	tensors = append(tensors, safetensors.Tensor{Name: rngKey, DType: "U8", Shape: []int64{int64(len(c.RNG))}, Data: c.RNG})
-	for i, st := range c.RNGRanks {
-		tensors = append(tensors, safetensors.Tensor{Name: fmt.Sprintf("%s%d", rngRankPrefix, i+1), DType: "U8", Shape: []int64{int64(len(st))}, Data: st})
+	if len(c.RNG) == 0 || len(c.RNG[0].CPU) == 0 {
+		return fmt.Errorf("checkpoint %s: no CPU RNG state for rank 0", path)
+	}
+	for r, st := range c.RNG {
+		for _, kind := range []string{RNGCPU, RNGCUDA} {
+			if b := *st.device(kind); b != nil {
+				tensors = append(tensors, safetensors.Tensor{Name: rngName(kind, r), DType: "U8", Shape: []int64{int64(len(b))}, Data: b})
+			}
+		}
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
@@ -210,23 +265,27 @@ func Read(path string) (*File, error) {
 			c.Optim = append(c.Optim, t)
 		case strings.HasPrefix(t.Name, ObjectivePrefix):
 			c.Objective[strings.TrimPrefix(t.Name, ObjectivePrefix)] = t
-		case t.Name == rngKey:
-			c.RNG = t.Data
-		case strings.HasPrefix(t.Name, rngRankPrefix):
-			r, err := strconv.Atoi(strings.TrimPrefix(t.Name, rngRankPrefix))
-			if err != nil || r < 1 || r > 1<<16 {
-				return nil, fmt.Errorf("checkpoint %s: tensor %s names no rank", path, t.Name)
+		case strings.HasPrefix(t.Name, rngPrefix):
+			kind, r, ok := parseRNGName(t.Name)
+			if !ok {
+				return nil, fmt.Errorf("checkpoint %s: tensor %s names no generator of a rank (rng/cpu, rng/cuda, rng/<kind>/rank-<r>)", path, t.Name)
 			}
-			for len(c.RNGRanks) < r {
-				c.RNGRanks = append(c.RNGRanks, nil)
+			if world := max(c.Meta.World, 1); r >= world {
+				return nil, fmt.Errorf("checkpoint %s: tensor %s is of rank %d, but %d ranks wrote the checkpoint", path, t.Name, r, world)
 			}
-			c.RNGRanks[r-1] = t.Data
+			if t.DType != "U8" || len(t.Data) == 0 {
+				return nil, fmt.Errorf("checkpoint %s: tensor %s is %d bytes of %s, want a non-empty U8 state", path, t.Name, len(t.Data), t.DType)
+			}
+			for len(c.RNG) <= r {
+				c.RNG = append(c.RNG, RankRNG{})
+			}
+			*c.RNG[r].device(kind) = t.Data
 		default:
 			return nil, fmt.Errorf("checkpoint %s: unexpected tensor %s", path, t.Name)
 		}
 	}
-	if len(c.RNG) == 0 {
-		return nil, fmt.Errorf("checkpoint %s: no RNG state", path)
+	if len(c.RNG) == 0 || c.RNG[0].CPU == nil {
+		return nil, fmt.Errorf("checkpoint %s: no RNG state (%s)", path, rngName(RNGCPU, 0))
 	}
 	return c, nil
 }

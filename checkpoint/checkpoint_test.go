@@ -19,7 +19,7 @@ func sample() *File {
 		Meta: Meta{Format: FormatName, Experiment: "digest", Position: Position{Step: 15, Epoch: 1, Batch: 3}, Window: &Window{LossSum: 2.5, Steps: 5,
 			Objective: map[string]float64{"pos_cos": 4.75}, ObjectiveCount: map[string]int64{"pos_cos": 5}}},
 		Params: map[string]safetensors.Tensor{"w": w}, Optim: []safetensors.Tensor{m},
-		Objective: map[string]safetensors.Tensor{}, RNG: []byte{1, 2, 3},
+		Objective: map[string]safetensors.Tensor{}, RNG: []RankRNG{{CPU: []byte{1, 2, 3}}},
 	}
 }
 

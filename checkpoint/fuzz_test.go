@@ -33,7 +33,7 @@ func FuzzRead(f *testing.F) {
 			}
 			return
 		}
-		if c.Meta.Position.Step < 0 || c.Meta.Position.Epoch < 0 || c.Meta.Position.Batch < 0 || len(c.RNG) == 0 {
+		if c.Meta.Position.Step < 0 || c.Meta.Position.Epoch < 0 || c.Meta.Position.Batch < 0 || len(c.RNG) == 0 || len(c.RNG[0].CPU) == 0 {
 			t.Errorf("accepted %+v", c.Meta)
 		}
 	})

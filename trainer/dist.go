@@ -11,6 +11,7 @@ import (
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
+	"convrep/checkpoint"
 	"convrep/experiment"
 	"convrep/internal/torch"
 	"convrep/trainer/optim"
@@ -48,20 +49,29 @@ func joinCluster(e *experiment.Experiment, dev gotch.Device) (*cluster, error) {
 		return nil, fmt.Errorf("%s: train.batch_size %d is the global batch and must divide evenly over %d ranks",
 			e.Path(), e.Train.BatchSize, env.World)
 	}
-	backend := d.Backend
-	if backend == "auto" {
-		backend = "gloo"
-		if dev.IsCuda() {
-			backend = "nccl"
-		}
+	index, gpus := 0, 0
+	if dev.IsCuda() {
+		index, gpus = dev.Value, int(gotch.CUDA.DeviceCount())
 	}
-	if backend == "nccl" {
-		c.dev = gotch.CudaBuilder(uint(env.LocalRank))
+	backend, gpu, err := bindRank(env, d.Backend, dev.IsCuda(), index, gpus)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", e.Path(), err)
 	}
 	if !torch.HasBackend(backend) {
-		return nil, fmt.Errorf("distributed.backend %q: this build has no such c10d backend (Gloo needs libgloo-dev's headers at set-up; NCCL a CUDA libtorch)", backend)
+		return nil, fmt.Errorf("distributed.backend %q: this build has no such c10d backend (Gloo needs libgloo-dev's headers at set-up; NCCL a CUDA libtorch and NCCL's headers)", backend)
 	}
-	c.group, err = torch.NewGroup(backend, env.Addr, env.Port, env.Rank, env.World, time.Duration(d.TimeoutS)*time.Second)
+	// The rank's GPU is made current before the group exists, so that neither NCCL nor a stray CUDA call
+	// opens a context on GPU 0; NCCL's group is also bound to it (its collectives and barrier run there).
+	groupDev := -1
+	if gpu >= 0 {
+		if err := torch.SetCUDADevice(gpu); err != nil {
+			return nil, err
+		}
+		if backend == "nccl" {
+			c.dev, groupDev = gotch.CudaBuilder(uint(gpu)), gpu
+		}
+	}
+	c.group, err = torch.NewGroup(backend, env.Addr, env.Port, env.Rank, env.World, groupDev, time.Duration(d.TimeoutS)*time.Second)
 	if err != nil {
 		return nil, err
 	}
@@ -212,11 +222,11 @@ func (c *cluster) gather(x *ts.Tensor) (*ts.Tensor, error) {
 
 // syncRanks starts every rank from rank 0's state: the weights and the objective's state are broadcast (after
 // a resume every rank read the same checkpoint; the broadcast also covers ranks that initialised
-// differently), and every rank must stand at the same step. Ranks other than 0 whose dropout stream the
-// checkpoint did not hold draw their own, from the seed and the rank.
+// differently), and every rank must stand at the same step. Each rank's generators that the checkpoint did
+// not restore are seeded from the seed and the rank (seedRNG).
 func (t *Trainer) syncRanks() error {
 	if !t.cl.multi() {
-		return nil
+		return t.seedRNG()
 	}
 	var xs []*ts.Tensor
 	for _, name := range sortedKeys(t.params) {
@@ -236,10 +246,7 @@ func (t *Trainer) syncRanks() error {
 	if lo != hi {
 		return fmt.Errorf("the ranks resumed at different steps (%v to %v): their output_dir must be the same folder, shared between nodes", lo, hi)
 	}
-	if t.cl.rank() > 0 && !t.rankRNG {
-		return torch.ManualSeed(uint64(t.exp.Seed) + 1_000_003*uint64(t.cl.rank()))
-	}
-	return nil
+	return t.seedRNG()
 }
 
 // spread is the smallest and largest of v over the ranks.
@@ -275,15 +282,18 @@ func sortedKeys[V any](m map[string]V) []string {
 	return keys
 }
 
-// rngStates is every rank's CPU generator state in rank order, on rank 0 (nil on the others).
-func (c *cluster) rngStates() ([][]byte, error) {
-	own, err := torch.CPURNGState()
+// rngStates is every rank's generator states for a run on dev (checkpoint.RankRNG) in rank order, on rank 0
+// (nil on the others). The ranks' states have the same sizes, so one all-gather of each rank's CPU and CUDA
+// states laid end to end carries them.
+func (c *cluster) rngStates(dev gotch.Device) ([]checkpoint.RankRNG, error) {
+	own, err := ownRNG(dev)
 	if err != nil || !c.multi() {
-		return [][]byte{own}, err
+		return []checkpoint.RankRNG{own}, err
 	}
+	flat := append(append([]byte{}, own.CPU...), own.CUDA...)
 	var all []byte
 	err = torch.Catch("gather the ranks' RNG states", func() error {
-		x := ts.MustOfSlice(own).MustTo(c.dev, true)
+		x := ts.MustOfSlice(flat).MustTo(c.dev, true)
 		defer x.MustDrop()
 		g, err := c.group.AllGather(x)
 		if err != nil {
@@ -298,9 +308,13 @@ func (c *cluster) rngStates() ([][]byte, error) {
 	if err != nil || !c.leader() {
 		return nil, err
 	}
-	states := make([][]byte, c.env.World)
+	n, cpu := len(flat), len(own.CPU)
+	states := make([]checkpoint.RankRNG, c.env.World)
 	for r := range states {
-		states[r] = all[r*len(own) : (r+1)*len(own)]
+		states[r].CPU = all[r*n : r*n+cpu]
+		if own.CUDA != nil {
+			states[r].CUDA = all[r*n+cpu : (r+1)*n]
+		}
 	}
 	return states, nil
 }

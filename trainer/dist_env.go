@@ -8,6 +8,7 @@ import (
 // distEnv is torchrun's environment contract, which SLURM and Kubernetes launchers follow too.
 type distEnv struct {
 	Rank, World, LocalRank int
+	LocalRankSet           bool // LOCAL_RANK was given: a rank on a GPU needs it to find its own
 	Addr                   string
 	Port                   int
 }
@@ -43,6 +44,7 @@ func readDistEnv(getenv func(string) string) (distEnv, error) {
 			return env, err
 		}
 	}
+	env.LocalRankSet = getenv("LOCAL_RANK") != ""
 	if a := getenv("MASTER_ADDR"); a != "" {
 		env.Addr = a
 	}
@@ -51,8 +53,41 @@ func readDistEnv(getenv func(string) string) (distEnv, error) {
 		return env, fmt.Errorf("WORLD_SIZE=%d: at least one rank is needed", env.World)
 	case env.Rank >= env.World:
 		return env, fmt.Errorf("RANK=%d is not below WORLD_SIZE=%d", env.Rank, env.World)
+	case env.LocalRank >= env.World:
+		return env, fmt.Errorf("LOCAL_RANK=%d is not below WORLD_SIZE=%d", env.LocalRank, env.World)
 	case env.Port < 1 || env.Port > 65535:
 		return env, fmt.Errorf("MASTER_PORT=%d is not a TCP port", env.Port)
 	}
 	return env, nil
+}
+
+// bindRank checks how a rank of a multi-rank job meets its device before any rendezvous, and returns the c10d
+// backend ("auto" chooses NCCL for a GPU model, Gloo for a CPU one) and the GPU the rank trains on (-1 on the
+// CPU). cuda tells whether model.device names a GPU and index which (cuda:N); gpus is how many GPUs this
+// node's libtorch sees. Each rank of a node takes the GPU its LOCAL_RANK names, as torchrun's ranks do.
+func bindRank(env distEnv, backend string, cuda bool, index, gpus int) (string, int, error) {
+	if backend == "auto" {
+		backend = "gloo"
+		if cuda {
+			backend = "nccl"
+		}
+	}
+	if !cuda {
+		if backend == "nccl" {
+			return "", -1, fmt.Errorf(`distributed.backend "nccl" needs model.device = "cuda": NCCL moves only GPU tensors; a CPU model trains with "gloo"`)
+		}
+		return backend, -1, nil
+	}
+	switch {
+	case index != 0:
+		return "", -1, fmt.Errorf(`model.device cuda:%d with %d ranks: each rank takes the GPU its LOCAL_RANK names; write model.device = "cuda"`, index, env.World)
+	case !env.LocalRankSet:
+		return "", -1, fmt.Errorf("LOCAL_RANK is not set: each of the %d ranks on CUDA needs it to take a GPU of its own (torchrun sets it)", env.World)
+	case gpus < 1:
+		return "", -1, fmt.Errorf("model.device is cuda but this node's libtorch sees no GPU")
+	case env.LocalRank >= gpus:
+		return "", -1, fmt.Errorf("LOCAL_RANK=%d but this node has %d GPUs: start at most %d ranks on it (CUDA_VISIBLE_DEVICES may hide some)",
+			env.LocalRank, gpus, gpus)
+	}
+	return backend, env.LocalRank, nil
 }

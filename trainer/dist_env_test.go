@@ -18,7 +18,9 @@ func TestReadDistEnv(t *testing.T) {
 	}{
 		{"single process", map[string]string{}, distEnv{World: 1, Addr: "127.0.0.1", Port: 29500}, ""},
 		{"torchrun", map[string]string{"WORLD_SIZE": "4", "RANK": "3", "LOCAL_RANK": "1", "MASTER_ADDR": "n0", "MASTER_PORT": "1234"},
-			distEnv{Rank: 3, World: 4, LocalRank: 1, Addr: "n0", Port: 1234}, ""},
+			distEnv{Rank: 3, World: 4, LocalRank: 1, LocalRankSet: true, Addr: "n0", Port: 1234}, ""},
+		{"no local rank", map[string]string{"WORLD_SIZE": "2", "RANK": "1"}, distEnv{Rank: 1, World: 2, Addr: "127.0.0.1", Port: 29500}, ""},
+		{"local rank too large", map[string]string{"WORLD_SIZE": "2", "RANK": "1", "LOCAL_RANK": "2"}, distEnv{}, "LOCAL_RANK=2 is not below WORLD_SIZE=2"},
 		{"no rank", map[string]string{"WORLD_SIZE": "2"}, distEnv{}, "RANK is not set"},
 		{"rank too large", map[string]string{"WORLD_SIZE": "2", "RANK": "2"}, distEnv{}, "RANK=2 is not below WORLD_SIZE=2"},
 		{"not a number", map[string]string{"WORLD_SIZE": "two", "RANK": "0"}, distEnv{}, `WORLD_SIZE="two"`},
@@ -50,6 +52,63 @@ func TestGlobalBatchMustDivideOverTheRanks(t *testing.T) {
 	_, err = joinCluster(e, gotch.CPU)
 	if err == nil || !strings.Contains(err.Error(), "batch_size 10") || !strings.Contains(err.Error(), path) {
 		t.Fatalf("batch 10 over 4 ranks: %v", err)
+	}
+}
+
+// bindRank: a CPU model takes Gloo and no GPU; a GPU model takes NCCL and the GPU LOCAL_RANK names, which
+// must be given and below the node's GPU count; NCCL on a CPU model is refused before any rendezvous.
+func TestBindRank(t *testing.T) {
+	env := func(localRank int, set bool) distEnv {
+		return distEnv{Rank: 3, World: 4, LocalRank: localRank, LocalRankSet: set, Addr: "n0", Port: 1234}
+	}
+	for _, c := range []struct {
+		name        string
+		env         distEnv
+		backend     string
+		cuda        bool
+		index, gpus int
+		wantBackend string
+		wantGPU     int
+		err         string
+	}{
+		{"cpu auto", env(1, true), "auto", false, 0, 0, "gloo", -1, ""},
+		{"cpu without LOCAL_RANK", env(0, false), "auto", false, 0, 0, "gloo", -1, ""},
+		{"cpu gloo", env(1, true), "gloo", false, 0, 0, "gloo", -1, ""},
+		{"cpu nccl", env(1, true), "nccl", false, 0, 0, "", -1, `"nccl" needs model.device = "cuda"`},
+		{"gpu auto", env(1, true), "auto", true, 0, 2, "nccl", 1, ""},
+		{"gpu first", env(0, true), "nccl", true, 0, 8, "nccl", 0, ""},
+		{"gpu last", env(7, true), "nccl", true, 0, 8, "nccl", 7, ""},
+		{"gpu gloo", env(1, true), "gloo", true, 0, 2, "gloo", 1, ""},
+		{"gpu without LOCAL_RANK", env(0, false), "auto", true, 0, 2, "", -1, "LOCAL_RANK is not set: each of the 4 ranks"},
+		{"more ranks than GPUs", env(2, true), "nccl", true, 0, 2, "", -1, "LOCAL_RANK=2 but this node has 2 GPUs"},
+		{"no GPU", env(0, true), "auto", true, 0, 0, "", -1, "sees no GPU"},
+		{"a GPU named", env(0, true), "auto", true, 1, 2, "", -1, "model.device cuda:1 with 4 ranks"},
+	} {
+		backend, gpu, err := bindRank(c.env, c.backend, c.cuda, c.index, c.gpus)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%s: error %v, want one saying %q", c.name, err, c.err)
+		case c.err == "" && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.err == "" && (backend != c.wantBackend || gpu != c.wantGPU):
+			t.Errorf("%s: backend %q on GPU %d, want %q on %d", c.name, backend, gpu, c.wantBackend, c.wantGPU)
+		}
+	}
+}
+
+// NCCL with a CPU model fails at once, naming the experiment file, before any rendezvous would wait.
+func TestNCCLWithACPUModelIsRefused(t *testing.T) {
+	path := tinyExperiment(t, t.TempDir(), "")
+	e, err := experiment.Load(path, []string{"distributed.backend=nccl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("WORLD_SIZE", "2")
+	t.Setenv("RANK", "0")
+	t.Setenv("LOCAL_RANK", "0")
+	_, err = joinCluster(e, gotch.CPU)
+	if err == nil || !strings.Contains(err.Error(), `needs model.device = "cuda"`) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("NCCL on the CPU: %v", err)
 	}
 }
 

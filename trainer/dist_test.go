@@ -98,13 +98,30 @@ func TestDistWorkerMain(t *testing.T) {
 		t.Skip("a worker of the data-parallel tests; runs only when they start it")
 	}
 	sets := strings.Split(os.Getenv("CONVREP_TEST_WORKER_SETS"), ";")
-	if err := train(t, path, sets, os.Getenv("CONVREP_TEST_WORKER_RESUME") == "1"); err != nil {
+	resume := os.Getenv("CONVREP_TEST_WORKER_RESUME") == "1"
+	if dir := os.Getenv("CONVREP_TEST_WORKER_MASKS"); dir != "" {
+		drawMask(t, path, sets, resume, dir)
+		return
+	}
+	if err := train(t, path, sets, resume); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // runWorkers trains the experiment on n worker processes of this test binary and waits for them.
-func runWorkers(t *testing.T, n int, path string, sets []string, resume bool) {
+func runWorkers(t *testing.T, n int, path string, sets []string, resume bool, env ...string) {
+	t.Helper()
+	waitWorkers(t, startWorkers(t, n, path, sets, resume, env...))
+}
+
+// workers are the processes startWorkers started, and their logs.
+type workers struct {
+	cmds []*exec.Cmd
+	logs []string
+}
+
+// startWorkers starts n worker processes of this test binary on the experiment, with env added to theirs.
+func startWorkers(t *testing.T, n int, path string, sets []string, resume bool, env ...string) *workers {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -123,6 +140,7 @@ func runWorkers(t *testing.T, n int, path string, sets []string, resume bool) {
 		cmd.Env = append(os.Environ(), "RANK="+strconv.Itoa(r), "WORLD_SIZE="+strconv.Itoa(n), "LOCAL_RANK="+strconv.Itoa(r),
 			"MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port), "CONVREP_TEST_WORKER_EXPERIMENT="+path,
 			"CONVREP_TEST_WORKER_SETS="+strings.Join(sets, ";"), "CONVREP_TEST_WORKER_RESUME="+resumeFlag)
+		cmd.Env = append(cmd.Env, env...)
 		log := filepath.Join(t.TempDir(), fmt.Sprintf("rank%d.log", r))
 		f, err := os.Create(log)
 		if err != nil {
@@ -136,9 +154,15 @@ func runWorkers(t *testing.T, n int, path string, sets []string, resume bool) {
 		t.Cleanup(func() { cmd.Process.Kill() })
 		cmds, logs = append(cmds, cmd), append(logs, log)
 	}
-	for r, cmd := range cmds {
+	return &workers{cmds: cmds, logs: logs}
+}
+
+// waitWorkers waits for every worker and fails the test, showing its log, if one failed.
+func waitWorkers(t *testing.T, w *workers) {
+	t.Helper()
+	for r, cmd := range w.cmds {
 		if err := cmd.Wait(); err != nil {
-			b, _ := os.ReadFile(logs[r])
+			b, _ := os.ReadFile(w.logs[r])
 			t.Fatalf("worker %d: %v\n%s", r, err, b)
 		}
 	}

@@ -17,12 +17,12 @@ import (
 // saveCheckpoint writes the run's complete state at its current position and keeps the newest few.
 // In a data-parallel run every rank calls it (each hands its dropout stream to rank 0) and rank 0 writes.
 func (t *Trainer) saveCheckpoint() error {
-	rngs, err := t.cl.rngStates()
+	rngs, err := t.cl.rngStates(t.dev)
 	if err != nil || !t.cl.leader() {
 		return err
 	}
 	c := &checkpoint.File{Meta: checkpoint.Meta{Format: checkpoint.FormatName, Experiment: t.digest, Position: t.pos},
-		Params: map[string]safetensors.Tensor{}, Objective: map[string]safetensors.Tensor{}, RNG: rngs[0], RNGRanks: rngs[1:]}
+		Params: map[string]safetensors.Tensor{}, Objective: map[string]safetensors.Tensor{}, RNG: rngs}
 	if t.cl.multi() {
 		c.Meta.World = t.cl.world() // single-process checkpoints leave it out, as they always have
 	}
@@ -139,10 +139,8 @@ func (t *Trainer) restore(path string) error {
 	if err := t.opt.LoadState(c.Optim, c.Meta.Optimizer); err != nil {
 		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
-	if rng := t.rngFor(c); rng != nil {
-		if err := torch.SetCPURNGState(rng); err != nil {
-			return fmt.Errorf("checkpoint %s: %w", path, err)
-		}
+	if err := t.restoreRNG(c); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	t.pos = c.Meta.Position
 	t.window = lossWindow{}
@@ -177,16 +175,106 @@ func checkObjectiveState(path string, stored map[string]safetensors.Tensor, live
 	return nil
 }
 
-// rngFor is this rank's dropout stream in c: rank 0's is always there; another rank's only when the
-// checkpoint was written by as many ranks (otherwise syncRanks seeds it afresh).
-func (t *Trainer) rngFor(c *checkpoint.File) []byte {
-	r := t.cl.rank()
-	if r == 0 {
-		return c.RNG
+// The generators a rank's dropout draws from are the CPU's and, on a GPU, that GPU's; each rank has its own
+// stream of each. A checkpoint holds every rank's states, and a resumed rank continues its own; a device whose
+// state it lacks (a checkpoint of fewer devices, or of another number of ranks) is seeded from the seed and
+// the rank, as a fresh run's ranks are.
+
+// rngSet holds the kinds of generator (checkpoint.RNGCPU, RNGCUDA) a resume restored.
+type rngSet map[string]bool
+
+// rngDevices are the devices whose generators a run on dev draws from.
+func rngDevices(dev gotch.Device) []gotch.Device {
+	if dev.IsCuda() {
+		return []gotch.Device{gotch.CPU, dev}
 	}
-	if max(c.Meta.World, 1) == t.cl.world() && r-1 < len(c.RNGRanks) && c.RNGRanks[r-1] != nil {
-		t.rankRNG = true
-		return c.RNGRanks[r-1]
+	return []gotch.Device{gotch.CPU}
+}
+
+// rngKind is the checkpoint's name of dev's generator.
+func rngKind(dev gotch.Device) string {
+	if dev.IsCuda() {
+		return checkpoint.RNGCUDA
+	}
+	return checkpoint.RNGCPU
+}
+
+// ownRNG reads this process's generator states for a run on dev.
+func ownRNG(dev gotch.Device) (checkpoint.RankRNG, error) {
+	var s checkpoint.RankRNG
+	for _, d := range rngDevices(dev) {
+		state, err := torch.RNGState(d)
+		if err != nil {
+			return s, err
+		}
+		if d.IsCuda() {
+			s.CUDA = state
+		} else {
+			s.CPU = state
+		}
+	}
+	return s, nil
+}
+
+// restoreRNG sets this rank's generators to the states c holds for it: rank 0's are always the run's; another
+// rank's only when as many ranks wrote c. It notes which it restored; seedRNG seeds the others.
+func (t *Trainer) restoreRNG(c *checkpoint.File) error {
+	t.restored = rngSet{}
+	r := t.cl.rank()
+	if r >= len(c.RNG) || (r > 0 && max(c.Meta.World, 1) != t.cl.world()) {
+		return nil
+	}
+	for _, dev := range rngDevices(t.dev) {
+		state := c.RNG[r].CPU
+		if dev.IsCuda() {
+			state = c.RNG[r].CUDA
+		}
+		if state == nil {
+			continue
+		}
+		if err := torch.SetRNGState(dev, state); err != nil {
+			return fmt.Errorf("rank %d: %w", r, err)
+		}
+		t.restored[rngKind(dev)] = true
 	}
 	return nil
+}
+
+// seedRNG seeds every generator of this rank that no checkpoint restored from (seed, rank), so that no two
+// ranks draw the same dropout masks. A fresh run's rank 0 keeps the stream the backbone's build seeded, as a
+// single process always has.
+func (t *Trainer) seedRNG() error {
+	r := t.cl.rank()
+	if r == 0 && t.restored == nil {
+		return nil
+	}
+	seed := uint64(t.exp.Seed) + 1_000_003*uint64(r)
+	for _, dev := range rngDevices(t.dev) {
+		if t.restored[rngKind(dev)] {
+			continue
+		}
+		if err := torch.SeedRNG(dev, seed); err != nil {
+			return fmt.Errorf("rank %d: %w", r, err)
+		}
+	}
+	return nil
+}
+
+// keepRNG runs f and then puts the generators of a run on dev back as it found them.
+func keepRNG(dev gotch.Device, f func() error) error {
+	saved, err := ownRNG(dev)
+	if err != nil {
+		return err
+	}
+	err = f()
+	for _, d := range rngDevices(dev) {
+		state := saved.CPU
+		if d.IsCuda() {
+			state = saved.CUDA
+		}
+		if rerr := torch.SetRNGState(d, state); err == nil && rerr != nil {
+			err = rerr
+		}
+	}
+	return err
 }

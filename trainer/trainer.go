@@ -47,7 +47,7 @@ type Trainer struct {
 	total    int64      // optimiser steps the run will make
 	perEpoch int64      // optimiser steps in an epoch
 	cl       *cluster   // this process's rank among the data-parallel ranks
-	rankRNG  bool       // this rank's dropout stream came from the checkpoint
+	restored rngSet     // the generators a resume restored (nil on a fresh run)
 	lastLoss float64    // the loss of the last metrics line, for the model card
 }
 
@@ -172,16 +172,14 @@ func dataEnv(e *experiment.Experiment, bb *experiment.Backbone, files []string, 
 }
 
 // secondEncoder builds the experiment's backbone again, its random parts seeded with seed, and puts
-// libtorch's generator back afterwards, so a run draws the same dropout masks whether or not it built one.
+// libtorch's generators (the CPU's and the GPU's) back afterwards, so a run draws the same dropout masks
+// whether or not it built one.
 func secondEncoder(e *experiment.Experiment, bb *experiment.Backbone, seed int64, dev gotch.Device, log *zap.Logger) (*models.Model, error) {
-	state, err := torch.CPURNGState()
-	if err != nil {
-		return nil, err
-	}
-	b, err := e.Build(bb.ModelDir, bb.TokDir, seed, dev, log)
-	if rerr := torch.SetCPURNGState(state); err == nil && rerr != nil {
-		err = rerr
-	}
+	var b *experiment.Backbone
+	err := keepRNG(dev, func() (err error) {
+		b, err = e.Build(bb.ModelDir, bb.TokDir, seed, dev, log)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

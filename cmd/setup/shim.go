@@ -1,41 +1,94 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 )
 
 // writeShimFlags gives internal/torch (convrep's own C++ shim) the same flags as gotch's wrappers, plus the
-// collective backends its c10d part compiles: Gloo where its headers are found, NCCL in a CUDA build.
+// collective backends its c10d part compiles: Gloo where its headers are found, NCCL in a CUDA build whose
+// NCCL and CUDA runtime headers are found.
 func writeShimFlags(root string, lt *libtorch) error {
+	defines, err := distDefines(lt)
+	if err != nil {
+		return err
+	}
 	src := "// Code written by convrep's cmd/setup for libtorch " + lt.Version + ". DO NOT EDIT.\n\npackage torch\n\n" +
-		cgoHeader(lt, distDefines(lt)) + distLibs(lt) + "import \"C\"\n"
+		cgoHeader(lt, defines) + distLibs(lt) + "import \"C\"\n"
 	return os.WriteFile(filepath.Join(root, shimFlags), []byte(src), 0o644)
 }
 
-// distDefines selects the c10d backends the shim compiles.
-func distDefines(lt *libtorch) string {
+// distDefines selects the c10d backends the shim compiles. A CUDA libtorch gets NCCL only when the headers
+// c10d's NCCL code includes are there: nccl.h, and CUDA's runtime API (neither ships in a libtorch folder);
+// without them the set-up stops, naming the missing header and what to set, rather than leave the compiler
+// to fail deep inside c10d, or a build without NCCL to fail at the first run.
+func distDefines(lt *libtorch) (string, error) {
 	var d string
 	if lt.glooHeaders() {
 		d += " -DCONVREP_GLOO"
 	}
-	if lt.CUDA {
-		d += " -DCONVREP_NCCL"
-		// c10d's NCCL headers include CUDA's runtime headers, which a libtorch folder does not carry.
-		if dir := cudaInclude(); dir != "" {
+	if !lt.CUDA {
+		return d, nil
+	}
+	dirs := includeDirs(lt)
+	d += " -DCONVREP_NCCL"
+	added := map[string]bool{lt.Include: true, "/usr/include": true} // never -I/usr/include: it breaks #include_next
+	for _, h := range []struct{ name, fix string }{
+		{"cuda_runtime_api.h", "set CUDA_HOME to the CUDA toolkit whose include/ holds it, or add -I<folder> to CGO_CPPFLAGS"},
+		{"nccl.h", "install libnccl-dev of the NCCL this libtorch was built with (2.18.1 for 2.1.0+cu121), or add -I<folder> to CGO_CPPFLAGS"},
+	} {
+		dir := findHeader(h.name, dirs)
+		if dir == "" {
+			return "", fmt.Errorf("libtorch in %s is a CUDA build, so the shim compiles c10d's NCCL backend, but %s is in none of %s: %s",
+				lt.Lib, h.name, strings.Join(dirs, ", "), h.fix)
+		}
+		if !added[dir] {
 			d += " -I" + dir
+			added[dir] = true
 		}
 	}
-	return d
+	return d, nil
 }
 
-// cudaInclude is the CUDA toolkit's include folder: $CUDA_HOME's, else /usr/local/cuda's; "" when neither
-// holds cuda_runtime_api.h.
-func cudaInclude() string {
-	for _, home := range []string{os.Getenv("CUDA_HOME"), "/usr/local/cuda"} {
-		if home != "" && exists(filepath.Join(home, "include", "cuda_runtime_api.h")) {
-			return filepath.Join(home, "include")
+// systemIncludeDirs are searched after the folders the environment names.
+var systemIncludeDirs = []string{"/usr/local/cuda/include", "/usr/include"}
+
+// includeDirs lists, in order, where a CUDA build looks for nccl.h and cuda_runtime_api.h: libtorch's include
+// folder, $CUDA_HOME/include, the -I folders of $CGO_CPPFLAGS, then systemIncludeDirs.
+func includeDirs(lt *libtorch) []string {
+	dirs := []string{lt.Include}
+	if home := os.Getenv("CUDA_HOME"); home != "" {
+		dirs = append(dirs, filepath.Join(home, "include"))
+	}
+	fields := strings.Fields(os.Getenv("CGO_CPPFLAGS"))
+	for i := 0; i < len(fields); i++ {
+		switch f := fields[i]; {
+		case f == "-I" && i+1 < len(fields):
+			dirs = append(dirs, fields[i+1])
+			i++
+		case strings.HasPrefix(f, "-I") && len(f) > 2:
+			dirs = append(dirs, f[2:])
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, d := range append(dirs, systemIncludeDirs...) {
+		if d = filepath.Clean(d); !seen[d] {
+			seen[d] = true
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// findHeader is the first of dirs that holds the file name, "" if none does.
+func findHeader(name string, dirs []string) string {
+	for _, d := range dirs {
+		if exists(filepath.Join(d, name)) {
+			return d
 		}
 	}
 	return ""

@@ -9,7 +9,10 @@
 #define USE_C10D_NCCL
 #endif
 
+// TORCH_VERSION_* below come from here, not through whatever chain of headers happens to include it.
+#include <torch/version.h>
 #include <torch/torch.h>
+#include <c10/core/DeviceGuard.h>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
@@ -17,6 +20,8 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #endif
 #ifdef CONVREP_NCCL
+#include <nccl.h>
+#include "nccl_check.h"
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
@@ -45,6 +50,16 @@ struct convrep_group {
   c10::intrusive_ptr<c10d::Store> store;
   c10::intrusive_ptr<GroupBase> pg;
   int world;
+  int device;  // the GPU an NCCL group is bound to; -1 for none
+};
+
+// Makes the group's GPU current for the guard's scope, whichever OS thread calls (Go moves goroutines between
+// threads, and CUDA's current device is per thread); nothing for a group bound to no GPU.
+struct bound_device {
+  c10::OptionalDeviceGuard guard;
+  explicit bound_device(const convrep_group *g) {
+    if (g->device >= 0) guard.reset_device(c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(g->device)));
+  }
 };
 
 static char *error_of(const std::exception &e) { return strdup(e.what()); }
@@ -62,8 +77,8 @@ int convrep_has_backend(const char *backend) {
   return 0;
 }
 
-char *convrep_group_new(const char *backend, const char *addr, int port, int rank, int world, int64_t timeout_ms,
-                        convrep_group **out) {
+char *convrep_group_new(const char *backend, const char *addr, int port, int rank, int world, int device,
+                        int64_t timeout_ms, convrep_group **out) {
   try {
     std::chrono::milliseconds timeout(timeout_ms);
     c10d::TCPStoreOptions opts;
@@ -75,7 +90,7 @@ char *convrep_group_new(const char *backend, const char *addr, int port, int ran
     auto tcp = c10::make_intrusive<c10d::TCPStore>(std::string(addr), opts);
     // The prefix keeps this group's keys apart from anything else sharing the store, as torch.distributed does.
     auto store = c10::make_intrusive<c10d::PrefixStore>("convrep", tcp);
-    auto g = new convrep_group{store, {}, world};
+    auto g = new convrep_group{store, {}, world, device};
     std::string b(backend);
     if (b == "gloo") {
 #ifdef CONVREP_GLOO
@@ -94,6 +109,11 @@ char *convrep_group_new(const char *backend, const char *addr, int port, int ran
 #endif
     } else if (b == "nccl") {
 #ifdef CONVREP_NCCL
+      if (device < 0) {
+        delete g;
+        return error_of(std::string("NCCL needs a GPU for each rank; this rank was given none"));
+      }
+      bound_device on(g);
       auto o = c10d::ProcessGroupNCCL::Options::create();
       o->timeout = timeout;
       g->pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, world, o);
@@ -127,6 +147,7 @@ char *convrep_allreduce(convrep_group *g, void *t, int op) {
       case 2: o.reduceOp = c10d::ReduceOp::MIN; break;
       default: return error_of("unknown reduce op " + std::to_string(op));
     }
+    bound_device on(g);
     std::vector<at::Tensor> one{tensor(t)};
     g->pg->allreduce(one, o)->wait();
   } catch (const std::exception &e) {
@@ -137,6 +158,7 @@ char *convrep_allreduce(convrep_group *g, void *t, int op) {
 
 char *convrep_broadcast(convrep_group *g, void **tensors, int n, int root) {
   try {
+    bound_device on(g);
     c10d::BroadcastOptions o;
     o.rootRank = root;
     std::vector<c10::intrusive_ptr<c10d::Work>> works;
@@ -153,6 +175,7 @@ char *convrep_broadcast(convrep_group *g, void **tensors, int n, int root) {
 
 char *convrep_allgather(convrep_group *g, void *t, void **out) {
   try {
+    bound_device on(g);
     at::Tensor in = tensor(t).contiguous();
     std::vector<at::Tensor> parts;
     for (int r = 0; r < g->world; r++) parts.push_back(at::empty_like(in));
@@ -168,7 +191,12 @@ char *convrep_allgather(convrep_group *g, void *t, void **out) {
 
 char *convrep_barrier(convrep_group *g) {
   try {
-    g->pg->barrier()->wait();
+    bound_device on(g);
+    // ProcessGroupNCCL::barrier runs on the devices named here; without them, before any collective, it
+    // guesses GPU rank % device count, which is not this rank's on a second node or with fewer ranks.
+    c10d::BarrierOptions o;
+    if (g->device >= 0) o.device_ids = {g->device};
+    g->pg->barrier(o)->wait();
   } catch (const std::exception &e) {
     return error_of(e);
   }
@@ -176,36 +204,55 @@ char *convrep_barrier(convrep_group *g) {
 }
 
 // The state the hooks share with the training loop. Hooks run on autograd's threads, so it is guarded.
+//
+// Each bucket is one flat buffer, and its parameters' gradients are views of it, as DDP's Reducer makes them
+// with gradient_as_bucket_view (torch/csrc/distributed/c10d/reducer.cpp: initialize_bucket_views,
+// mark_variable_ready_dense): a gradient that is not yet its view (the first step, or one that something
+// replaced) is copied in once and the view becomes the parameter's gradient; from then on autograd's
+// AccumulateGrad adds each backward pass's gradient into the view in place, the buffer is all-reduced in
+// place and divided, and nothing is copied back.
 struct overlap_state {
   convrep_group *g;
   std::vector<at::Tensor> params;
   std::vector<std::vector<size_t>> buckets;  // parameter indices, in launch order
   std::vector<size_t> bucket_of;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;  // kept alive, or the hooks vanish
+  std::vector<at::Tensor> flat;   // per bucket: its gradients, end to end
+  std::vector<at::Tensor> views;  // per parameter: its part of its bucket's buffer, shaped as the parameter
   std::mutex mu;
   bool armed = false, alive = true;
   std::vector<int> waiting;  // per bucket: parameters not yet ready
   std::vector<bool> ready;
   size_t next = 0;           // the next bucket to send
   size_t early = 0;          // buckets the hooks sent during the last armed pass
-  std::vector<at::Tensor> flat;
-  std::vector<std::vector<size_t>> sent;  // per bucket: the parameters whose gradients it carries
   std::vector<c10::intrusive_ptr<c10d::Work>> works;
 
-  // Sends bucket b with the gradients its ready parameters have. Holds mu.
+  // Whether parameter i's gradient is its bucket view (the same memory, shape and strides).
+  bool is_view(size_t i) {
+    const at::Tensor &grad = params[i].grad();
+    const at::Tensor &v = views[i];
+    return grad.defined() && grad.data_ptr() == v.data_ptr() && grad.sizes() == v.sizes() &&
+           grad.strides() == v.strides() && grad.scalar_type() == v.scalar_type() && grad.device() == v.device();
+  }
+
+  // Sends bucket b: every parameter with a gradient has it in its view; one without keeps none (alike on
+  // every rank while the ranks' graphs are alike) and its part of the buffer is zero. Holds mu.
   void send(size_t b) {
-    std::vector<at::Tensor> views;
-    std::vector<size_t> members;
+    bound_device on(g);
+    bool any = false;
     for (size_t i : buckets[b]) {
       const at::Tensor &grad = params[i].grad();
-      if (ready[i] && grad.defined()) {
-        views.push_back(grad.reshape({-1}));
-        members.push_back(i);
+      if (!grad.defined()) {
+        views[i].zero_();
+        continue;
+      }
+      any = true;
+      if (!is_view(i)) {
+        views[i].copy_(grad);
+        params[i].mutable_grad() = views[i];
       }
     }
-    flat[b] = views.empty() ? at::Tensor() : at::cat(views);
-    sent[b] = members;
-    if (flat[b].defined()) {
+    if (any) {
       std::vector<at::Tensor> one{flat[b]};
       works[b] = g->pg->allreduce(one);
     }
@@ -266,6 +313,19 @@ char *convrep_overlap_new(convrep_group *g, void **params, int n, int64_t bucket
       s->bucket_of.push_back(s->buckets.size() - 1);
       bytes += b;
     }
+    for (auto &members : s->buckets) {
+      const at::Tensor &first = s->params[members[0]];
+      int64_t numel = 0;
+      for (size_t i : members) numel += s->params[i].numel();
+      at::Tensor flat = at::zeros({numel}, first.options().requires_grad(false));
+      int64_t off = 0;
+      for (size_t i : members) {
+        const at::Tensor &p = s->params[i];
+        s->views.push_back(flat.narrow(0, off, p.numel()).view(p.sizes()));
+        off += p.numel();
+      }
+      s->flat.push_back(flat);
+    }
     for (int i = 0; i < n; i++) {
       auto acc = torch::autograd::impl::grad_accumulator(s->params[i]);
       acc->add_post_hook(std::make_unique<ReadyHook>(s, i));
@@ -286,8 +346,6 @@ void convrep_overlap_arm(convrep_overlap *o) {
   s.ready.assign(s.params.size(), false);
   s.waiting.clear();
   for (auto &b : s.buckets) s.waiting.push_back(static_cast<int>(b.size()));
-  s.flat.assign(s.buckets.size(), at::Tensor());
-  s.sent.assign(s.buckets.size(), {});
   s.works.assign(s.buckets.size(), {});
 }
 
@@ -298,26 +356,27 @@ char *convrep_overlap_finish(convrep_overlap *o) {
     if (!s.armed) return error_of(std::string("finish without arm"));
     s.armed = false;
     s.early = s.next;
+    bound_device on(s.g);
     // Buckets with parameters outside this step's graph never filled: send them now, in order.
     while (s.next < s.buckets.size()) s.send(s.next++);
+    // The gradients are views of the buffers: the mean lands in them in place.
     for (size_t b = 0; b < s.buckets.size(); b++) {
       if (!s.works[b]) continue;
       s.works[b]->wait();
       s.flat[b].div_(s.g->world);
-      int64_t off = 0;
-      for (size_t i : s.sent[b]) {
-        at::Tensor grad = s.params[i].mutable_grad();
-        int64_t m = grad.numel();
-        grad.copy_(s.flat[b].narrow(0, off, m).view(grad.sizes()));
-        off += m;
-      }
     }
-    s.flat.assign(s.buckets.size(), at::Tensor());
     s.works.assign(s.buckets.size(), {});
   } catch (const std::exception &e) {
     return error_of(e);
   }
   return nullptr;
+}
+
+int convrep_overlap_views(convrep_overlap *o) {
+  std::lock_guard<std::mutex> lock(o->s->mu);
+  int n = 0;
+  for (size_t i = 0; i < o->s->params.size(); i++) n += o->s->is_view(i) ? 1 : 0;
+  return n;
 }
 
 int convrep_overlap_early(convrep_overlap *o) {

@@ -29,10 +29,14 @@ func HasBackend(name string) bool {
 }
 
 // NewGroup joins rank of world ranks at addr:port; it returns once every rank has joined, or fails after
-// timeout, which also bounds every later collective.
-func NewGroup(backend, addr string, port, rank, world int, timeout time.Duration) (*Group, error) {
+// timeout, which also bounds every later collective. device is the GPU an NCCL group is bound to (each rank
+// its own), -1 for a group on the CPU.
+func NewGroup(backend, addr string, port, rank, world, device int, timeout time.Duration) (*Group, error) {
 	if world < 1 || rank < 0 || rank >= world {
 		return nil, fmt.Errorf("process group: rank %d of %d ranks is out of range", rank, world)
+	}
+	if backend == "nccl" && device < 0 {
+		return nil, fmt.Errorf("process group: NCCL needs a GPU for rank %d (model.device cuda)", rank)
 	}
 	if port < 1 || port > 65535 {
 		return nil, fmt.Errorf("process group: port %d is out of range", port)
@@ -41,7 +45,7 @@ func NewGroup(backend, addr string, port, rank, world int, timeout time.Duration
 	defer C.free(unsafe.Pointer(cb))
 	defer C.free(unsafe.Pointer(ca))
 	var g *C.convrep_group
-	err := takeError(C.convrep_group_new(cb, ca, C.int(port), C.int(rank), C.int(world), C.int64_t(timeout.Milliseconds()), &g))
+	err := takeError(C.convrep_group_new(cb, ca, C.int(port), C.int(rank), C.int(world), C.int(device), C.int64_t(timeout.Milliseconds()), &g))
 	if err != nil {
 		return nil, fmt.Errorf("join %s process group at %s:%d as rank %d of %d: %w", backend, addr, port, rank, world, err)
 	}
@@ -146,6 +150,10 @@ func (o *Overlap) Finish() error {
 	}
 	return nil
 }
+
+// Views is the number of parameters whose gradient is a view of its bucket's buffer: after Finish, every
+// one that has a gradient.
+func (o *Overlap) Views() int { return int(C.convrep_overlap_views(o.o)) }
 
 // Early is the number of buckets the last armed backward pass sent while it ran; the others waited for
 // Finish (parameters outside the graph, or hooks that never fired).

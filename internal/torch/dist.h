@@ -8,9 +8,10 @@ extern "C" {
 #endif
 typedef struct convrep_group convrep_group;
 // Each returns NULL on success, or a malloc'ed error message the caller frees.
-// backend is "gloo" or "nccl"; rank 0 serves the store at addr:port, the others connect to it.
-char *convrep_group_new(const char *backend, const char *addr, int port, int rank, int world, int64_t timeout_ms,
-                        convrep_group **out);
+// backend is "gloo" or "nccl"; rank 0 serves the store at addr:port, the others connect to it. device is the
+// GPU the group is bound to (NCCL needs one; its collectives, barrier included, run with it current), or -1.
+char *convrep_group_new(const char *backend, const char *addr, int port, int rank, int world, int device,
+                        int64_t timeout_ms, convrep_group **out);
 void convrep_group_free(convrep_group *g);
 // op: 0 sum, 1 max, 2 min; in place.
 char *convrep_allreduce(convrep_group *g, void *tensor, int op);
@@ -27,9 +28,13 @@ typedef struct convrep_overlap convrep_overlap;
 char *convrep_overlap_new(convrep_group *g, void **params, int n, int64_t bucket_bytes, convrep_overlap **out);
 // Arms the hooks for the next backward pass (the last micro-batch of a step); unarmed passes only accumulate.
 void convrep_overlap_arm(convrep_overlap *o);
-// After that backward pass: sends the buckets still waiting (parameters that received no gradient are left
-// out, alike on every rank), waits for all, and writes the mean gradients back.
+// Each bucket is one flat buffer; a parameter's gradient becomes a view of it when its bucket is first sent,
+// and autograd accumulates into that view from then on (DDP's gradient_as_bucket_view).
+// After that backward pass: sends the buckets still waiting (parameters that received no gradient keep none,
+// alike on every rank), waits for all, and divides the buffers in place: the gradients are then the means.
 char *convrep_overlap_finish(convrep_overlap *o);
+// The number of parameters whose gradient is a view of its bucket's buffer.
+int convrep_overlap_views(convrep_overlap *o);
 // The number of buckets the last armed backward pass sent before it ended (the rest went in finish).
 int convrep_overlap_early(convrep_overlap *o);
 // Disarms for good; the hooks stay registered but do nothing.

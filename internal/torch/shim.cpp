@@ -5,6 +5,7 @@
 #include <ATen/core/Generator.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Functions.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <mutex>
 #include <cstdlib>
 #include <cstring>
@@ -33,9 +34,19 @@ char *convrep_set_num_threads(int n) {
 
 int convrep_get_num_threads(void) { return at::get_num_threads(); }
 
-char *convrep_get_cpu_rng_state(uint8_t **out, int64_t *len) {
+// The default generator of GPU `device`, or the CPU's for device < 0. Context::defaultGenerator (ATen/Context.h)
+// reaches the CUDA one through ATen's CUDA hooks, which call at::cuda::detail::getDefaultCUDAGenerator(index)
+// (ATen/cuda/CUDAGeneratorImpl.cpp) in a CUDA build and throw in a CPU one: the same code compiles in both.
+static at::Generator generator(int device) {
+  if (device < 0) return at::detail::getDefaultCPUGenerator();
+  return at::globalContext().defaultGenerator(c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(device)));
+}
+
+// As torch.get_rng_state / torch.cuda.get_rng_state: the state under the generator's lock, as a CPU byte tensor
+// (the CPU's Mersenne Twister state, or a GPU's Philox seed and offset, 16 bytes).
+char *convrep_get_rng_state(int device, uint8_t **out, int64_t *len) {
   try {
-    auto gen = at::detail::getDefaultCPUGenerator();
+    auto gen = generator(device);
     at::Tensor state;
     {
       std::lock_guard<std::mutex> lock(gen.mutex());
@@ -50,13 +61,37 @@ char *convrep_get_cpu_rng_state(uint8_t **out, int64_t *len) {
   return nullptr;
 }
 
-char *convrep_set_cpu_rng_state(const uint8_t *data, int64_t len) {
+// Each generator's set_state checks the size and refuses a state of another kind.
+char *convrep_set_rng_state(int device, const uint8_t *data, int64_t len) {
   try {
     auto state = at::empty({len}, at::kByte);
     memcpy(state.data_ptr<uint8_t>(), data, len);
-    auto gen = at::detail::getDefaultCPUGenerator();
+    auto gen = generator(device);
     std::lock_guard<std::mutex> lock(gen.mutex());
     gen.set_state(state);
+  } catch (const std::exception &e) {
+    return error_of(e);
+  }
+  return nullptr;
+}
+
+// One generator alone, unlike at::manual_seed, which seeds them all.
+char *convrep_seed_rng(int device, uint64_t seed) {
+  try {
+    auto gen = generator(device);
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_current_seed(seed);
+  } catch (const std::exception &e) {
+    return error_of(e);
+  }
+  return nullptr;
+}
+
+// Makes GPU `device` this thread's current one, as c10::cuda::set_device does: through c10's registered CUDA
+// device guard (c10/cuda/impl/CUDAGuardImpl.h, setDevice), which a CPU build lacks, so there it throws.
+char *convrep_set_cuda_device(int device) {
+  try {
+    c10::impl::getDeviceGuardImpl(c10::kCUDA)->setDevice(c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(device)));
   } catch (const std::exception &e) {
     return error_of(e);
   }

@@ -13,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"unsafe"
+
+	"github.com/sugarme/gotch"
 )
 
 func takeError(msg *C.char) error {
@@ -45,25 +47,68 @@ func SetNumThreads(n int) error {
 // NumThreads is the size of libtorch's intra-op thread pool.
 func NumThreads() int { return int(C.convrep_get_num_threads()) }
 
-// CPURNGState is the default CPU generator's state, as torch.get_rng_state returns it. With SetCPURNGState it
-// lets a resumed run draw the same dropout masks and initialisations as an uninterrupted one.
-func CPURNGState() ([]byte, error) {
+// RNGState is the state of libtorch's default generator on dev, as torch.get_rng_state (the CPU) or
+// torch.cuda.get_rng_state (a GPU) returns it. With SetRNGState it lets a resumed run draw the same dropout
+// masks as an uninterrupted one. A GPU's state fails in a CPU build.
+func RNGState(dev gotch.Device) ([]byte, error) {
 	var data *C.uint8_t
 	var n C.int64_t
-	if err := takeError(C.convrep_get_cpu_rng_state(&data, &n)); err != nil {
-		return nil, fmt.Errorf("read CPU RNG state: %w", err)
+	if err := takeError(C.convrep_get_rng_state(deviceIndex(dev), &data, &n)); err != nil {
+		return nil, fmt.Errorf("read the RNG state of %s: %w", DeviceName(dev), err)
 	}
 	defer C.free(unsafe.Pointer(data))
 	return C.GoBytes(unsafe.Pointer(data), C.int(n)), nil
 }
 
-// SetCPURNGState restores a state CPURNGState returned.
-func SetCPURNGState(state []byte) error {
+// SetRNGState restores a state RNGState returned for a device of the same kind.
+func SetRNGState(dev gotch.Device, state []byte) error {
 	if len(state) == 0 {
-		return fmt.Errorf("restore CPU RNG state: empty state")
+		return fmt.Errorf("restore the RNG state of %s: empty state", DeviceName(dev))
 	}
-	if err := takeError(C.convrep_set_cpu_rng_state((*C.uint8_t)(unsafe.Pointer(&state[0])), C.int64_t(len(state)))); err != nil {
-		return fmt.Errorf("restore CPU RNG state: %w", err)
+	if err := takeError(C.convrep_set_rng_state(deviceIndex(dev), (*C.uint8_t)(unsafe.Pointer(&state[0])), C.int64_t(len(state)))); err != nil {
+		return fmt.Errorf("restore the RNG state of %s: %w", DeviceName(dev), err)
 	}
 	return nil
+}
+
+// SeedRNG seeds dev's default generator alone (ManualSeed seeds every device's).
+func SeedRNG(dev gotch.Device, seed uint64) error {
+	if err := takeError(C.convrep_seed_rng(deviceIndex(dev), C.uint64_t(seed))); err != nil {
+		return fmt.Errorf("seed the generator of %s with %d: %w", DeviceName(dev), seed, err)
+	}
+	return nil
+}
+
+// CPURNGState is RNGState(gotch.CPU).
+func CPURNGState() ([]byte, error) { return RNGState(gotch.CPU) }
+
+// SetCPURNGState is SetRNGState(gotch.CPU, state).
+func SetCPURNGState(state []byte) error { return SetRNGState(gotch.CPU, state) }
+
+// SetCUDADevice makes GPU index the current device of the calling OS thread (and so the device a CUDA context
+// and NCCL's communicators are created on), as c10::cuda::set_device does.
+func SetCUDADevice(index int) error {
+	if index < 0 {
+		return fmt.Errorf("set the current GPU: index %d is negative", index)
+	}
+	if err := takeError(C.convrep_set_cuda_device(C.int(index))); err != nil {
+		return fmt.Errorf("make cuda:%d the current GPU: %w", index, err)
+	}
+	return nil
+}
+
+// deviceIndex is the shim's name for dev: -1 for the CPU, else the GPU's index.
+func deviceIndex(dev gotch.Device) C.int {
+	if !dev.IsCuda() {
+		return -1
+	}
+	return C.int(dev.Value)
+}
+
+// DeviceName writes dev as model.device does: cpu or cuda:N.
+func DeviceName(dev gotch.Device) string {
+	if !dev.IsCuda() {
+		return "cpu"
+	}
+	return fmt.Sprintf("cuda:%d", dev.Value)
 }

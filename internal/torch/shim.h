@@ -9,9 +9,14 @@ extern "C" {
 char *convrep_manual_seed(uint64_t seed);
 char *convrep_set_num_threads(int n);
 int convrep_get_num_threads(void);
-// The default CPU generator's state (torch.get_rng_state): *out is malloc'ed, *len its size in bytes.
-char *convrep_get_cpu_rng_state(uint8_t **out, int64_t *len);
-char *convrep_set_cpu_rng_state(const uint8_t *data, int64_t len);
+// device is a GPU's index, or -1 for the CPU. The default generator's state (torch.get_rng_state,
+// torch.cuda.get_rng_state): *out is malloc'ed, *len its size in bytes.
+char *convrep_get_rng_state(int device, uint8_t **out, int64_t *len);
+char *convrep_set_rng_state(int device, const uint8_t *data, int64_t len);
+// Seeds that device's default generator alone.
+char *convrep_seed_rng(int device, uint64_t seed);
+// Makes a GPU the calling thread's current device (fails in a CPU build).
+char *convrep_set_cuda_device(int device);
 #ifdef __cplusplus
 }
 #endif
