@@ -114,7 +114,11 @@ func (f *ftFlags) resolve(fs *flag.FlagSet, c *common) (finetune.Config, string,
 
 // settings are the fine-tuning settings a result records.
 func (f *ftFlags) settings(c *common, source string) map[string]any {
-	return map[string]any{"protocol": f.protocol, "epochs": f.epochs, "batch_size": f.batch, "lr": f.lr, "patience": f.patience,
+	protocol := f.protocol
+	if f.fixed != nil {
+		protocol = "fixed"
+	}
+	return map[string]any{"protocol": protocol, "epochs": f.epochs, "batch_size": f.batch, "lr": f.lr, "patience": f.patience,
 		"eval_every": f.every, "dropout": f.dropout, "pooling": c.model.pooling, "max_length": c.model.maxLength, "defaults_from": source}
 }
 

@@ -23,7 +23,9 @@ func runFinetuneResponse(ctx context.Context, args []string, log *zap.Logger) er
 		"Response selection after fine-tuning a dual encoder (one shared encoder, in-batch negatives, softmax over cosines /\n"+
 			"temperature) on the dataset's training pairs; then, as the similarity-based task, each test query ranks its\n"+
 			"response among --candidates (MGT's next-utterance retrieval: 20 candidates, MRR and Hits@1 = Top-1; R10@1 and R2@1\n"+
-			"with --candidates 10 or 2). One fresh model per seed; the seed also draws the candidates.")
+			"with --candidates 10 or 2). One fresh model per seed; the seed also draws the candidates. --protocol dse|futuretod\n"+
+			"sets the defaults (DSE App. B.1: batch 100, max length 128; FutureTOD App. B: batch 100, [CLS]); early stopping\n"+
+			"on the in-batch loss of a fixed held-out tenth of the training pairs.")
 	c.register(fs, -1)
 	f.register(fs, finetune.TaskResponse, nil)
 	size := fs.Int("candidates", 100, "candidates per test query, the true response included")
