@@ -16,10 +16,15 @@ import (
 //   - Whose acts. The system's: TOD-BERT's "sysact" task reads each turn's "sys_act", the acts of the system
 //     utterance, and DSE describes the task as predicting "the appropriate system action".
 //   - Input. One example per labelled system turn; History holds every turn of the dialogue up to and
-//     including that system utterance, oldest first, user and system alternating as in the file. TOD-BERT's
-//     context (dataloader_dm.py, concat_dh_sys_usr) is the history, the system utterance and also the user
-//     utterance that answers it; ActExample ends at the labelled utterance, so the next user turn is not in
-//     it. Utterances are trimmed of surrounding space, as TOD-BERT's .strip().
+//     including that system utterance, oldest first, user and system alternating as in the file, System
+//     each turn's role, and Reply the user utterance that answers it (Replied false when the system turn
+//     ends the dialogue). TOD-BERT's readers make one example per user turn, holding the system turn before
+//     it and its acts (utils_universal_act.py read_langs_turn: turn_sys = dial_list[ti-1], turn_usr = the
+//     user turn, sys_act = the system turn's label; utils_multiwoz.py read_langs_turn: turn_sys =
+//     system_transcript, turn_usr = transcript, sys_act = dialog_act[turn_idx]), and its context
+//     (dataloader_dm.py, Dataset_dm.concat_dh_sys_usr) is the history, the system utterance and that user
+//     utterance: evaluate/finetune.Format.Act builds it from these fields. Utterances are trimmed of
+//     surrounding space, as TOD-BERT's .strip().
 //   - Labels. A multi-label set of act types, lower-cased, one per distinct type. For MultiWOZ the domain is
 //     dropped ("Hotel-Inform" -> "inform"): TOD-BERT's --domain_act flag is off in evaluation_pipeline.sh, so
 //     utils_multiwoz.py keeps key.split("-")[1].lower() (13 act types on the val and test files).
@@ -41,6 +46,12 @@ import (
 type ActExample struct {
 	History []string
 	Labels  []string
+	// System is the role of each History turn (true: the system's); it shares storage as History does.
+	System []bool
+	// Reply is the user utterance that answers the labelled one, which TOD-BERT's input ends with; Replied
+	// is false when the labelled utterance is the dialogue's last turn (TOD-BERT makes no example of it).
+	Reply   string
+	Replied bool
 }
 
 // ActSet is a dialogue act prediction set: examples per split, the sorted label vocabulary, and notes on how
@@ -74,9 +85,9 @@ func actExamples(dialogues []actDialogue) ([]ActExample, actCount) {
 	var out []ActExample
 	var c actCount
 	for _, d := range dialogues {
-		texts := make([]string, len(d.Turns))
+		texts, roles := make([]string, len(d.Turns)), make([]bool, len(d.Turns))
 		for i, t := range d.Turns {
-			texts[i] = t.Text
+			texts[i], roles[i] = t.Text, t.System
 		}
 		for i, t := range d.Turns {
 			if !t.System {
@@ -87,7 +98,11 @@ func actExamples(dialogues []actDialogue) ([]ActExample, actCount) {
 				continue
 			}
 			c.Labelled++
-			out = append(out, ActExample{History: texts[: i+1 : i+1], Labels: t.Labels})
+			e := ActExample{History: texts[: i+1 : i+1], System: roles[: i+1 : i+1], Labels: t.Labels}
+			if i+1 < len(d.Turns) && !d.Turns[i+1].System {
+				e.Reply, e.Replied = d.Turns[i+1].Text, true
+			}
+			out = append(out, e)
 		}
 	}
 	return out, c

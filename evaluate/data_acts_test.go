@@ -104,7 +104,7 @@ func ex(parts ...string) ActExample {
 func sameExamples(t *testing.T, what string, got, want []ActExample) {
 	t.Helper()
 	if len(got) != len(want) {
-		t.Errorf("%s: %d examples, want %d: %q", what, len(got), len(want), got)
+		t.Errorf("%s: %d examples, want %d: %+v", what, len(got), len(want), got)
 		return
 	}
 	for i := range got {
@@ -132,6 +132,22 @@ func TestActExamples(t *testing.T) {
 	sameExamples(t, "examples", got, want)
 	if c != (actCount{System: 4, Labelled: 3}) {
 		t.Errorf("count %+v, want 4 system turns, 3 labelled", c)
+	}
+	// Roles and the answering user turn, which TOD-BERT's input ends with (utils_universal_act.py
+	// read_langs_turn: turn_usr follows turn_sys); s1 is answered by u2, b's s0 by u1;
+	// s5 ends dialogue a.
+	for i, w := range []struct {
+		system  []bool
+		reply   string
+		replied bool
+	}{
+		{[]bool{false, true}, "u2", true},
+		{[]bool{false, true, false, true, false, true}, "", false},
+		{[]bool{true}, "u1", true},
+	} {
+		if !reflect.DeepEqual(got[i].System, w.system) || got[i].Reply != w.reply || got[i].Replied != w.replied {
+			t.Errorf("example %d: roles %v reply %q (%v), want %v %q (%v)", i, got[i].System, got[i].Reply, got[i].Replied, w.system, w.reply, w.replied)
+		}
 	}
 	// Histories share storage but are capacity-limited: appending to one must not change another.
 	_ = append(got[0].History, "changed")

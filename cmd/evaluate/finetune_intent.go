@@ -16,15 +16,20 @@ func runFinetuneIntent(ctx context.Context, args []string, log *zap.Logger) erro
 	var c common
 	var f ftFlags
 	fs := newFlags("finetune-intent", "--model M [--dataset clinc150|snips | --train F --test F] [--shots 1,5] [--full] [flags]",
-		"Intent classification by fine-tuning a softmax classifier on the pooled representation (FutureTOD §3.2, Table 1).\n"+
+		"Intent classification by fine-tuning a softmax classifier on the pooled representation (FutureTOD §3.2, Table 1;\n"+
+			"DSE App. B.1); --protocol dse|futuretod sets the defaults (pooling, dropout, batch size, epochs, validation steps).\n"+
 			"On CLINC150 out-of-scope is a 151st class (as TOD-BERT and FutureTOD): k-shot runs draw k examples per intent\n"+
 			"(oos included) from the training split with the seed; --full trains on all of it. Reports Acc(all), Acc(in),\n"+
 			"Acc(out) (in/out decision) and Recall(out); early stopping on the validation split when the data have one.")
-	c.register(fs, 64)
-	f.register(fs, 5e-5)
+	c.register(fs, -1)
+	f.register(fs, finetune.TaskIntent, nil)
 	shots := fs.String("shots", "1,5", "shots per intent, a list (empty: none)")
 	full := fs.Bool("full", false, "also train on the whole training split (one run per seed)")
 	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg, defaults, err := f.resolve(fs, &c)
+	if err != nil {
 		return err
 	}
 	if c.data.dataset == "" && c.data.train == "" {
@@ -86,7 +91,7 @@ func runFinetuneIntent(ctx context.Context, args []string, log *zap.Logger) erro
 		return fmt.Errorf("nothing to run: give --shots or --full")
 	}
 	start := time.Now()
-	cfg := finetune.Config{Classes: len(labels), MaxLength: c.model.maxLength, Truncation: tokenizers.TruncateRight}
+	cfg.Classes, cfg.Truncation = len(labels), tokenizers.TruncateRight
 	gold := toExamples(allTest)
 	oosIndex := indexOf(labels, c.data.oosLabel)
 	metrics := []string{"accuracy"}
@@ -100,8 +105,9 @@ func runFinetuneIntent(ctx context.Context, args []string, log *zap.Logger) erro
 		}
 		return finetune.IntentMetrics(pred, gold, oosIndex)
 	}
-	settings := map[string]any{"epochs": f.epochs, "batch_size": f.batch, "lr": f.lr, "classes": len(labels), "test_examples": len(allTest), "source": source}
-	rows, model, err := fineTune(ctx, &c, f, cfg, runs, score, name, "finetune-intent", metrics, settings, log)
+	settings := f.settings(&c, defaults)
+	settings["classes"], settings["test_examples"], settings["source"] = len(labels), len(allTest), source
+	rows, model, err := fineTune(ctx, &c, cfg, runs, score, name, "finetune-intent", metrics, settings, log)
 	if err != nil {
 		return err
 	}

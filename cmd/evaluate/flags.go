@@ -22,13 +22,16 @@ type common struct {
 	quiet               bool
 }
 
-// register adds the flags; maxLength is the task's default --max-length (0: the model's limit).
+// register adds the flags; maxLength is the task's default --max-length (0: the model's limit; -1: a
+// fine-tuning task's --protocol sets it).
 func (c *common) register(fs *flag.FlagSet, maxLength int) {
 	fs.StringVar(&c.model.ref, "model", "", "model to evaluate: a convrep run folder, a model folder, a hub name, or an experiment .toml (its untrained backbone) (required); for response, a comma-separated list evaluates their ensemble (MGT Eq. 7)")
 	fs.StringVar(&c.model.checkpoint, "checkpoint", "", "with an experiment .toml as --model: evaluate the weights of this checkpoint of its run (runs/X/checkpoints/step-N.safetensors); for response, a comma-separated list evaluates the ensemble of those checkpoints (one experiment file) or pairs with the --model list")
 	fs.StringVar(&c.model.device, "device", "cpu", "cpu, cuda or cuda:N")
 	fs.StringVar(&c.model.pooling, "pooling", "", "sentence embedding: mean (masked mean of the last layer, as DSE) or cls (default: what the model folder declares, else mean)")
-	fs.IntVar(&c.model.maxLength, "max-length", maxLength, "longest input in tokens; 0 = the model's limit (dialogue histories keep their latest turns)")
+	fs.IntVar(&c.model.maxLength, "max-length", maxLength, "longest input in tokens; 0 = the model's limit (dialogue histories keep their latest turns). "+
+		"Defaults as DSE App. B.1: intent and oos 64, response 128 (\"a number that can fit at least 99% of the samples\"); "+
+		"fine-tuning tasks: -1 = the --protocol's (DSE App. B.1: acts 32, intent 64, response 128; futuretod: the model's limit, TOD-BERT's 512)")
 	fs.IntVar(&c.model.batch, "batch-size", 64, "texts per forward pass")
 	fs.IntVar(&c.model.threads, "threads", 0, "libtorch intra-op threads; 0 = libtorch's default")
 	fs.StringVar(&c.data.dataset, "dataset", "", "a dataset read in its upstream layout from --data-root, or the name given to --train/--test files")

@@ -19,10 +19,14 @@ func runProbe(ctx context.Context, args []string, log *zap.Logger) error {
 		"Linear probes on frozen representations (MGT §5.2-5.3): the encoder embeds each MultiWOZ dialogue context (the\n"+
 			"turns before a system response) once, and only a linear layer trains. bow predicts the words of the context's\n"+
 			"last utterance; acts predicts the dialogue acts of the next system response. Micro and macro F1 on the test split.")
-	c.register(fs, 128)
-	f.register(fs, 1e-3)
+	c.register(fs, -1)
+	f.register(fs, "probe", &probeProtocol)
 	probe := fs.String("probe", "bow", "bow or acts")
 	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg, defaults, err := f.resolve(fs, &c)
+	if err != nil {
 		return err
 	}
 	if *probe != "bow" && *probe != "acts" {
@@ -40,15 +44,17 @@ func runProbe(ctx context.Context, args []string, log *zap.Logger) error {
 		return err
 	}
 	pool, val, note := finetune.TrainPool(set)
-	sep, err := separator(ctx, &c, log)
+	format, err := modelFormat(ctx, &c, log)
 	if err != nil {
 		return err
 	}
 	labels := set.Labels
-	build := func(ex []evaluate.ActExample) []finetune.Example { return finetune.ActExamples(ex, labels, sep, true) }
+	build := func(ex []evaluate.ActExample) []finetune.Example {
+		return finetune.ContextActExamples(ex, labels, format)
+	}
 	if *probe == "bow" {
 		labels = finetune.BOWVocabulary(pool)
-		build = func(ex []evaluate.ActExample) []finetune.Example { return finetune.BOWExamples(ex, labels, sep) }
+		build = func(ex []evaluate.ActExample) []finetune.Example { return finetune.BOWExamples(ex, labels, format) }
 	}
 	test := build(set.Test)
 	var runs []finetune.Trial
@@ -56,13 +62,14 @@ func runProbe(ctx context.Context, args []string, log *zap.Logger) error {
 		runs = append(runs, finetune.Trial{Variant: "linear probe", Seed: seed, Train: build(pool), Val: build(val)})
 	}
 	start := time.Now()
-	cfg := finetune.Config{Classes: len(labels), MultiLabel: true, Frozen: true, MaxLength: c.model.maxLength, Truncation: tokenizers.TruncateLeft}
+	cfg.Classes, cfg.MultiLabel, cfg.Frozen, cfg.Truncation = len(labels), true, true, tokenizers.TruncateLeft
 	score := func(clf *finetune.Classifier) (map[string]float64, error) {
 		m, err := clf.Evaluate(test)
 		return map[string]float64{"micro_f1": m.MicroF1, "macro_f1": m.MacroF1}, err
 	}
-	settings := map[string]any{"probe": *probe, "targets": len(labels), "epochs": f.epochs, "lr": f.lr, "max_length": c.model.maxLength, "test_examples": len(test)}
-	rows, model, err := fineTune(ctx, &c, f, cfg, runs, score, set.Dataset, "probe-"+*probe, []string{"micro_f1", "macro_f1"}, settings, log)
+	settings := f.settings(&c, defaults)
+	settings["probe"], settings["targets"], settings["test_examples"], settings["role_tokens"] = *probe, len(labels), len(test), format.Roles()
+	rows, model, err := fineTune(ctx, &c, cfg, runs, score, set.Dataset, "probe-"+*probe, []string{"micro_f1", "macro_f1"}, settings, log)
 	if err != nil {
 		return err
 	}
@@ -72,3 +79,10 @@ func runProbe(ctx context.Context, args []string, log *zap.Logger) error {
 	}
 	return writeResult(res, c.output)
 }
+
+// probeProtocol is the probes' setting. MGT §5.2-5.3 says only that a linear layer trains on frozen
+// representations; these values are ours: a linear layer alone takes a larger step than fine-tuning, it is
+// validated after every epoch, no dropout, MultiWOZ contexts up to 128 tokens (latest kept), the pooling the
+// model declares.
+var probeProtocol = finetune.Protocol{Epochs: 100, BatchSize: 32, LR: 1e-3, EvalEvery: -1, Patience: 10, MaxLength: 128,
+	Source: "ours: MGT §5.2-5.3 gives no probe setting (100 epochs, batch 32, lr 1e-3, validation per epoch, patience 10, max length 128)"}

@@ -52,7 +52,7 @@ func runIntent(ctx context.Context, args []string, log *zap.Logger) error {
 		"Few-shot intent classification with prototypical networks (DSE §4.2): per label, a k-shot support set is drawn\n"+
 			"from the training split (min(2k, n) rows drawn with the seed, the first half kept); a query goes to the\n"+
 			"prototype (mean of normalised support embeddings) with the largest dot product. Accuracy, mean and std over seeds.")
-	c.register(fs, 0)
+	c.register(fs, 64) // DSE App. B.1: 64 for intent classification
 	shots := fs.String("shots", "1,5", "shots per label, a list")
 	if _, err := parse(fs, args); err != nil {
 		return err
@@ -89,7 +89,7 @@ func runOOS(ctx context.Context, args []string, log *zap.Logger) error {
 			"a query whose maximum is not above the threshold is out-of-scope. --oos-protocol paper (the paper's text):\n"+
 			"in-scope prototypes as for intent; thresholds mean and mean−std of the raw best similarities; a query below\n"+
 			"the threshold is out-of-scope. Accuracy, In-Accuracy, OOS-Accuracy, OOS-Recall.")
-	c.register(fs, 0)
+	c.register(fs, 64) // DSE App. B.1: 64 for out-of-scope detection
 	shots := fs.String("shots", "1,5", "shots per label, a list")
 	protocol := fs.String("oos-protocol", evaluate.OOSAuthors, "authors (the DSE authors' code) or paper (the paper's text); see --help")
 	if _, err := parse(fs, args); err != nil {
@@ -129,7 +129,7 @@ func runResponse(ctx context.Context, args []string, log *zap.Logger) error {
 			"Top-1, Top-3, Top-10, MRR; ties rank the truth last among equals. An ensemble (MGT §3.2, Eq. 7): --model a,b,c\n"+
 			"(with --checkpoint x,y,z paired, or none), or --model exp.toml --checkpoint x,y,z (checkpoints of one run); each\n"+
 			"member's softmax over a query's candidates of its cosine scores, averaged over the members, ranks the candidates.")
-	c.register(fs, 0)
+	c.register(fs, 128) // DSE App. B.1: 128 for response selection
 	size := fs.Int("candidates", 100, "candidates per query, the true response included")
 	fs.Uint64Var(&c.data.splitSeed, "split-seed", 1, "seed choosing each Ubuntu IRC conversation's split point (the test set itself)")
 	if _, err := parse(fs, args); err != nil {

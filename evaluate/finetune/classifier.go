@@ -21,7 +21,8 @@ type Example struct {
 	Labels []int
 }
 
-// Config sets up a fine-tuning run. Zero values take the defaults of DSE Appendix B.
+// Config sets up a fine-tuning run. Zero values take the defaults of DSE Appendix B.1's dialogue act
+// prediction; cmd/evaluate fills in a paper's protocol for its task (Defaults).
 type Config struct {
 	Classes    int
 	MultiLabel bool // sigmoid and binary cross-entropy per label (dialogue acts), else softmax cross-entropy
@@ -29,13 +30,20 @@ type Config struct {
 	Epochs     int  // default 100
 	BatchSize  int  // default 32
 	LR         float64
-	// Patience is how many epochs without a better validation score end the run; 0 = 10, negative = never.
+	// EvalEvery is how many optimiser steps pass between validations (DSE B.1: every 30 steps for acts;
+	// FutureTOD App. B: every 50); 0 validates after every epoch.
+	EvalEvery int
+	// Patience is how many validations in a row without a better score the run tolerates: one more ends it
+	// (TOD-BERT main.py: cnt > patience); 0 = 10, negative = never.
 	Patience   int
 	MaxLength  int                   // tokens, default 32
 	Truncation tokenizers.Truncation // TruncateLeft keeps a dialogue history's latest turns
-	Pooling    models.Pooling        // default mean, the representation the papers evaluate
-	Seed       uint64
-	Progress   io.Writer // epoch progress bar (nil draws none)
+	Pooling    models.Pooling        // default mean, the representation DSE evaluates; cls for FutureTOD §3.2
+	// Dropout is the dropout probability on the pooled representation before the linear layer, in training
+	// ("the dropout at the classification layer", DSE B.1: 0.1 intent, 0.2 acts); 0 = none.
+	Dropout  float64
+	Seed     uint64
+	Progress io.Writer // epoch progress bar (nil draws none)
 }
 
 func (c Config) withDefaults() (Config, error) {
@@ -63,8 +71,10 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Pooling == "" {
 		c.Pooling = models.Mean
 	}
-	if c.Epochs < 0 || c.BatchSize < 1 || c.LR < 0 || math.IsNaN(c.LR) || c.MaxLength < 2 {
-		return c, fmt.Errorf("finetune: epochs %d, batch size %d, lr %g, max length %d", c.Epochs, c.BatchSize, c.LR, c.MaxLength)
+	if c.Epochs < 0 || c.BatchSize < 1 || c.LR < 0 || math.IsNaN(c.LR) || c.MaxLength < 2 || c.EvalEvery < 0 ||
+		!(c.Dropout >= 0 && c.Dropout < 1) {
+		return c, fmt.Errorf("finetune: epochs %d, batch size %d, lr %g, max length %d, eval every %d steps, dropout %g",
+			c.Epochs, c.BatchSize, c.LR, c.MaxLength, c.EvalEvery, c.Dropout)
 	}
 	return c, nil
 }
@@ -140,6 +150,18 @@ func (c *Classifier) logits(x *ts.Tensor) *ts.Tensor {
 	wt := c.w.MustT(false)
 	y := x.MustMm(wt, false).MustAdd(c.b, true)
 	wt.MustDrop()
+	return y
+}
+
+// trainLogits is logits in training: the pooled features pass the classification layer's dropout first
+// (torch.nn.Dropout before torch.nn.Linear; a no-op at Dropout 0). It panics on a libtorch error.
+func (c *Classifier) trainLogits(x *ts.Tensor) *ts.Tensor {
+	if c.cfg.Dropout == 0 {
+		return c.logits(x)
+	}
+	d := ts.MustDropout(x, c.cfg.Dropout, true)
+	y := c.logits(d)
+	d.MustDrop()
 	return y
 }
 

@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
@@ -14,6 +16,7 @@ import (
 	"convrep/internal/progress"
 	"convrep/internal/torch"
 	"convrep/models"
+	"convrep/safetensors"
 	"convrep/tokenizers"
 	"convrep/trainer/optim"
 )
@@ -22,20 +25,37 @@ import (
 type Pair struct{ Query, Response string }
 
 // DualConfig sets up response-selection fine-tuning: one shared encoder embeds queries and responses
-// (mean-pooled), and each query is trained to pick its response among the batch's (in-batch negatives,
-// softmax cross-entropy over dot products / Temperature), as in the dual encoders of DSE Appendix B and MGT.
+// (pooled), and each query is trained to pick its response among the batch's (in-batch negatives, softmax
+// cross-entropy over cosines / Temperature), as in the dual encoders of DSE Appendix B and MGT.
 type DualConfig struct {
 	Epochs      int     // default 1
 	BatchSize   int     // default 32
 	LR          float64 // default 5e-5
 	Temperature float64 // default 0.05
 	MaxLength   int     // default 64; queries keep their latest tokens
-	Seed        uint64
-	Progress    io.Writer
+	Pooling     models.Pooling
+	// Val are held-out pairs: every EvalEvery steps (0: after every epoch) their mean in-batch loss is
+	// measured, the weights with the lowest are kept, and Patience validations in a row without a lower one
+	// are tolerated before stopping (TOD-BERT's early stopping on the validation loss: utils/config.py
+	// --earlystop "loss", main.py; 0 = 10, negative = never). Without Val the last weights are kept.
+	Val       []Pair
+	EvalEvery int
+	Patience  int
+	Seed      uint64
+	Progress  io.Writer
 }
 
-// TrainDual fine-tunes m in place on pairs and returns the mean loss of each epoch.
-func TrainDual(ctx context.Context, m *models.Model, tok *tokenizers.Tokenizer, pairs []Pair, cfg DualConfig) ([]float64, error) {
+// DualRun records a dual-encoder fine-tuning run.
+type DualRun struct {
+	EpochLosses []float64 // mean training loss of each epoch begun
+	Steps       int
+	BestStep    int       // the step whose weights were kept
+	ValSteps    []int     // where validations fell
+	ValLosses   []float64 // and the validation losses there
+}
+
+// TrainDual fine-tunes m in place on pairs.
+func TrainDual(ctx context.Context, m *models.Model, tok *tokenizers.Tokenizer, pairs []Pair, cfg DualConfig) (*DualRun, error) {
 	runtime.LockOSThread() // as Train
 	defer runtime.UnlockOSThread()
 	if cfg.Epochs == 0 {
@@ -53,20 +73,28 @@ func TrainDual(ctx context.Context, m *models.Model, tok *tokenizers.Tokenizer, 
 	if cfg.MaxLength == 0 {
 		cfg.MaxLength = 64
 	}
-	if cfg.BatchSize < 2 || len(pairs) < 2 || cfg.Temperature <= 0 || math.IsNaN(cfg.Temperature) {
-		return nil, fmt.Errorf("finetune dual: %d pairs, batch %d, temperature %g: need at least 2 pairs per batch and a positive temperature", len(pairs), cfg.BatchSize, cfg.Temperature)
+	if cfg.Pooling == "" {
+		cfg.Pooling = models.Mean
+	}
+	if cfg.Patience == 0 {
+		cfg.Patience = 10
+	}
+	if cfg.BatchSize < 2 || len(pairs) < 2 || cfg.Temperature <= 0 || math.IsNaN(cfg.Temperature) || cfg.EvalEvery < 0 {
+		return nil, fmt.Errorf("finetune dual: %d pairs, batch %d, temperature %g, eval every %d: need at least 2 pairs per batch, a positive temperature and a non-negative interval",
+			len(pairs), cfg.BatchSize, cfg.Temperature, cfg.EvalEvery)
 	}
 	if err := torch.ManualSeed(cfg.Seed); err != nil {
 		return nil, err
 	}
-	var params []*ts.Tensor
+	params := m.Params()
+	var tensors []*ts.Tensor
 	var names []string
-	for name, p := range m.Params() {
-		if p.MustRequiresGrad() {
-			params, names = append(params, p), append(names, name)
+	for _, name := range slices.Sorted(maps.Keys(params)) { // a fixed order, as Classifier.params
+		if p := params[name]; p.MustRequiresGrad() {
+			tensors, names = append(tensors, p), append(names, name)
 		}
 	}
-	opt, err := optim.New(optim.Config{Kind: optim.AdamW}, []optim.Group{{Name: "encoder", Params: params, ParamNames: names, LR: cfg.LR}})
+	opt, err := optim.New(optim.Config{Kind: optim.AdamW}, []optim.Group{{Name: "encoder", Params: tensors, ParamNames: names, LR: cfg.LR}})
 	if err != nil {
 		return nil, err
 	}
@@ -74,10 +102,29 @@ func TrainDual(ctx context.Context, m *models.Model, tok *tokenizers.Tokenizer, 
 	steps := cfg.Epochs * (len(pairs) / cfg.BatchSize)
 	bar := progress.New(cfg.Progress, "fine-tuning", "steps", int64(steps), 0)
 	defer bar.Finish()
-	var losses []float64
+	run := &DualRun{}
+	var best map[string]safetensors.Tensor
+	bestLoss, sinceBest := math.Inf(1), 0
+	validate := func() (bool, error) {
+		v, err := dualLoss(m, tok, cfg.Val, cfg)
+		if err != nil {
+			return false, err
+		}
+		run.ValSteps, run.ValLosses = append(run.ValSteps, run.Steps), append(run.ValLosses, v)
+		if v < bestLoss {
+			bestLoss, run.BestStep, sinceBest = v, run.Steps, 0
+			best, err = snapshotParams(tensors, names)
+			return false, err
+		}
+		sinceBest++
+		return cfg.Patience > 0 && sinceBest > cfg.Patience, nil
+	}
+	canValidate := len(cfg.Val) >= 2
+train:
 	for epoch := 0; epoch < cfg.Epochs; epoch++ {
 		order := g.Perm(len(pairs))
 		sum, n := 0.0, 0
+		stop := false
 		for start := 0; start+cfg.BatchSize <= len(order); start += cfg.BatchSize { // full batches: equal negatives
 			if err := ctx.Err(); err != nil {
 				return nil, fmt.Errorf("finetune dual: stopped in epoch %d: %w", epoch+1, err)
@@ -91,37 +138,108 @@ func TrainDual(ctx context.Context, m *models.Model, tok *tokenizers.Tokenizer, 
 				return nil, fmt.Errorf("finetune dual: epoch %d: %w", epoch+1, err)
 			}
 			sum, n = sum+v, n+1
+			run.Steps++
 			bar.Add(1)
+			if canValidate && cfg.EvalEvery > 0 && run.Steps%cfg.EvalEvery == 0 {
+				if stop, err = validate(); err != nil {
+					return nil, err
+				}
+				if stop {
+					break
+				}
+			}
 		}
-		losses = append(losses, sum/float64(max(n, 1)))
+		run.EpochLosses = append(run.EpochLosses, sum/float64(max(n, 1)))
+		if stop {
+			break train
+		}
+		if canValidate && cfg.EvalEvery == 0 {
+			if stop, err = validate(); err != nil {
+				return nil, err
+			}
+			if stop {
+				break
+			}
+		}
 	}
-	return losses, nil
+	if best != nil {
+		for i, p := range tensors {
+			if err := torch.CopyFromSafetensor(p, best[names[i]]); err != nil {
+				return nil, err
+			}
+		}
+	} else {
+		run.BestStep = run.Steps
+	}
+	return run, nil
+}
+
+// dualLoss is the mean in-batch loss over val in batches of cfg.BatchSize (the last, smaller one too when it
+// holds two pairs or more), without dropout or autograd.
+func dualLoss(m *models.Model, tok *tokenizers.Tokenizer, val []Pair, cfg DualConfig) (float64, error) {
+	sum, n := 0.0, 0
+	for start := 0; start < len(val); start += cfg.BatchSize {
+		batch := val[start:min(start+cfg.BatchSize, len(val))]
+		if len(batch) < 2 {
+			break
+		}
+		err := torch.NoGrad(func() error {
+			loss, err := dualBatchLoss(m, tok, batch, cfg, false)
+			if err != nil {
+				return err
+			}
+			return torch.Catch("dual validation loss", func() error {
+				sum += loss.Float64Values()[0]
+				loss.MustDrop()
+				return nil
+			})
+		})
+		if err != nil {
+			return 0, err
+		}
+		n++
+	}
+	return sum / float64(max(n, 1)), nil
+}
+
+// snapshotParams copies tensors to host memory by name.
+func snapshotParams(tensors []*ts.Tensor, names []string) (map[string]safetensors.Tensor, error) {
+	out := make(map[string]safetensors.Tensor, len(tensors))
+	for i, p := range tensors {
+		st, err := torch.ToSafetensor(names[i], p)
+		if err != nil {
+			return nil, err
+		}
+		out[names[i]] = st
+	}
+	return out, nil
+}
+
+// HoldOut splits pairs into training pairs and a fixed validation tenth (seeded, so that every model and
+// seed sees the same one); fewer than 20 pairs are all kept for training.
+func HoldOut(pairs []Pair) (train, val []Pair) {
+	if len(pairs) < 20 {
+		return pairs, nil
+	}
+	order := rand.New(rand.NewPCG(0, 0x686f6c646f7574)).Perm(len(pairs)) // "holdout"
+	cut := len(pairs) / 10
+	for i, j := range order {
+		if i < cut {
+			val = append(val, pairs[j])
+		} else {
+			train = append(train, pairs[j])
+		}
+	}
+	return train, val
 }
 
 func dualStep(m *models.Model, tok *tokenizers.Tokenizer, opt *optim.Optimizer, batch []Pair, cfg DualConfig) (float64, error) {
-	qs, rs := make([]string, len(batch)), make([]string, len(batch))
-	for i, p := range batch {
-		qs[i], rs[i] = p.Query, p.Response
-	}
-	q, err := pooled(m, tok, qs, cfg.MaxLength, tokenizers.TruncateLeft)
+	loss, err := dualBatchLoss(m, tok, batch, cfg, true)
 	if err != nil {
 		return 0, err
 	}
-	defer q.MustDrop()
-	r, err := pooled(m, tok, rs, cfg.MaxLength, tokenizers.TruncateRight)
-	if err != nil {
-		return 0, err
-	}
-	defer r.MustDrop()
 	var v float64
 	err = torch.Catch("dual encoder step", func() error {
-		qn, rn := unit(q), unit(r)
-		rt := rn.MustT(false)
-		scores := qn.MustMm(rt, false).MustDivScalar(ts.FloatScalar(cfg.Temperature), true)
-		torch.Drop(qn, rn, rt)
-		target := ts.MustArange(ts.IntScalar(int64(len(batch))), gotch.Int64, scores.MustDevice())
-		loss := scores.CrossEntropyForLogits(target)
-		torch.Drop(scores, target)
 		var err error
 		v, err = optimize(loss, opt)
 		return err
@@ -129,8 +247,38 @@ func dualStep(m *models.Model, tok *tokenizers.Tokenizer, opt *optim.Optimizer, 
 	return v, err
 }
 
-// pooled mean-pools the encoder's last layer over texts, with dropout (training).
-func pooled(m *models.Model, tok *tokenizers.Tokenizer, texts []string, maxLen int, trunc tokenizers.Truncation) (*ts.Tensor, error) {
+// dualBatchLoss is the in-batch softmax cross-entropy of batch: query i's true response is response i.
+func dualBatchLoss(m *models.Model, tok *tokenizers.Tokenizer, batch []Pair, cfg DualConfig, train bool) (*ts.Tensor, error) {
+	qs, rs := make([]string, len(batch)), make([]string, len(batch))
+	for i, p := range batch {
+		qs[i], rs[i] = p.Query, p.Response
+	}
+	q, err := pooled(m, tok, qs, cfg.MaxLength, tokenizers.TruncateLeft, cfg.Pooling, train)
+	if err != nil {
+		return nil, err
+	}
+	defer q.MustDrop()
+	r, err := pooled(m, tok, rs, cfg.MaxLength, tokenizers.TruncateRight, cfg.Pooling, train)
+	if err != nil {
+		return nil, err
+	}
+	defer r.MustDrop()
+	var loss *ts.Tensor
+	err = torch.Catch("dual encoder loss", func() error {
+		qn, rn := unit(q), unit(r)
+		rt := rn.MustT(false)
+		scores := qn.MustMm(rt, false).MustDivScalar(ts.FloatScalar(cfg.Temperature), true)
+		torch.Drop(qn, rn, rt)
+		target := ts.MustArange(ts.IntScalar(int64(len(batch))), gotch.Int64, scores.MustDevice())
+		loss = scores.CrossEntropyForLogits(target)
+		torch.Drop(scores, target)
+		return nil
+	})
+	return loss, err
+}
+
+// pooled pools the encoder's last layer over texts, with dropout when training.
+func pooled(m *models.Model, tok *tokenizers.Tokenizer, texts []string, maxLen int, trunc tokenizers.Truncation, pool models.Pooling, train bool) (*ts.Tensor, error) {
 	b, err := tok.EncodeBatch(texts, tokenizers.BatchOptions{MaxLength: min(maxLen, int(m.Config.MaxSequence())), Truncation: trunc})
 	if err != nil {
 		return nil, err
@@ -140,12 +288,12 @@ func pooled(m *models.Model, tok *tokenizers.Tokenizer, texts []string, maxLen i
 		return nil, err
 	}
 	defer in.Drop()
-	out, err := m.Forward(in, true)
+	out, err := m.Forward(in, train)
 	if err != nil {
 		return nil, err
 	}
 	defer out.Drop()
-	return models.Pool(models.Mean, out.Last, in.Mask)
+	return models.Pool(pool, out.Last, in.Mask)
 }
 
 // unit divides each row by its L2 norm, so that dot products are cosines.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
 
 	"convrep/internal/shared"
 	"convrep/internal/torch"
@@ -66,8 +67,14 @@ func TestMultiLabelLearnsAndKeepsTheBestEpoch(t *testing.T) {
 		t.Errorf("validation micro F1 %.3f after fine-tuning (run %+v), want ≥ 0.9", got.MicroF1, run)
 	}
 	// The weights kept are the best epoch's: scoring again gives its recorded score.
-	if math.Abs(got.MicroF1-run.BestScore) > 1e-9 || run.ValScores[run.BestEpoch-1] != run.BestScore {
-		t.Errorf("kept weights score %v, best epoch %d scored %v", got.MicroF1, run.BestEpoch, run.BestScore)
+	bestAt := -1
+	for i, st := range run.ValSteps {
+		if st == run.BestStep {
+			bestAt = i
+		}
+	}
+	if math.Abs(got.MicroF1-run.BestScore) > 1e-9 || bestAt < 0 || run.ValScores[bestAt] != run.BestScore {
+		t.Errorf("kept weights score %v, best step %d scored %v (validated at %v)", got.MicroF1, run.BestStep, run.BestScore, run.ValSteps)
 	}
 	for _, s := range run.ValScores {
 		if s > run.BestScore {
@@ -165,14 +172,159 @@ func TestDualEncoderLossFalls(t *testing.T) {
 		w := topics[i%len(topics)]
 		pairs = append(pairs, Pair{Query: "i am looking for a " + w, Response: "here is the " + w + " you wanted"})
 	}
-	losses, err := TrainDual(context.Background(), m, tok, pairs, DualConfig{Epochs: 8, BatchSize: 8, LR: 3e-3, Temperature: 0.1, Seed: 2})
+	run, err := TrainDual(context.Background(), m, tok, pairs, DualConfig{Epochs: 8, BatchSize: 8, LR: 3e-3, Temperature: 0.1, Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
+	losses := run.EpochLosses
 	if len(losses) != 8 || !(losses[7] < 0.7*losses[0]) {
 		t.Errorf("epoch losses %v: want the last below 70%% of the first", losses)
 	}
 	if _, err := TrainDual(context.Background(), m, tok, pairs[:1], DualConfig{}); err == nil {
 		t.Error("one pair accepted")
+	}
+}
+
+// A dual encoder validates every EvalEvery steps on the held-out pairs and keeps the weights with the
+// lowest validation loss; patience ends the run.
+func TestDualEncoderValidatesBySteps(t *testing.T) {
+	topics := []string{"hotel", "train", "music", "cheap", "book", "play", "taxi", "restaurant"}
+	var pairs []Pair
+	for i := 0; i < 40; i++ {
+		w := topics[i%len(topics)]
+		pairs = append(pairs, Pair{Query: "i am looking for a " + w, Response: "here is the " + w + " you wanted"})
+	}
+	train, val := HoldOut(pairs)
+	if len(val) != 4 || len(train) != 36 {
+		t.Fatalf("held out %d of %d", len(val), len(pairs))
+	}
+	if again, _ := HoldOut(pairs); fmt.Sprint(again) != fmt.Sprint(train) {
+		t.Error("the held-out split changes between calls")
+	}
+	m, tok := tinyBERT(t)
+	cfg := DualConfig{Epochs: 2, BatchSize: 4, LR: 3e-3, Temperature: 0.1, Seed: 2, Val: val, EvalEvery: 3, Patience: -1, Pooling: models.CLS}
+	run, err := TrainDual(context.Background(), m, tok, train, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 36 pairs in batches of 4: 9 steps an epoch, 18 in all; validations after steps 3, 6, …, 18.
+	if run.Steps != 18 || fmt.Sprint(run.ValSteps) != "[3 6 9 12 15 18]" {
+		t.Errorf("%d steps, validated after %v", run.Steps, run.ValSteps)
+	}
+	best, at := math.Inf(1), -1
+	for i, v := range run.ValLosses {
+		if v < best {
+			best, at = v, run.ValSteps[i]
+		}
+	}
+	if at != run.BestStep {
+		t.Errorf("best step %d, but the lowest validation loss came after step %d (%v)", run.BestStep, at, run.ValLosses)
+	}
+	// The kept weights give the best recorded validation loss again.
+	got, err := dualLoss(m, tok, val, DualConfig{BatchSize: 4, Temperature: 0.1, MaxLength: 64, Pooling: models.CLS})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(got-best) > 1e-5 {
+		t.Errorf("kept weights: validation loss %v, best recorded %v (losses %v, best step %d)", got, best, run.ValLosses, run.BestStep)
+	}
+}
+
+// The options of a run reach the model: the batch size and the validation interval set the steps and
+// where validations fall, patience ends the run, and a classifier's pooling, max length and dropout are
+// the ones it was given.
+func TestOptionsReachTheRun(t *testing.T) {
+	train, val := toyActs(20), toyActs(8)
+	for _, c := range []struct {
+		name     string
+		cfg      Config
+		steps    int
+		valSteps string
+	}{
+		// 20 examples in batches of 8: 3 steps an epoch (the last batch holds 4).
+		{"per epoch", Config{Epochs: 2, BatchSize: 8, Patience: -1}, 6, "[3 6]"},
+		{"every 2 steps", Config{Epochs: 2, BatchSize: 8, EvalEvery: 2, Patience: -1}, 6, "[2 4 6]"},
+		{"batch 5, every 4 steps", Config{Epochs: 3, BatchSize: 5, EvalEvery: 4, Patience: -1}, 12, "[4 8 12]"},
+		// LR 0 is the default 5e-5, too small to move a micro F1 on toy data in a few steps: the first
+		// validation stays the best, and the run ends at the second validation past it (patience 1).
+		{"patience", Config{Epochs: 10, BatchSize: 10, EvalEvery: 1, Patience: 1, LR: 1e-12}, 3, "[1 2 3]"},
+	} {
+		m, tok := tinyBERT(t)
+		cfg := c.cfg
+		cfg.Classes, cfg.MultiLabel, cfg.Seed = 2, true, 1
+		_, run, err := Train(context.Background(), m, tok, train, val, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if run.Steps != c.steps || fmt.Sprint(run.ValSteps) != c.valSteps {
+			t.Errorf("%s: %d steps, validated after %v; want %d, %s", c.name, run.Steps, run.ValSteps, c.steps, c.valSteps)
+		}
+	}
+}
+
+func TestClassifierPoolsTruncatesAndDropsOut(t *testing.T) {
+	m, tok := tinyBERT(t)
+	texts := []string{"a cheap hotel in the north please", "hotel"}
+	for _, pool := range []models.Pooling{models.CLS, models.Mean} {
+		cfg, err := Config{Classes: 2, Pooling: pool, MaxLength: 4, Truncation: tokenizers.TruncateLeft}.withDefaults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := newClassifier(m, tok, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := c.encode(texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := in.IDs.MustSize(); got[1] != 4 {
+			t.Errorf("max length 4: inputs of %v", got)
+		}
+		// Left truncation keeps [CLS], the text's last two tokens and [SEP].
+		full, err := tok.Encode(texts[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := len(full)
+		if got, want := fmt.Sprint(in.IDs.Int64Values()[:4]), fmt.Sprint([]int64{full[0], full[n-3], full[n-2], full[n-1]}); got != want {
+			t.Errorf("left truncation to 4 kept %s, want %s (of %v)", got, want, full)
+		}
+		out, err := m.Forward(in, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		direct, err := models.Pool(pool, out.Last, in.Mask)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.features(texts, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := got.MustSub(direct, false).MustAbs(true).MustMax(true).Float64Values()[0]; d > 1e-6 {
+			t.Errorf("%s pooling: features differ from models.Pool(%s) by %g", pool, pool, d)
+		}
+		in.Drop()
+		out.Drop()
+	}
+	// Dropout at the classification layer acts in training only, with the probability given.
+	x := ts.MustOnes([]int64{64, m.Config.HiddenSize}, gotch.Float, gotch.CPU)
+	for _, p := range []float64{0, 0.5} {
+		cfg, err := Config{Classes: 2, Dropout: p}.withDefaults()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := newClassifier(m, tok, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		same := c.trainLogits(x).MustSub(c.logits(x), true).MustAbs(true).MustMax(true).Float64Values()[0] < 1e-7
+		if same != (p == 0) {
+			t.Errorf("dropout %g: training logits equal the evaluation ones: %v", p, same)
+		}
+	}
+	if _, err := (Config{Classes: 2, Dropout: 1}).withDefaults(); err == nil {
+		t.Error("dropout 1 accepted")
 	}
 }

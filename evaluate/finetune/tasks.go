@@ -64,7 +64,7 @@ func Trials(ctx context.Context, load Loader, cfg Config, trials []Trial, score 
 		if err != nil {
 			return nil, "", err
 		}
-		log.Info("fine-tuned", zap.Int("epochs", run.Epochs), zap.Int("best_epoch", run.BestEpoch), zap.Float64("val", run.BestScore))
+		log.Info("fine-tuned", zap.Int("epochs", run.Epochs), zap.Int("steps", run.Steps), zap.Int("best_step", run.BestStep), zap.Float64("val", run.BestScore))
 		for _, m := range metrics {
 			k := key{r.Variant, m}
 			if _, ok := values[k]; !ok {
@@ -89,30 +89,58 @@ func Free(m *models.Model) {
 	_ = torch.Catch("free the model", func() error { m.VS.Destroy(); return nil })
 }
 
-// HistoryText joins a dialogue history as the model reads it (truncated from the head by the tokenizer).
-func HistoryText(turns []string, sep string) string { return strings.Join(turns, sep) }
+// ActExamples are dialogue-act examples as the classifier reads them: each input as TOD-BERT builds it
+// (Format.Act: the history, the labelled system turn and the user turn answering it), the acts as label
+// indices of labels. Examples TOD-BERT does not make (a system turn that ends its dialogue) are dropped.
+func ActExamples(ex []evaluate.ActExample, labels []string, f Format) []Example {
+	pos := labelIndex(labels)
+	out := make([]Example, 0, len(ex))
+	for _, e := range ex {
+		text, ok := f.Act(e)
+		if !ok {
+			continue
+		}
+		out = append(out, Example{Text: text, Labels: indices(e.Labels, pos)})
+	}
+	return out
+}
 
-// ActExamples are dialogue-act examples as the classifier reads them: the history joined with sep (without its
-// last turn when dropLast), the acts as label indices of labels; examples left with no history are dropped.
-func ActExamples(ex []evaluate.ActExample, labels []string, sep string, dropLast bool) []Example {
-	pos := map[string]int{}
+// ContextActExamples are the act examples of MGT's probe (§5.3): the input is the context before the
+// labelled system turn (not that turn, nor the user's answer), the acts those of the system turn to come.
+// Examples left with no context are dropped.
+func ContextActExamples(ex []evaluate.ActExample, labels []string, f Format) []Example {
+	pos := labelIndex(labels)
+	out := make([]Example, 0, len(ex))
+	for _, e := range ex {
+		n := len(e.History)
+		if n < 2 {
+			continue
+		}
+		out = append(out, Example{Text: f.History(e.History[:n-1], roles(e)[:n-1]), Labels: indices(e.Labels, pos)})
+	}
+	return out
+}
+
+// roles returns e's turn roles, or, without them, roles alternating back from its last (system) turn.
+func roles(e evaluate.ActExample) []bool {
+	if len(e.System) == len(e.History) {
+		return e.System
+	}
+	return alternating(len(e.History), true)
+}
+
+func labelIndex(labels []string) map[string]int {
+	pos := make(map[string]int, len(labels))
 	for i, l := range labels {
 		pos[l] = i
 	}
-	out := make([]Example, 0, len(ex))
-	for _, e := range ex {
-		h := e.History
-		if dropLast {
-			h = h[:len(h)-1]
-		}
-		if len(h) == 0 {
-			continue
-		}
-		fe := Example{Text: HistoryText(h, sep)}
-		for _, l := range e.Labels {
-			fe.Labels = append(fe.Labels, pos[l])
-		}
-		out = append(out, fe)
+	return pos
+}
+
+func indices(labels []string, pos map[string]int) []int {
+	out := make([]int, 0, len(labels))
+	for _, l := range labels {
+		out = append(out, pos[l])
 	}
 	return out
 }
@@ -210,7 +238,7 @@ func BOWVocabulary(ex []evaluate.ActExample) []string {
 
 // BOWExamples pairs each context (the turns before the system response) with the vocabulary words of its
 // last utterance.
-func BOWExamples(ex []evaluate.ActExample, vocab []string, sep string) []Example {
+func BOWExamples(ex []evaluate.ActExample, vocab []string, f Format) []Example {
 	pos := make(map[string]int, len(vocab))
 	for i, w := range vocab {
 		pos[w] = i
@@ -221,7 +249,7 @@ func BOWExamples(ex []evaluate.ActExample, vocab []string, sep string) []Example
 			continue
 		}
 		ctx := e.History[:len(e.History)-1]
-		fe := Example{Text: HistoryText(ctx, sep)}
+		fe := Example{Text: f.History(ctx, roles(e)[:len(ctx)])}
 		seen := map[int]bool{}
 		for _, w := range words(ctx[len(ctx)-1]) {
 			if i, ok := pos[w]; ok && !seen[i] {

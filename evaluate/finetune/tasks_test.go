@@ -17,7 +17,7 @@ func TestBagOfWordsTargets(t *testing.T) {
 	if fmt.Sprint(vocab) != "[a hotel i need please]" {
 		t.Fatalf("vocabulary %v", vocab)
 	}
-	got := BOWExamples(ex[len(ex)-2:], vocab, " | ")
+	got := BOWExamples(ex[len(ex)-2:], vocab, Format{Sep: "|"})
 	// The context is every turn before the system response; the targets are the words of its last turn.
 	if got[0].Text != "hello | I need a Hotel, please!" || fmt.Sprint(got[0].Labels) != "[2 3 0 1 4]" {
 		t.Errorf("example 0: %+v", got[0])

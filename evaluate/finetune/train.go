@@ -21,17 +21,20 @@ import (
 
 // Run records how a fine-tuning run went.
 type Run struct {
-	Epochs    int       `json:"epochs"`     // epochs trained before the end or the early stop
-	BestEpoch int       `json:"best_epoch"` // 1-based epoch whose weights were kept
-	BestScore float64   `json:"best_score"` // its validation score (micro F1 or accuracy)
-	ValScores []float64 `json:"val_scores"`
+	Epochs    int       `json:"epochs"`     // epochs begun before the end or the early stop
+	Steps     int       `json:"steps"`      // optimiser steps taken
+	BestStep  int       `json:"best_step"`  // the step after which the kept weights were validated
+	BestScore float64   `json:"best_score"` // their validation score (micro F1 or accuracy)
+	ValSteps  []int     `json:"val_steps"`  // the steps after which the model was validated
+	ValScores []float64 `json:"val_scores"` // and its scores there
 }
 
 // batchStream is the stream of the generator that orders batches (the seed is the run's).
 const batchStream = 0x66696e6574756e65 // "finetune"
 
-// Train fine-tunes m (in place: load a fresh model per run) with a new classifier on train, scoring val after
-// every epoch, and returns the classifier holding the best epoch's weights. Without val the last epoch is kept.
+// Train fine-tunes m (in place: load a fresh model per run) with a new classifier on train, scoring val every
+// cfg.EvalEvery steps (or after every epoch), and returns the classifier holding the weights that scored best.
+// Without val, or when no validation came, the last weights are kept.
 func Train(ctx context.Context, m *models.Model, tok *tokenizers.Tokenizer, train, val []Example, cfg Config) (*Classifier, *Run, error) {
 	// libtorch's grad mode and (OpenMP) thread count are per OS thread: the whole run stays on the caller's.
 	runtime.LockOSThread()
@@ -78,7 +81,28 @@ func Train(ctx context.Context, m *models.Model, tok *tokenizers.Tokenizer, trai
 	var best map[string]safetensors.Tensor
 	bar := progress.New(cfg.Progress, "fine-tuning", "epochs", int64(cfg.Epochs), 0)
 	defer bar.Finish()
+	// validate scores val after the current step and keeps the weights when they are the best so far; it
+	// reports whether patience has run out (TOD-BERT main.py: the count of validations without a better
+	// score, reset by a better one, ends training once above --patience).
+	sinceBest := 0
+	validate := func() (bool, error) {
+		score, err := c.score(val)
+		if err != nil {
+			return false, err
+		}
+		run.ValSteps, run.ValScores = append(run.ValSteps, run.Steps), append(run.ValScores, score)
+		bar.Describe(fmt.Sprintf("fine-tuning (val %.4f)", score))
+		if score > run.BestScore {
+			run.BestScore, run.BestStep, sinceBest = score, run.Steps, 0
+			best, err = c.snapshot()
+			return false, err
+		}
+		sinceBest++
+		return cfg.Patience > 0 && sinceBest > cfg.Patience, nil
+	}
+train:
 	for epoch := 1; epoch <= cfg.Epochs; epoch++ {
+		run.Epochs = epoch
 		order := g.Perm(len(train))
 		for start := 0; start < len(order); start += cfg.BatchSize {
 			if err := ctx.Err(); err != nil {
@@ -88,25 +112,26 @@ func Train(ctx context.Context, m *models.Model, tok *tokenizers.Tokenizer, trai
 			if err := c.step(opt, train, idx, cached); err != nil {
 				return nil, nil, fmt.Errorf("finetune: epoch %d: %w", epoch, err)
 			}
+			run.Steps++
+			if len(val) > 0 && cfg.EvalEvery > 0 && run.Steps%cfg.EvalEvery == 0 {
+				stop, err := validate()
+				if err != nil {
+					return nil, nil, err
+				}
+				if stop {
+					break train
+				}
+			}
 		}
-		run.Epochs = epoch
 		bar.Add(1)
-		if len(val) == 0 {
-			continue
-		}
-		score, err := c.score(val)
-		if err != nil {
-			return nil, nil, err
-		}
-		run.ValScores = append(run.ValScores, score)
-		bar.Describe(fmt.Sprintf("fine-tuning (val %.4f)", score))
-		if score > run.BestScore {
-			run.BestScore, run.BestEpoch = score, epoch
-			if best, err = c.snapshot(); err != nil {
+		if len(val) > 0 && cfg.EvalEvery == 0 {
+			stop, err := validate()
+			if err != nil {
 				return nil, nil, err
 			}
-		} else if cfg.Patience > 0 && epoch-run.BestEpoch >= cfg.Patience {
-			break
+			if stop {
+				break
+			}
 		}
 	}
 	if best != nil {
@@ -114,7 +139,7 @@ func Train(ctx context.Context, m *models.Model, tok *tokenizers.Tokenizer, trai
 			return nil, nil, err
 		}
 	} else {
-		run.BestEpoch = run.Epochs
+		run.BestStep = run.Steps
 	}
 	return c, run, nil
 }
@@ -141,7 +166,7 @@ func (c *Classifier) step(opt *optim.Optimizer, train []Example, idx []int, cach
 	}
 	defer x.MustDrop()
 	return torch.Catch("fine-tuning step", func() error {
-		l := c.logits(x)
+		l := c.trainLogits(x)
 		loss, err := c.loss(l, ex)
 		l.MustDrop()
 		if err != nil {
