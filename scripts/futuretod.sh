@@ -3,7 +3,8 @@
 # pretrain BERT-base by distilling the future from a frozen, periodically refreshed teacher (plus MLM), then the
 # paper's fine-tuning tables beside the untrained backbone: intent classification on CLINC150 with out-of-scope as
 # class 151 (1-shot, 10-shot, full; Table 1), dialogue act prediction on DSTC2, GSIM and MultiWOZ (Table 3) and
-# response selection on MultiWOZ after fine-tuning a dual encoder (Table 4).
+# response selection on MultiWOZ after fine-tuning a dual encoder (Table 4). Fine-tuning follows the paper's
+# App. B (`--protocol futuretod`: [CLS] pooling, its batch sizes and epochs).
 #
 # usage: scripts/futuretod.sh [--small] [--gpus N] [--all] [--out DIR] [--dry-run]
 #   --small    experiments/futuretod_small_cpu.toml on CPU (a random 4-layer BERT): the similarity suite and one
@@ -33,8 +34,8 @@ if [[ "$SMALL" == 1 ]]; then
 	train "$exp"
 	ev suite "$OUT/untrained" --model "$exp"
 	ev suite "$OUT/futuretod" --model "$(output_dir "$exp")"
-	ev acts "$OUT/acts-untrained/acts-gsim.json" --model "$exp" --dataset gsim --shots 10 --seeds 0 --epochs 5
-	ev acts "$OUT/acts-futuretod/acts-gsim.json" --model "$(output_dir "$exp")" --dataset gsim --shots 10 --seeds 0 --epochs 5
+	ev acts "$OUT/acts-untrained/acts-gsim.json" --model "$exp" --dataset gsim --shots 10 --seeds 0 --epochs 5 --protocol futuretod
+	ev acts "$OUT/acts-futuretod/acts-gsim.json" --model "$(output_dir "$exp")" --dataset gsim --shots 10 --seeds 0 --epochs 5 --protocol futuretod
 	ev report "$OUT/report.md" "$OUT/untrained" "$OUT/futuretod"
 	ev report "$OUT/acts.md" "$OUT/acts-untrained" "$OUT/acts-futuretod"
 	log "tables: $OUT/report.md, $OUT/acts.md"
@@ -56,11 +57,11 @@ dirs=()
 for i in "${!labels[@]}"; do
 	d="$OUT/${labels[$i]}"
 	m="${models[$i]}"
-	ev finetune-intent "$d/finetune-intent-clinc150.json" --model "$m" --dataset clinc150 --shots 1,10 --full
-	ev acts "$d/acts-dstc2.json" --model "$m" --dataset dstc2 --fractions 1
-	ev acts "$d/acts-gsim.json" --model "$m" --dataset gsim --fractions 1
-	ev acts "$d/acts-multiwoz.json" --model "$m" --dataset multiwoz --fractions 1
-	ev finetune-response "$d/finetune-response-multiwoz.json" --model "$m" --dataset multiwoz
+	ev finetune-intent "$d/finetune-intent-clinc150.json" --model "$m" --dataset clinc150 --shots 1,10 --full --protocol futuretod
+	ev acts "$d/acts-dstc2.json" --model "$m" --dataset dstc2 --fractions 1 --protocol futuretod
+	ev acts "$d/acts-gsim.json" --model "$m" --dataset gsim --fractions 1 --protocol futuretod
+	ev acts "$d/acts-multiwoz.json" --model "$m" --dataset multiwoz --fractions 1 --protocol futuretod
+	ev finetune-response "$d/finetune-response-multiwoz.json" --model "$m" --dataset multiwoz --protocol futuretod
 	dirs+=("$d")
 done
 ev report "$OUT/report.md" "${dirs[@]}"
