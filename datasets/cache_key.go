@@ -46,7 +46,7 @@ type CacheKey struct {
 
 // cacheFormatVersion changes whenever the file layout or the meaning of
 // its contents (pair construction, tokenisation call) changes.
-const cacheFormatVersion = 1
+const cacheFormatVersion = 2 // 2: a k-1 query has k times max_length, cut from the left
 
 // contentHashLimit bounds the corpus files hashed by content; larger ones
 // are known by path, size and modification time, which is what cheap means

@@ -26,6 +26,12 @@ func NewPairs(env objectives.DataEnv, variant string) (objectives.Dataset, error
 	if err := popt.Validate(); err != nil {
 		return nil, fmt.Errorf("data: %w", err)
 	}
+	// A k-1 query gets k × model.max_length tokens (DSE §4.4 as the authors ran it, datasets.TokenizePairs);
+	// the model must have the positions for it.
+	if k, limit := popt.MaxQueryUtterances(), env.Tok.ModelMaxLength(); k > 1 && limit > 0 && k*env.MaxLength > limit {
+		return nil, fmt.Errorf("data.pairs %q: its queries join %d utterances and get %d × model.max_length = %d tokens, over the tokenizer's model_max_length %d",
+			popt.Variant, k, k, k*env.MaxLength, limit)
+	}
 	key := datasets.CacheKey{Corpora: env.Corpora, CorpusFiles: env.Files, TokenizerDir: env.TokDir, Tokenizer: env.Tok, Pairs: popt,
 		MaxLength: env.MaxLength, Truncation: env.Truncation, MergeSpeakers: env.Read.MergeSameSpeaker,
 		Extra: []string{fmt.Sprintf("skip_bad=%v", env.Read.SkipBad), fmt.Sprintf("max_examples=%d seed=%d", env.MaxExamples, env.Seed)}}
