@@ -49,7 +49,9 @@ const tokenizeChunk = 256
 // int(0.9 * max_query_length) white-space words before it is encoded
 // with that max_length). Their cut is by words and HF's right truncation
 // then still cuts the end when those words make more tokens than the
-// budget; here the cut is by tokens, so the end always stays.
+// budget; here the cut is by tokens, so the end always stays. The k-fold
+// budget is capped at the tokenizer's model_max_length (the model's
+// positions) when it has one, never below maxLength.
 func TokenizePairs(pairs []Pair, tok *tokenizers.Tokenizer, maxLength int, trunc tokenizers.Truncation, workers int) (*TokenizedPairs, error) {
 	if tok == nil {
 		return nil, fmt.Errorf("tokenize pairs: nil tokenizer")
@@ -77,7 +79,7 @@ func TokenizePairs(pairs []Pair, tok *tokenizers.Tokenizer, maxLength int, trunc
 				}
 				for i := start; i < min(start+tokenizeChunk, len(pairs)); i++ {
 					var err error
-					if out.Query[i], err = encodeSide(tok, pairs[i].Query, queryOptions(opt, pairs[i].QueryUtterances)); err == nil {
+					if out.Query[i], err = encodeSide(tok, pairs[i].Query, queryOptions(opt, pairs[i].QueryUtterances, tok.ModelMaxLength())); err == nil {
 						out.Response[i], err = encodeSide(tok, pairs[i].Response, opt)
 					}
 					if err != nil {
@@ -99,15 +101,26 @@ func TokenizePairs(pairs []Pair, tok *tokenizers.Tokenizer, maxLength int, trunc
 }
 
 // queryOptions are the encoding options of a query that joins k
-// utterances: k times the budget, cut from the left, when k > 1 and there
-// is a budget (see TokenizePairs).
-func queryOptions(opt tokenizers.BatchOptions, k int) tokenizers.BatchOptions {
+// utterances: k times the budget, at most limit (> 0: the model's
+// positions) but never less than the budget, cut from the left, when k > 1
+// and there is a budget (see TokenizePairs).
+func queryOptions(opt tokenizers.BatchOptions, k, limit int) tokenizers.BatchOptions {
 	if k <= 1 || opt.MaxLength == 0 {
 		return opt
 	}
-	opt.MaxLength *= k
+	budget := k * opt.MaxLength
+	if limit > 0 {
+		budget = max(opt.MaxLength, min(budget, limit))
+	}
+	opt.MaxLength = budget
 	opt.Truncation = tokenizers.TruncateLeft
 	return opt
+}
+
+// QueryBudget is the most tokens TokenizePairs gives a query that joins k
+// utterances, with maxLength and tok as given to it.
+func QueryBudget(k, maxLength int, tok *tokenizers.Tokenizer) int {
+	return queryOptions(tokenizers.BatchOptions{MaxLength: maxLength}, k, tok.ModelMaxLength()).MaxLength
 }
 
 // encodeSide encodes one text with special tokens and truncation.

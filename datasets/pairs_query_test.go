@@ -82,3 +82,28 @@ func containsRun(s, run []int64) bool {
 	}
 	return false
 }
+
+func TestQueryOptions(t *testing.T) {
+	right := tokenizers.BatchOptions{MaxLength: 32, Truncation: tokenizers.TruncateRight}
+	for _, c := range []struct {
+		k, limit, maxLength int
+		want                tokenizers.BatchOptions
+	}{
+		{1, 512, 32, right},
+		{0, 512, 32, right},
+		{3, 512, 0, tokenizers.BatchOptions{}},
+		{3, 0, 32, tokenizers.BatchOptions{MaxLength: 96, Truncation: tokenizers.TruncateLeft}},
+		{3, 512, 32, tokenizers.BatchOptions{MaxLength: 96, Truncation: tokenizers.TruncateLeft}},
+		{3, 64, 32, tokenizers.BatchOptions{MaxLength: 64, Truncation: tokenizers.TruncateLeft}},
+		{2, 16, 32, tokenizers.BatchOptions{MaxLength: 32, Truncation: tokenizers.TruncateLeft}}, // never below max_length
+	} {
+		in := right
+		in.MaxLength = c.maxLength
+		if c.maxLength == 0 {
+			in = tokenizers.BatchOptions{}
+		}
+		if got := queryOptions(in, c.k, c.limit); got != c.want {
+			t.Errorf("k=%d limit=%d max_length=%d: %+v, want %+v", c.k, c.limit, c.maxLength, got, c.want)
+		}
+	}
+}
