@@ -39,6 +39,8 @@ type CacheKey struct {
 	// MergeSpeakers is whether the reader merged consecutive turns of one
 	// speaker into one utterance.
 	MergeSpeakers bool
+	// MetaLWOZMultiWOZ is whether MetaLWOZ's MultiWOZ 2.0 dialogues were kept (ReadOptions).
+	MetaLWOZMultiWOZ bool
 	// Extra holds any other setting that changes the pairs, as the caller
 	// spells it ("domains=restaurant,taxi").
 	Extra []string
@@ -46,7 +48,7 @@ type CacheKey struct {
 
 // cacheFormatVersion changes whenever the file layout or the meaning of
 // its contents (pair construction, tokenisation call) changes.
-const cacheFormatVersion = 1
+const cacheFormatVersion = 2 // 2: a k-1 query has k times max_length, cut from the left; MetaLWOZ's MultiWOZ dropped by default
 
 // contentHashLimit bounds the corpus files hashed by content; larger ones
 // are known by path, size and modification time, which is what cheap means
@@ -68,6 +70,7 @@ type keyRecord struct {
 	MaxLength     int          `json:"max_length"`
 	Truncation    string       `json:"truncation"`
 	MergeSpeakers bool         `json:"merge_speakers"`
+	MetaLWOZMWOZ  bool         `json:"metalwoz_multiwoz"`
 	Extra         []string     `json:"extra,omitempty"`
 }
 
@@ -107,7 +110,7 @@ func (k CacheKey) digest() ([32]byte, []byte, error) {
 		Format: cacheFormatVersion, Corpora: append([]string{}, k.Corpora...),
 		Variant: p.Variant, MinWords: p.MinWords, Sep: p.Sep, Both: p.BothDirections,
 		MaxLength: k.MaxLength, Truncation: truncationName(k.Truncation),
-		MergeSpeakers: k.MergeSpeakers, Extra: k.Extra,
+		MergeSpeakers: k.MergeSpeakers, MetaLWOZMWOZ: k.MetaLWOZMultiWOZ, Extra: k.Extra,
 	}
 	for _, root := range k.CorpusFiles {
 		fr, err := fileRecords(root, contentHashLimit)

@@ -235,6 +235,7 @@ func TestCacheKeyChanges(t *testing.T) {
 		{"max length", func(t *testing.T, k *CacheKey) { k.MaxLength = 64 }},
 		{"truncation", func(t *testing.T, k *CacheKey) { k.Truncation = tokenizers.TruncateLeft }},
 		{"merge speakers", func(t *testing.T, k *CacheKey) { k.MergeSpeakers = true }},
+		{"metalwoz multiwoz kept", func(t *testing.T, k *CacheKey) { k.MetaLWOZMultiWOZ = true }},
 		{"corpora", func(t *testing.T, k *CacheKey) { k.Corpora = []string{"toy", "sgd"} }},
 		{"extra", func(t *testing.T, k *CacheKey) { k.Extra = []string{"domains=taxi"} }},
 		{"token added at run time", func(t *testing.T, k *CacheKey) {

@@ -39,8 +39,19 @@ const tokenizeChunk = 256
 // TokenizePairs encodes every pair on workers goroutines (<= 0: one per
 // CPU), keeping the pairs' order. Each side gets what tok.EncodeBatch gives
 // a single text with MaxLength maxLength (0: no limit) and Truncation
-// trunc; padding is left to batching. A k-1 query holds several
-// utterances: tokenizers.TruncateLeft keeps those next to the response.
+// trunc; padding is left to batching.
+//
+// The query of a k-1 pair (QueryUtterances k > 1, DSE §4.4) gets k times
+// maxLength and is cut from the left, keeping the utterance next to the
+// response. That is what the DSE authors' code does
+// (pretrain/training.py, PSCTrainer.prepare_pairwise_input_multiturn_concatenate:
+// max_query_length = num_turn * max_length; the query keeps its last
+// int(0.9 * max_query_length) white-space words before it is encoded
+// with that max_length). Their cut is by words and HF's right truncation
+// then still cuts the end when those words make more tokens than the
+// budget; here the cut is by tokens, so the end always stays. The k-fold
+// budget is capped at the tokenizer's model_max_length (the model's
+// positions) when it has one, never below maxLength.
 func TokenizePairs(pairs []Pair, tok *tokenizers.Tokenizer, maxLength int, trunc tokenizers.Truncation, workers int) (*TokenizedPairs, error) {
 	if tok == nil {
 		return nil, fmt.Errorf("tokenize pairs: nil tokenizer")
@@ -68,7 +79,7 @@ func TokenizePairs(pairs []Pair, tok *tokenizers.Tokenizer, maxLength int, trunc
 				}
 				for i := start; i < min(start+tokenizeChunk, len(pairs)); i++ {
 					var err error
-					if out.Query[i], err = encodeSide(tok, pairs[i].Query, opt); err == nil {
+					if out.Query[i], err = encodeSide(tok, pairs[i].Query, queryOptions(opt, pairs[i].QueryUtterances, tok.ModelMaxLength())); err == nil {
 						out.Response[i], err = encodeSide(tok, pairs[i].Response, opt)
 					}
 					if err != nil {
@@ -87,6 +98,29 @@ func TokenizePairs(pairs []Pair, tok *tokenizers.Tokenizer, maxLength int, trunc
 		}
 	}
 	return out, nil
+}
+
+// queryOptions are the encoding options of a query that joins k
+// utterances: k times the budget, at most limit (> 0: the model's
+// positions) but never less than the budget, cut from the left, when k > 1
+// and there is a budget (see TokenizePairs).
+func queryOptions(opt tokenizers.BatchOptions, k, limit int) tokenizers.BatchOptions {
+	if k <= 1 || opt.MaxLength == 0 {
+		return opt
+	}
+	budget := k * opt.MaxLength
+	if limit > 0 {
+		budget = max(opt.MaxLength, min(budget, limit))
+	}
+	opt.MaxLength = budget
+	opt.Truncation = tokenizers.TruncateLeft
+	return opt
+}
+
+// QueryBudget is the most tokens TokenizePairs gives a query that joins k
+// utterances, with maxLength and tok as given to it.
+func QueryBudget(k, maxLength int, tok *tokenizers.Tokenizer) int {
+	return queryOptions(tokenizers.BatchOptions{MaxLength: maxLength}, k, tok.ModelMaxLength()).MaxLength
 }
 
 // encodeSide encodes one text with special tokens and truncation.

@@ -99,7 +99,12 @@ func TestTokenizePairsTruncates(t *testing.T) {
 		}
 		cut := 0
 		for i, p := range pairs {
-			b, err := tok.EncodeBatch([]string{p.Query}, tokenizers.BatchOptions{MaxLength: maxLen, Truncation: trunc})
+			// A k-1 query has k times the budget and keeps its end (TokenizePairs).
+			qLen, qTrunc := maxLen, trunc
+			if p.QueryUtterances > 1 {
+				qLen, qTrunc = p.QueryUtterances*maxLen, tokenizers.TruncateLeft
+			}
+			b, err := tok.EncodeBatch([]string{p.Query}, tokenizers.BatchOptions{MaxLength: qLen, Truncation: qTrunc})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,11 +113,11 @@ func TestTokenizePairsTruncates(t *testing.T) {
 			if !reflect.DeepEqual(got, want) {
 				t.Fatalf("truncation %d pair %d %q: %v, want %v", trunc, i, p.Query, got, want)
 			}
-			if len(got) > maxLen || got[0] != cls || got[len(got)-1] != sep {
-				t.Fatalf("truncation %d pair %d: %v is not [CLS] … [SEP] within %d", trunc, i, got, maxLen)
+			if len(got) > qLen || got[0] != cls || got[len(got)-1] != sep {
+				t.Fatalf("truncation %d pair %d: %v is not [CLS] … [SEP] within %d", trunc, i, got, qLen)
 			}
 			full, _ := tok.Encode(p.Query)
-			if len(full) > maxLen {
+			if len(full) > qLen {
 				cut++
 			}
 		}

@@ -15,6 +15,10 @@ type ReadOptions struct {
 	SkipBad bool
 	// MergeSameSpeaker joins consecutive turns of one speaker with a space, so that turns alternate.
 	MergeSameSpeaker bool
+	// MetaLWOZMultiWOZ keeps the 2,924 MultiWOZ 2.0 dialogues that MetaLWOZ's test release brings
+	// (dstc8_multiwoz2.0.zip); by default they are dropped, as 430 of them are in MultiWOZ 2.1's validation
+	// and test sets, which evaluation uses (see DropMetaLWOZMultiWOZ).
+	MetaLWOZMultiWOZ bool
 	// Logger receives the skip counts and a line per corpus read; nil logs nothing.
 	Logger *zap.Logger
 }

@@ -83,8 +83,9 @@ func TestReadSharedCorpora(t *testing.T) {
 				{User, "I need to find an expensive restauant that's in the south section of the city."},
 				{System, "There are several restaurants in the south part of town that serve expensive food. Do you have a cuisine preference?"},
 				{User, "No I don't care about the type of cuisine."}}},
-		{name: "metalwoz", dialogues: 2319 + 2924, turns: 26201 + 28912,
-			byPrefix: map[string]int{"dstc8_metalwoz_heldout/": 2319, "dstc8_multiwoz2.0/": 2924}, files: 1,
+		// By default the 2,924 MultiWOZ 2.0 dialogues (28,912 turns) are dropped: see TestMetaLWOZMultiWOZLeak.
+		{name: "metalwoz", dialogues: 2319, turns: 26201,
+			byPrefix: map[string]int{"dstc8_metalwoz_heldout/": 2319, "dstc8_multiwoz2.0/": 0}, files: 1,
 			firstID: "dstc8_metalwoz_heldout/e0868745", domain: "booking_flight", first: []Turn{
 				{System, "Hello how may I help you?"},
 				{User, "Hello, I want to book a flight."},

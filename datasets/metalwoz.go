@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"go.uber.org/zap"
 )
 
 // MetaLWOZ (Lee et al. 2019) upstream: ToDDAPT's data_ptm/metalwoz/metalwoz-test-v1.zip, the DSTC8 test
@@ -17,7 +19,29 @@ import (
 // The training release, metalwoz-v1.zip, has dialogues/*.txt at its top and is read alike when present.
 // IDs are <archive>/<id>, the archive that holds the dialogues file ("dstc8_multiwoz2.0/SNG01856"), so that
 // the MultiWOZ dialogues can be told apart: 430 of them are in MultiWOZ 2.1's validation and test sets,
-// which evaluation uses, and a run evaluated there may want to drop them.
+// which evaluation uses, so they are dropped unless ReadOptions.MetaLWOZMultiWOZ keeps them.
+
+// metaLWOZMultiWOZArchive is the member of the test release that holds MultiWOZ 2.0's single-domain
+// dialogues, under their MultiWOZ ids (SNG01856 …), the prefix of their IDs here.
+const metaLWOZMultiWOZArchive = "dstc8_multiwoz2.0"
+
+// IsMetaLWOZMultiWOZ reports whether d is one of the MultiWOZ 2.0 dialogues MetaLWOZ brings.
+func IsMetaLWOZMultiWOZ(d Dialogue) bool {
+	return d.Corpus == "metalwoz" && strings.HasPrefix(d.ID, metaLWOZMultiWOZArchive+"/")
+}
+
+// DropMetaLWOZMultiWOZ returns ds without MetaLWOZ's MultiWOZ 2.0 dialogues, in place, and how many it
+// dropped.
+func DropMetaLWOZMultiWOZ(ds []Dialogue) ([]Dialogue, int) {
+	out := ds[:0]
+	for _, d := range ds {
+		if !IsMetaLWOZMultiWOZ(d) {
+			out = append(out, d)
+		}
+	}
+	clear(ds[len(out):]) // no dropped dialogue stays reachable
+	return out, len(ds) - len(out)
+}
 
 func metaLWOZFiles(root string) ([]string, error) {
 	zs, err := filepath.Glob(filepath.Join(root, "data_ptm", "metalwoz", "metalwoz*.zip"))
@@ -51,6 +75,11 @@ func readMetaLWOZ(root string, opt ReadOptions) ([]Dialogue, error) {
 			return nil, fmt.Errorf("%s: no dialogues/*.txt in it nor in the archives inside it", z)
 		}
 		all = append(all, ds...)
+	}
+	if !opt.MetaLWOZMultiWOZ {
+		var n int
+		all, n = DropMetaLWOZMultiWOZ(all)
+		opt.logger().Info("dropped MetaLWOZ's MultiWOZ 2.0 dialogues (data.metalwoz_multiwoz keeps them)", zap.Int("dropped", n))
 	}
 	return all, nil
 }

@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -14,6 +15,10 @@ type Pair struct {
 	Response string
 	Dialogue string
 	Corpus   string
+	// QueryUtterances is how many utterances Query joins: k for the
+	// query of a k-1 pair, 1 otherwise (0 is read as 1). TokenizePairs
+	// gives such a query k times the token budget and keeps its end.
+	QueryUtterances int
 }
 
 // The pair constructions of the DSE paper.
@@ -96,6 +101,13 @@ func (o PairOptions) Validate() error {
 	return nil
 }
 
+// MaxQueryUtterances is the most utterances one query of the variant
+// joins: 3 for dse3-1 and dse123-1, 1 for dse and dropout. Such a query is
+// given that many times the token budget (TokenizePairs).
+func (o PairOptions) MaxQueryUtterances() int {
+	return max(1, slices.Max(append([]int{1}, variantWindows[o.Normalized().Variant]...)))
+}
+
 // SepFor returns the query separator for a tokenizer whose sep_token is
 // sep: " [SEP] " for BERT and DistilBERT, " </s> " for RoBERTa.
 func SepFor(sep string) string { return " " + sep + " " }
@@ -115,7 +127,11 @@ func SepFor(sep string) string { return " " + sep + " " }
 //     chain, so its neighbours are not paired with each other (they are not
 //     consecutive).
 //   - A k-1 query is (u_i Sep … Sep u_{i+k-1}) and its response u_{i+k},
-//     forward only (§4.4); BothDirections reverses 1-1 pairs only.
+//     forward only (§4.4); BothDirections reverses 1-1 pairs only. §4.4
+//     joins with [SEP] (the authors' released code builds 1-1 pairs only,
+//     data/process_pretrain.py generate_single_vs_single, so the paper's
+//     words are all there is on the join). Its token budget is set where
+//     it is tokenised (TokenizePairs).
 //   - dropout keeps each distinct utterance text once over all dialogues
 //     (A.1 counts 879,185 "unique sentences"); Dialogue and Corpus are
 //     those of its first occurrence.
@@ -156,9 +172,9 @@ func appendWindowPairs(out []Pair, d Dialogue, utts []string, ok []bool, k int, 
 	for r := range utts {
 		if run >= k && ok[r] {
 			q := strings.Join(utts[r-k:r], opt.Sep)
-			out = append(out, Pair{Query: q, Response: utts[r], Dialogue: d.ID, Corpus: d.Corpus})
+			out = append(out, Pair{Query: q, Response: utts[r], Dialogue: d.ID, Corpus: d.Corpus, QueryUtterances: k})
 			if k == 1 && opt.BothDirections {
-				out = append(out, Pair{Query: utts[r], Response: q, Dialogue: d.ID, Corpus: d.Corpus})
+				out = append(out, Pair{Query: utts[r], Response: q, Dialogue: d.ID, Corpus: d.Corpus, QueryUtterances: 1})
 			}
 		}
 		if ok[r] {
@@ -181,7 +197,7 @@ func dropoutPairs(ds []Dialogue, minWords int) []Pair {
 				continue
 			}
 			seen[u] = true
-			out = append(out, Pair{Query: u, Response: u, Dialogue: d.ID, Corpus: d.Corpus})
+			out = append(out, Pair{Query: u, Response: u, Dialogue: d.ID, Corpus: d.Corpus, QueryUtterances: 1})
 		}
 	}
 	return out

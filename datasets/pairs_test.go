@@ -39,7 +39,8 @@ func toyDialogues() []Dialogue {
 // p builds an expected pair of dialogue d1 ("toy") or d2 ("toy2").
 func wantPair(dialogue, q, r string) Pair {
 	corpus := map[string]string{"d1": "toy", "d2": "toy2"}[dialogue]
-	return Pair{Query: q, Response: r, Dialogue: dialogue, Corpus: corpus}
+	k := 1 + strings.Count(q, "[SEP]") + strings.Count(q, "</s>") // the toy utterances hold neither separator
+	return Pair{Query: q, Response: r, Dialogue: dialogue, Corpus: corpus, QueryUtterances: k}
 }
 
 func joinUtts(sep string, us ...string) string { return strings.Join(us, sep) }

@@ -72,12 +72,15 @@ type DataConfig struct {
 	Root             string   `toml:"root"`
 	Corpora          []string `toml:"corpora"`
 	MergeSameSpeaker bool     `toml:"merge_same_speaker"`
-	SkipBad          bool     `toml:"skip_bad"`
-	Pairs            string   `toml:"pairs"` // dse, dse2-1, dse3-1, dse123-1, dropout
-	BothDirections   bool     `toml:"both_directions"`
-	MinWords         int      `toml:"min_words"`
-	CacheDir         string   `toml:"cache_dir"`
-	MaxExamples      int      `toml:"max_examples"` // 0 = all; a cap for quick runs
+	// MetaLWOZMultiWOZ keeps the 2,924 MultiWOZ 2.0 dialogues of MetaLWOZ's archive, 430 of them in MultiWOZ
+	// 2.1's val/test sets (datasets.ReadOptions); false drops them. Left out of the digest when false.
+	MetaLWOZMultiWOZ bool   `toml:"metalwoz_multiwoz" json:"metalwoz_multiwoz,omitempty"`
+	SkipBad          bool   `toml:"skip_bad"`
+	Pairs            string `toml:"pairs"` // dse, dse2-1, dse3-1, dse123-1, dropout
+	BothDirections   bool   `toml:"both_directions"`
+	MinWords         int    `toml:"min_words"`
+	CacheDir         string `toml:"cache_dir"`
+	MaxExamples      int    `toml:"max_examples"` // 0 = all; a cap for quick runs
 }
 
 // TrainConfig holds the optimisation knobs the papers use.

@@ -1,6 +1,7 @@
 package experiment
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,5 +135,34 @@ func TestLoadExperimentBoundsTrainSizes(t *testing.T) {
 	if _, err := Load(writeExperiment(t, validExperiment), []string{"train.batch_size=1024", "train.grad_accumulation=16384",
 		"train.epochs=1048576", "train.max_steps=1099511627776", "train.keep_checkpoints=65536", "train.threads=4096"}); err != nil {
 		t.Errorf("bounds refused: %v", err)
+	}
+}
+
+// data.metalwoz_multiwoz is read; false (the default) leaves the digest of runs written before it existed as it
+// was, true changes it (the pretraining data differ).
+func TestMetaLWOZMultiWOZKey(t *testing.T) {
+	path := writeExperiment(t, validExperiment)
+	base, err := Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off, err := Load(path, []string{"data.metalwoz_multiwoz=false"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	on, err := Load(path, []string{"data.metalwoz_multiwoz=true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if base.Data.MetaLWOZMultiWOZ || !on.Data.MetaLWOZMultiWOZ {
+		t.Errorf("metalwoz_multiwoz: default %v, set true %v", base.Data.MetaLWOZMultiWOZ, on.Data.MetaLWOZMultiWOZ)
+	}
+	if off.Digest() != base.Digest() || on.Digest() == base.Digest() {
+		t.Errorf("digests: default %s, false %s, true %s", base.Digest(), off.Digest(), on.Digest())
+	}
+	// The digest hashes the configuration's JSON: with the key false it must not be there at all.
+	b, err := json.Marshal(base.Data)
+	if err != nil || strings.Contains(string(b), "metalwoz") {
+		t.Errorf("data config JSON %s (%v) names metalwoz_multiwoz", b, err)
 	}
 }

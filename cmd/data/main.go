@@ -105,6 +105,10 @@ func usage(w io.Writer) {
 type readFlags struct {
 	data, corpora  string
 	merge, skipBad bool
+	multiWOZ       bool // keep MetaLWOZ's MultiWOZ 2.0 dialogues
+	// droppedMultiWOZ is how many MultiWOZ dialogues of MetaLWOZ the last read dropped; -1 when metalwoz
+	// was not read or they were kept.
+	droppedMultiWOZ int
 }
 
 func (f *readFlags) add(fs *flag.FlagSet) {
@@ -116,6 +120,7 @@ func (f *readFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&f.corpora, "corpora", strings.Join(datasets.Corpora(), ","), "comma-separated corpora to read, in output order")
 	fs.BoolVar(&f.merge, "merge-speakers", false, "join consecutive turns of one speaker with a space")
 	fs.BoolVar(&f.skipBad, "skip-bad", false, "skip malformed records (counted in the log per file) instead of failing")
+	fs.BoolVar(&f.multiWOZ, "metalwoz-multiwoz", false, "keep the MultiWOZ 2.0 dialogues of MetaLWOZ's archive (dropped by default: 430 of them are in MultiWOZ 2.1's val/test sets)")
 }
 
 // read reads the corpora the flags name, each separately so that per-corpus numbers can be kept.
@@ -135,8 +140,11 @@ func (f *readFlags) read(log *zap.Logger) ([]string, [][]datasets.Dialogue, erro
 	if len(names) == 0 {
 		return nil, nil, errors.New("--corpora names no corpus")
 	}
-	opt := datasets.ReadOptions{SkipBad: f.skipBad, MergeSameSpeaker: f.merge, Logger: log}
+	// MetaLWOZ's MultiWOZ dialogues are read and then dropped here, as the reader would, so that the
+	// number dropped can be reported.
+	opt := datasets.ReadOptions{SkipBad: f.skipBad, MergeSameSpeaker: f.merge, MetaLWOZMultiWOZ: true, Logger: log}
 	var per [][]datasets.Dialogue
+	f.droppedMultiWOZ = -1
 	for i, name := range names {
 		if slices.Contains(names[:i], name) {
 			return nil, nil, fmt.Errorf("--corpora lists %s twice", name)
@@ -144,6 +152,9 @@ func (f *readFlags) read(log *zap.Logger) ([]string, [][]datasets.Dialogue, erro
 		ds, err := datasets.ReadAll(f.data, []string{name}, opt)
 		if err != nil {
 			return nil, nil, err
+		}
+		if name == "metalwoz" && !f.multiWOZ {
+			ds, f.droppedMultiWOZ = datasets.DropMetaLWOZMultiWOZ(ds)
 		}
 		per = append(per, ds)
 	}

@@ -101,3 +101,29 @@ func TestCommandErrors(t *testing.T) {
 		}
 	}
 }
+
+// stats says how many MultiWOZ dialogues of MetaLWOZ it dropped (all 2,924 by default), and the metalwoz
+// row counts what is left; --metalwoz-multiwoz keeps them.
+func TestStatsMetaLWOZMultiWOZ(t *testing.T) {
+	data := shared.MustPath(t, "data", "pretrain")
+	for _, c := range []struct {
+		args      []string
+		dialogues string
+		note      string
+	}{
+		{nil, "2319", "metalwoz: 2924 MultiWOZ 2.0 dialogues dropped"},
+		{[]string{"--metalwoz-multiwoz"}, "5243", ""},
+	} {
+		code, stdout, stderr := runData(append([]string{"stats", "--data", data, "--corpora", "metalwoz"}, c.args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", c.args, code, stderr)
+		}
+		lines := strings.Split(strings.TrimSpace(stdout), "\n")
+		if len(lines) < 2 || !strings.HasPrefix(strings.TrimSpace(lines[1]), "metalwoz") || strings.Fields(lines[1])[1] != c.dialogues {
+			t.Errorf("%v: table\n%s\nwant metalwoz with %s dialogues", c.args, stdout, c.dialogues)
+		}
+		if got := strings.Contains(stdout, "MultiWOZ 2.0 dialogues dropped"); got != (c.note != "") || !strings.Contains(stdout, c.note) {
+			t.Errorf("%v: output\n%s\nwant the note %q", c.args, stdout, c.note)
+		}
+	}
+}

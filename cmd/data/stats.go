@@ -17,12 +17,13 @@ func setupStats(fs *flag.FlagSet) func(io.Writer, *zap.Logger) error {
 	var popt datasets.PairOptions
 	fs.StringVar(&popt.Variant, "pairs", "", "also count the training pairs of this variant: dse, dse2-1, dse3-1, dse123-1, dropout")
 	fs.IntVar(&popt.MinWords, "min-words", datasets.PaperMinWords, "with --pairs: drop pairs with a side of this many words or fewer")
-	fs.BoolVar(&popt.BothDirections, "both-directions", true, "with --pairs: consecutive utterances paired both ways")
+	fs.BoolVar(&popt.BothDirections, "both-directions", false, "with --pairs: also pair consecutive utterances backwards (the DSE paper's pairs are forward only, App. A.1)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: data stats [--data DIR] [--corpora LIST] [--merge-speakers] [--skip-bad] [--pairs VARIANT]\n\n"+
+		fmt.Fprintf(fs.Output(), "usage: data stats [--data DIR] [--corpora LIST] [--merge-speakers] [--metalwoz-multiwoz] [--skip-bad] [--pairs VARIANT]\n\n"+
 			"Prints one row per corpus and a total: dialogues, turns, words (white-space separated) and\n"+
 			"turns/dialogue, counted after empty utterances are dropped (and turns merged with --merge-speakers),\n"+
-			"and with --pairs the number of training pairs the variant makes.\n\nflags:\n")
+			"and with --pairs the number of training pairs the variant makes; then how many MultiWOZ dialogues of\n"+
+			"MetaLWOZ were dropped.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	return func(stdout io.Writer, log *zap.Logger) error {
@@ -40,7 +41,13 @@ func setupStats(fs *flag.FlagSet) func(io.Writer, *zap.Logger) error {
 				pairs = append(pairs, len(ps))
 			}
 		}
-		return writeStats(stdout, names, per, pairs)
+		if err := writeStats(stdout, names, per, pairs); err != nil {
+			return err
+		}
+		if rf.droppedMultiWOZ >= 0 {
+			_, err = fmt.Fprintf(stdout, "metalwoz: %d MultiWOZ 2.0 dialogues dropped (--metalwoz-multiwoz, data.metalwoz_multiwoz, keeps them)\n", rf.droppedMultiWOZ)
+		}
+		return err
 	}
 }
 

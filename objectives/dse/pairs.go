@@ -26,9 +26,18 @@ func NewPairs(env objectives.DataEnv, variant string) (objectives.Dataset, error
 	if err := popt.Validate(); err != nil {
 		return nil, fmt.Errorf("data: %w", err)
 	}
+	// A k-1 query gets k × model.max_length tokens (DSE §4.4 as the authors ran it), at most the model's
+	// positions (datasets.TokenizePairs); say so when that cap bites.
+	if k := popt.MaxQueryUtterances(); k > 1 && env.MaxLength > 0 {
+		if got := datasets.QueryBudget(k, env.MaxLength, env.Tok); got < k*env.MaxLength {
+			log.Warn("multi-utterance queries get fewer tokens than the paper's k × max_length: the tokenizer's model_max_length caps them",
+				zap.String("pairs", popt.Variant), zap.Int("utterances", k), zap.Int("want", k*env.MaxLength), zap.Int("tokens", got))
+		}
+	}
 	key := datasets.CacheKey{Corpora: env.Corpora, CorpusFiles: env.Files, TokenizerDir: env.TokDir, Tokenizer: env.Tok, Pairs: popt,
 		MaxLength: env.MaxLength, Truncation: env.Truncation, MergeSpeakers: env.Read.MergeSameSpeaker,
-		Extra: []string{fmt.Sprintf("skip_bad=%v", env.Read.SkipBad), fmt.Sprintf("max_examples=%d seed=%d", env.MaxExamples, env.Seed)}}
+		MetaLWOZMultiWOZ: env.Read.MetaLWOZMultiWOZ,
+		Extra:            []string{fmt.Sprintf("skip_bad=%v", env.Read.SkipBad), fmt.Sprintf("max_examples=%d seed=%d", env.MaxExamples, env.Seed)}}
 	build := func() (*datasets.TokenizedPairs, error) {
 		ds, err := env.ReadDialogues()
 		if err != nil {
