@@ -162,7 +162,8 @@ func dataEnv(e *experiment.Experiment, bb *experiment.Backbone, files []string, 
 	}
 	return objectives.DataEnv{
 		Root: e.Data.Root, Corpora: e.Data.Corpora, Files: files,
-		Read:  datasets.ReadOptions{SkipBad: e.Data.SkipBad, MergeSameSpeaker: e.Data.MergeSameSpeaker, Logger: log},
+		Read: datasets.ReadOptions{SkipBad: e.Data.SkipBad, MergeSameSpeaker: e.Data.MergeSameSpeaker,
+			MetaLWOZMultiWOZ: e.Data.MetaLWOZMultiWOZ, Logger: log},
 		Pairs: e.Data.Pairs, BothDirections: e.Data.BothDirections, MinWords: e.Data.MinWords,
 		MaxExamples: e.Data.MaxExamples, CacheDir: e.Data.CacheDir,
 		Tok: bb.Tok, TokDir: bb.TokDir, MaxLength: e.Model.MaxLength, Truncation: trunc, Seed: e.Seed, Device: dev,
