@@ -43,6 +43,7 @@ type Trainer struct {
 	digest   string
 	pos      checkpoint.Position
 	window   lossWindow // the steps since the last metrics line
+	tally    *tally     // the steps since the last reading, on the device (Run)
 	total    int64      // optimiser steps the run will make
 	perEpoch int64      // optimiser steps in an epoch
 	cl       *cluster   // this process's rank among the data-parallel ranks
