@@ -107,10 +107,7 @@ func LabelsOf(rows [][]int64, dev gotch.Device) (*ts.Tensor, error) {
 	var x *ts.Tensor
 	err := torch.Catch("labels to a tensor", func() error {
 		flat := slices.Concat(ids...)
-		x = ts.MustOfSlice(flat).MustView([]int64{int64(len(ids)), int64(len(ids[0]))}, true)
-		if dev != gotch.CPU {
-			x = x.MustTo(dev, true)
-		}
+		x = models.ToDevice(ts.MustOfSlice(flat).MustView([]int64{int64(len(ids)), int64(len(ids[0]))}, true), dev)
 		return nil
 	})
 	return x, err

@@ -213,10 +213,7 @@ func (d *futureTODData) Batch(idx []int, dev gotch.Device) (objectives.Batch, er
 		for _, r := range rows {
 			flat = append(flat, r...)
 		}
-		lab = ts.MustOfSlice(flat).MustView([]int64{int64(len(rows)), int64(len(rows[0]))}, true)
-		if dev != gotch.CPU {
-			lab = lab.MustTo(dev, true)
-		}
+		lab = models.ToDevice(ts.MustOfSlice(flat).MustView([]int64{int64(len(rows)), int64(len(rows[0]))}, true), dev)
 		return nil
 	})
 	if err != nil {
