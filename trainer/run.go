@@ -88,7 +88,8 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 }
 
 // runEpoch takes the steps of an epoch that batches builds, until the epoch or the run ends or a stop. The
-// host reads the device only at the steps readAt names: a step queues its kernels and goes on.
+// host reads the device only at log and checkpoint steps (settle): any other step queues its kernels and
+// goes on to the next.
 func (t *Trainer) runEpoch(ctx context.Context, batches *prefetcher, perEpoch, perStep int, metrics *metricsLog,
 	bar *progress.Bar, start time.Time, stopping *bool) error {
 	e := t.exp
@@ -138,7 +139,7 @@ func (t *Trainer) runEpoch(ctx context.Context, batches *prefetcher, perEpoch, p
 			t.lastLoss = m.Loss
 			t.log.Debug("step", zap.Int64("step", m.Step), zap.Float64("loss", m.Loss), zap.Float64("pairs_per_s", m.PairsPerS))
 			t.window = lossWindow{}
-			if err := torch.Catch("tally", func() error { t.tally.loss.MustZero_(); return nil }); err != nil {
+			if err := t.tally.newWindow(); err != nil {
 				return err
 			}
 		}

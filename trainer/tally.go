@@ -40,6 +40,11 @@ func (c *tally) add(loss, norm *ts.Tensor) {
 	c.norm = norm
 }
 
+// newWindow starts the loss sum of a new metrics window.
+func (c *tally) newWindow() error {
+	return torch.Catch("tally", func() error { c.loss.MustZero_(); return nil })
+}
+
 func (c *tally) drop() {
 	torch.Drop(c.loss, c.norms, c.norm)
 	*c = tally{}
