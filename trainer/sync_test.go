@@ -131,6 +131,7 @@ func TestNoReadsBetweenLogSteps(t *testing.T) {
 		if m.DataWaitS < 0 || m.DataWaitS > m.StepS {
 			t.Errorf("step %d: data_wait_s %v outside [0, step_s %v]", m.Step, m.DataWaitS, m.StepS)
 		}
+		t.Logf("step %d: step_s %.4f, data_wait_s %.6f", m.Step, m.StepS, m.DataWaitS)
 	}
 }
 
