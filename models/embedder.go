@@ -33,11 +33,7 @@ func matrix(rows [][]int64, dev gotch.Device) *ts.Tensor {
 	for _, r := range rows {
 		flat = append(flat, r...)
 	}
-	x := ts.MustOfSlice(flat).MustView([]int64{int64(len(rows)), int64(len(rows[0]))}, true)
-	if dev != gotch.CPU {
-		x = x.MustTo(dev, true)
-	}
-	return x
+	return ToDevice(ts.MustOfSlice(flat).MustView([]int64{int64(len(rows)), int64(len(rows[0]))}, true), dev)
 }
 
 // Embedder turns texts into one vector each: tokenise, encode, pool.

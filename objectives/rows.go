@@ -143,11 +143,7 @@ func indexTensor(v []int64, dev gotch.Device) *ts.Tensor {
 	if len(v) == 0 {
 		return ts.MustZeros([]int64{0}, gotch.Int64, dev)
 	}
-	x := ts.MustOfSlice(v)
-	if dev != gotch.CPU {
-		x = x.MustTo(dev, true)
-	}
-	return x
+	return models.ToDevice(ts.MustOfSlice(v), dev)
 }
 
 // Defined reports whether l holds labels (the zero Labels does not).

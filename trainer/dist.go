@@ -157,21 +157,23 @@ func (c *cluster) finish() error {
 	return torch.Catch("average gradients", c.overlap.Finish)
 }
 
-// agree averages the step's loss over the ranks and tells whether any rank was asked to stop, so that all
-// stop after the same step (a rank that stopped alone would leave the others waiting in a collective).
-func (c *cluster) agree(loss float64, stop bool) (float64, bool, error) {
-	if !c.multi() {
-		return loss, stop, nil
-	}
-	s := 0.0
-	if stop {
-		s = 1
-	}
-	out, err := c.reduce([]float64{loss, s}, torch.Sum)
+// agree sums x, a few numbers of this rank's steps since the last agreement (the loss, the gradient norms,
+// the stop flag: see settle), over the ranks, so that every rank reads the same numbers and all stop after
+// the same step. The sums come back as a new tensor on the backend's device; with one process, x itself.
+func (c *cluster) agree(x *ts.Tensor) (sum *ts.Tensor, err error) {
+	err = torch.Catch("all-reduce", func() error {
+		if !c.multi() {
+			sum = x.MustShallowClone()
+			return nil
+		}
+		sum = x.MustToDevice(c.dev, x.DType(), false, true, false)
+		return c.group.AllReduce(sum, torch.Sum)
+	})
 	if err != nil {
-		return 0, false, fmt.Errorf("agree on the step: %w", err)
+		torch.Drop(sum)
+		return nil, fmt.Errorf("agree on the steps: %w", err)
 	}
-	return out[0] / float64(c.env.World), out[1] > 0, nil
+	return sum, nil
 }
 
 // gather is an all-gather through which gradients flow back to this rank's rows: every rank's x stacked in

@@ -21,6 +21,7 @@ type Metric struct {
 	GradNorm  float64            `json:"grad_norm,omitempty"`
 	PairsPerS float64            `json:"pairs_per_s"`
 	StepS     float64            `json:"step_s"`
+	DataWaitS float64            `json:"data_wait_s"` // of step_s, the time a step waited for its batch
 	ElapsedS  float64            `json:"elapsed_s"`
 	Objective map[string]float64 `json:"objective,omitempty"` // the objective's metrics, each the mean over the micro-batches since the previous line
 }

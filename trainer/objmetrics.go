@@ -73,12 +73,16 @@ func (w *objWindow) state() (map[string]float64, map[string]int64, error) {
 	for i, name := range names {
 		parts[i] = w.sums[name]
 	}
-	var vals []float64
-	err := torch.Catch("read the objective metrics", func() error {
-		host := ts.MustStack(parts, 0).MustTo(gotch.CPU, true)
-		vals = host.Float64Values(true)
+	var stacked *ts.Tensor
+	err := torch.Catch("stack the objective metrics", func() error {
+		stacked = ts.MustStack(parts, 0)
 		return nil
 	})
+	if err != nil {
+		return nil, nil, err
+	}
+	vals, err := torch.Read(stacked)
+	stacked.MustDrop()
 	if err != nil {
 		return nil, nil, err
 	}

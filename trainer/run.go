@@ -18,6 +18,7 @@ import (
 	"convrep/internal/atomicfile"
 	"convrep/internal/progress"
 	"convrep/internal/torch"
+	"convrep/objectives"
 	"convrep/trainer/optim"
 )
 
@@ -54,58 +55,23 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 	t.log.Info("training", zap.String("experiment", e.Name), zap.Int("examples", t.data.Len()), zap.Int64("steps", t.total),
 		zap.Int64("from_step", t.pos.Step), zap.String("output", e.OutputDir), zap.Int("ranks", t.cl.world()))
 
-	micro := e.Train.BatchSize
-	perStep := micro * e.Train.GradAccumulation
+	perStep := e.Train.BatchSize * e.Train.GradAccumulation
 	perEpoch := t.data.Len() / perStep
+	var err error
+	if t.tally, err = newTally(t.window.loss.LossSum, t.pos.Step+1, t.dev); err != nil {
+		return err
+	}
+	defer t.tally.drop()
 	start := time.Now()
 	stopping := false // every rank agreed to stop after the step just taken
 	for t.pos.Step < t.total {
 		order := datasets.Order(t.data.Len(), e.Seed, t.pos.Epoch)
-		t.enterEpoch(t.pos.Epoch)
-		for t.pos.Batch < perEpoch && t.pos.Step < t.total {
-			if stopping || (!t.cl.multi() && ctx.Err() != nil) {
-				if err := t.syncAndCheckpoint(metrics); err != nil {
-					return err
-				}
-				t.log.Info("stopped by signal", zap.Int64("step", t.pos.Step))
-				return ErrStopped
-			}
-			idx := order[t.pos.Batch*perStep : (t.pos.Batch+1)*perStep]
-			stepStart := time.Now()
-			loss, norm, err := t.step(idx, micro)
-			if err == nil {
-				loss, stopping, err = t.cl.agree(loss, ctx.Err() != nil)
-			}
-			if err != nil {
-				return fmt.Errorf("step %d: %w", t.pos.Step+1, err)
-			}
-			// The position moves past the batch before the checkpoint below records it: a resume starts
-			// with the next batch, not this one again.
-			t.pos.Step, t.pos.Batch = t.pos.Step+1, t.pos.Batch+1
-			if err := t.afterStep(perEpoch); err != nil {
-				return fmt.Errorf("step %d: %w", t.pos.Step, err)
-			}
-			t.window.add(loss, perStep, time.Since(stepStart))
-			bar.Describe(fmt.Sprintf("loss %.4f", loss))
-			bar.Add(1)
-			if t.pos.Step%e.Train.LogEvery == 0 || t.pos.Step == t.total {
-				objMetrics, err := t.objm.mean()
-				if err != nil {
-					return fmt.Errorf("step %d: %w", t.pos.Step, err)
-				}
-				m := t.window.metric(t.pos, t.opt, norm, objMetrics, time.Since(start))
-				if err := metrics.write(m); err != nil {
-					return err
-				}
-				t.lastLoss = m.Loss
-				t.log.Debug("step", zap.Int64("step", m.Step), zap.Float64("loss", m.Loss), zap.Float64("pairs_per_s", m.PairsPerS))
-				t.window = lossWindow{}
-			}
-			if t.pos.Step%e.Train.CheckpointEvery == 0 && t.pos.Step < t.total {
-				if err := t.syncAndCheckpoint(metrics); err != nil {
-					return err
-				}
-			}
+		steps := min(perEpoch-t.pos.Batch, int(t.total-t.pos.Step))
+		batches := t.prefetch(order, t.pos.Epoch, t.pos.Batch, t.pos.Batch+steps)
+		err := t.runEpoch(ctx, batches, perEpoch, perStep, metrics, bar, start, &stopping)
+		batches.close()
+		if err != nil {
+			return err
 		}
 		if t.pos.Batch >= perEpoch {
 			t.pos.Epoch, t.pos.Batch = t.pos.Epoch+1, 0
@@ -121,32 +87,97 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 	return t.finish()
 }
 
-// step is one optimiser step: for each micro-batch, forward and loss, backward (gradients accumulate); then
-// clipping, the learning rates of the schedule, the optimiser step and zeroed gradients. A NaN or infinite
-// loss or gradient norm stops the run before the step changes any weight.
-func (t *Trainer) step(idx []int, micro int) (loss, norm float64, err error) {
-	err = torch.Catch("train step", func() error {
-		parts := len(idx) / micro
-		for k := 0; k < parts; k++ {
-			b, err := t.data.Batch(t.cl.shard(idx[k*micro:(k+1)*micro]), t.dev)
-			if err != nil {
+// runEpoch takes the steps of an epoch that batches builds, until the epoch or the run ends or a stop. The
+// host reads the device only at log and checkpoint steps (settle): any other step queues its kernels and
+// goes on to the next.
+func (t *Trainer) runEpoch(ctx context.Context, batches *prefetcher, perEpoch, perStep int, metrics *metricsLog,
+	bar *progress.Bar, start time.Time, stopping *bool) error {
+	e := t.exp
+	for t.pos.Batch < perEpoch && t.pos.Step < t.total {
+		if *stopping || (!t.cl.multi() && ctx.Err() != nil) {
+			if err := t.syncAndCheckpoint(metrics); err != nil {
 				return err
 			}
-			l, m, err := t.loss(b.Value)
+			t.log.Info("stopped by signal", zap.Int64("step", t.pos.Step))
+			return ErrStopped
+		}
+		stepStart := time.Now()
+		mbs, err := batches.next()
+		wait := time.Since(stepStart)
+		if err == nil {
+			err = t.step(mbs)
+		}
+		dropBatches(mbs)
+		if err != nil {
+			return fmt.Errorf("step %d: %w", t.pos.Step+1, err)
+		}
+		// The position moves past the batch before the checkpoint below records it: a resume starts
+		// with the next batch, not this one again.
+		t.pos.Step, t.pos.Batch = t.pos.Step+1, t.pos.Batch+1
+		logStep := t.pos.Step%e.Train.LogEvery == 0 || t.pos.Step == t.total
+		checkpointStep := t.pos.Step%e.Train.CheckpointEvery == 0 && t.pos.Step < t.total
+		var r reading
+		if logStep || checkpointStep {
+			if r, err = t.settle(ctx.Err() != nil); err != nil {
+				return err
+			}
+			t.window.loss.LossSum = r.loss
+			*stopping = r.stop
+		}
+		if err := t.afterStep(perEpoch); err != nil {
+			return fmt.Errorf("step %d: %w", t.pos.Step, err)
+		}
+		t.window.add(perStep, time.Since(stepStart), wait)
+		bar.Add(1)
+		if logStep {
+			objMetrics, err := t.objm.mean()
 			if err != nil {
-				b.Drop()
+				return fmt.Errorf("step %d: %w", t.pos.Step, err)
+			}
+			m := t.window.metric(t.pos, t.opt, r.norm, objMetrics, time.Since(start))
+			bar.Describe(fmt.Sprintf("loss %.4f", m.Loss))
+			if err := metrics.write(m); err != nil {
+				return err
+			}
+			t.lastLoss = m.Loss
+			t.log.Debug("step", zap.Int64("step", m.Step), zap.Float64("loss", m.Loss), zap.Float64("pairs_per_s", m.PairsPerS))
+			t.window = lossWindow{}
+			if err := t.tally.newWindow(); err != nil {
+				return err
+			}
+		}
+		if checkpointStep {
+			if err := t.syncAndCheckpoint(metrics); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// step is one optimiser step: for each micro-batch, forward and loss, backward (gradients accumulate); then
+// clipping, the learning rates of the schedule, the optimiser step and zeroed gradients. It reads nothing
+// back from the device: the loss and the gradient norm go into the tally, which settle checks at the next
+// log or checkpoint step, and the objective's metrics into objm. It drops each micro-batch after its backward
+// pass.
+func (t *Trainer) step(batches []objectives.Batch) error {
+	return torch.Catch("train step", func() error {
+		parts := len(batches)
+		var loss *ts.Tensor // the step's loss in float64: the mean of its micro-batches'
+		defer func() { torch.Drop(loss) }()
+		for k := range batches {
+			l, m, err := t.loss(batches[k].Value)
+			if err != nil {
 				return err
 			}
 			t.objm.add(m) // summed on the device, read once per metrics line (objmetrics.go)
-			// Read the value through a detached tensor: the float64 copy Float64Values makes would otherwise
-			// keep the step's graph alive until the garbage collector frees it.
-			d := l.MustDetach(false)
-			v := d.Float64Values()[0]
-			d.MustDrop()
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				l.MustDrop()
-				b.Drop()
-				return fmt.Errorf("loss is %v; the run stops here and keeps its last good checkpoint", v)
+			// Detached, so that the tally keeps no graph alive; in float64, as the losses were summed on the host.
+			v := l.MustDetach(false).MustTotype(gotch.Double, true).MustDivScalar(ts.FloatScalar(float64(parts)), true)
+			if loss == nil {
+				loss = v
+			} else {
+				loss.MustAdd_(v)
+				v.MustDrop()
 			}
 			scaled := l.MustDivScalar(ts.FloatScalar(float64(parts)), false)
 			if k == parts-1 {
@@ -154,11 +185,10 @@ func (t *Trainer) step(idx []int, micro int) (loss, norm float64, err error) {
 			}
 			err = scaled.Backward()
 			torch.Drop(scaled, l)
-			b.Drop()
+			dropBatches(batches[k : k+1])
 			if err != nil {
 				return err
 			}
-			loss += v / float64(parts)
 		}
 		var all []*ts.Tensor
 		for _, g := range t.groups {
@@ -173,12 +203,11 @@ func (t *Trainer) step(idx []int, micro int) (loss, norm float64, err error) {
 		if maxNorm == 0 {
 			maxNorm = math.MaxFloat32
 		}
-		if norm, err = optim.ClipGradNorm(all, maxNorm); err != nil {
+		norm, err := optim.ClipGradNormTensor(all, maxNorm)
+		if err != nil {
 			return err
 		}
-		if math.IsNaN(norm) || math.IsInf(norm, 0) {
-			return fmt.Errorf("gradient norm is %v; the run stops here and keeps its last good checkpoint", norm)
-		}
+		t.tally.add(loss, norm)
 		f := t.sched.Factor(t.pos.Step)
 		for i, g := range t.groups {
 			t.opt.SetLR(i, g.LR*f)
@@ -188,7 +217,6 @@ func (t *Trainer) step(idx []int, micro int) (loss, norm float64, err error) {
 		}
 		return t.opt.ZeroGrad()
 	})
-	return loss, norm, err
 }
 
 // loss runs the forward pass and the objective, under bf16 autocast when train.precision asks for it (the
@@ -205,9 +233,18 @@ func (t *Trainer) loss(batch any) (l *ts.Tensor, m map[string]*ts.Tensor, err er
 	return t.obj.Loss(batch, true)
 }
 
-// syncAndCheckpoint makes the metrics lines written so far durable, then writes the checkpoint: after a
-// crash, the metrics reach at least the newest checkpoint's step.
+// syncAndCheckpoint checks the steps not yet read, makes the metrics lines written so far durable, then
+// writes the checkpoint: after a crash, the metrics reach at least the newest checkpoint's step.
 func (t *Trainer) syncAndCheckpoint(metrics *metricsLog) error {
+	// The steps since the last reading must be finite before their weights are written (a stop by signal
+	// comes between readings).
+	if t.tally.from <= t.pos.Step {
+		r, err := t.settle(false)
+		if err != nil {
+			return err
+		}
+		t.window.loss.LossSum = r.loss
+	}
 	if err := metrics.sync(); err != nil {
 		return err
 	}
@@ -216,26 +253,28 @@ func (t *Trainer) syncAndCheckpoint(metrics *metricsLog) error {
 
 // lossWindow accumulates the steps between two metrics lines. Its losses go into checkpoints, so that the
 // first line after a resume averages the same steps as an uninterrupted run's; the timings are of this
-// process's steps only.
+// process's steps only. The loss sum is carried on the device between readings (tally) and is current here
+// after each.
 type lossWindow struct {
 	loss     checkpoint.Window
 	timed    int // steps timed by this process
 	examples int
 	busy     time.Duration
+	waited   time.Duration // the part of busy the steps waited for their batches
 }
 
-func (w *lossWindow) add(loss float64, examples int, d time.Duration) {
-	w.loss.LossSum += loss
+func (w *lossWindow) add(examples int, d, wait time.Duration) {
 	w.loss.Steps++
 	w.timed++
 	w.examples += examples
 	w.busy += d
+	w.waited += wait
 }
 
 func (w *lossWindow) metric(pos checkpoint.Position, opt *optim.Optimizer, norm float64, obj map[string]float64, elapsed time.Duration) Metric {
 	m := Metric{Step: pos.Step, Epoch: pos.Epoch, Loss: w.loss.LossSum / float64(w.loss.Steps), LR: opt.LR(0), GradNorm: norm,
 		PairsPerS: float64(w.examples) / w.busy.Seconds(), StepS: w.busy.Seconds() / float64(w.timed),
-		ElapsedS: elapsed.Seconds(), Objective: obj}
+		DataWaitS: w.waited.Seconds() / float64(w.timed), ElapsedS: elapsed.Seconds(), Objective: obj}
 	if opt.NumGroups() > 1 {
 		m.HeadLR = opt.LR(1)
 	}

@@ -44,6 +44,7 @@ type Trainer struct {
 	pos      checkpoint.Position
 	window   lossWindow // the steps since the last metrics line
 	objm     objWindow  // the objective's metrics since the last metrics line, summed on the device
+	tally    *tally     // the steps since the last reading, on the device (Run)
 	total    int64      // optimiser steps the run will make
 	perEpoch int64      // optimiser steps in an epoch
 	cl       *cluster   // this process's rank among the data-parallel ranks

@@ -140,7 +140,11 @@ func benchmark(o options) (result, error) {
 		return result{}, err
 	}
 	for i := 0; i < o.Warmup; i++ {
-		if _, err := s.step(); err != nil {
+		l, err := s.step()
+		if err == nil {
+			_, err = lastLoss(l)
+		}
+		if err != nil {
 			return result{}, fmt.Errorf("warm-up step %d: %w", i+1, err)
 		}
 	}
@@ -157,9 +161,16 @@ func benchmark(o options) (result, error) {
 		return result{}, err
 	}
 	start := time.Now()
+	var last *ts.Tensor
 	for i := 0; i < o.Steps && err == nil; i++ {
-		if loss, err = s.step(); err != nil {
+		torch.Drop(last)
+		if last, err = s.step(); err != nil {
 			err = fmt.Errorf("step %d: %w", i+1, err)
+		}
+	}
+	if err == nil {
+		if loss, err = lastLoss(last); err != nil {
+			err = fmt.Errorf("step %d: %w", o.Steps, err)
 		}
 	}
 	if err == nil {

@@ -56,7 +56,11 @@ func tryBatch(o options, dev gotch.Device, batch int64) error {
 		runtime.GC()
 	}()
 	for i := 0; i < 2; i++ {
-		if _, err := s.step(); err != nil {
+		l, err := s.step()
+		if err != nil {
+			return err
+		}
+		if _, err := lastLoss(l); err != nil {
 			return err
 		}
 	}

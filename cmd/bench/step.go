@@ -16,11 +16,12 @@ import (
 )
 
 // step is one optimiser step, the same calls trainer's step makes for one micro-batch without gradient
-// clipping (the trainer's default): batch to tensors, the objective's loss (under bf16 autocast with
-// --precision bf16), reading the loss back (the NaN check), the loss divided by the micro-batch count (1),
-// backward, the learning rates, AdamW, zeroed gradients. It returns the loss.
-func (s *setup) step() (float64, error) {
-	var loss float64
+// clipping: batch to tensors, the objective's loss (under bf16 autocast with --precision bf16), the loss
+// divided by the micro-batch count (1), backward, the learning rates, AdamW, zeroed gradients. Like the
+// trainer's, it reads nothing back from the device: it returns the loss, detached, in float64, and the
+// caller reads the last one.
+func (s *setup) step() (*ts.Tensor, error) {
+	var loss *ts.Tensor
 	err := torch.Catch("train step", func() error {
 		q, err := models.BatchInput(s.randomBatch(), s.dev)
 		if err != nil {
@@ -36,11 +37,7 @@ func (s *setup) step() (float64, error) {
 		if err != nil {
 			return err
 		}
-		loss = l.Float64Values()[0]
-		if math.IsNaN(loss) || math.IsInf(loss, 0) {
-			l.MustDrop()
-			return fmt.Errorf("loss is %v", loss)
-		}
+		loss = l.MustDetach(false).MustTotype(gotch.Double, true)
 		scaled := l.MustDivScalar(ts.FloatScalar(1), false)
 		err = scaled.Backward()
 		torch.Drop(scaled, l)
@@ -55,7 +52,24 @@ func (s *setup) step() (float64, error) {
 		}
 		return s.opt.ZeroGrad()
 	})
-	return loss, err
+	if err != nil {
+		torch.Drop(loss)
+		return nil, err
+	}
+	return loss, nil
+}
+
+// lastLoss reads a step's loss (the one read of a timed run) and wants it finite.
+func lastLoss(l *ts.Tensor) (float64, error) {
+	defer l.MustDrop()
+	v, err := torch.Read(l)
+	if err != nil {
+		return 0, err
+	}
+	if math.IsNaN(v[0]) || math.IsInf(v[0], 0) {
+		return 0, fmt.Errorf("loss is %v", v[0])
+	}
+	return v[0], nil
 }
 
 // randomBatch is one view: B rows of T token ids drawn uniformly from the vocabulary, every token real,

@@ -8,6 +8,8 @@ import (
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/nn"
 	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
 )
 
 func TestClipGradNorm(t *testing.T) {
@@ -110,5 +112,53 @@ func TestClipGradNormOnVarStoreDoesNotDeadlock(t *testing.T) {
 	}
 	if g := gradValues(t, w); !closeTo(g[0], 10/(10+1e-6), 1e-6, 1) {
 		t.Errorf("clipped gradient %v, want [≈1 0 0 0]", g)
+	}
+}
+
+// ClipGradNormTensor clips as ClipGradNorm does and leaves the norm on the device: no host read (the counted
+// torch.Read) and a 0-dim tensor of the gradients' dtype, NaN when a gradient is.
+func TestClipGradNormTensorReadsNothing(t *testing.T) {
+	lockThread(t)
+	for _, c := range []struct {
+		name  string
+		grads [][]float64
+		want  float64
+	}{
+		{"finite", [][]float64{{3, -4}, {12}}, 13},
+		{"a NaN gradient", [][]float64{{3, math.NaN()}, {12}}, math.NaN()},
+		{"no gradients", [][]float64{nil, nil}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			params := []*ts.Tensor{leaf(t, []float64{1, 2}, []int64{2}, gotch.Float), leaf(t, []float64{1}, []int64{1}, gotch.Float)}
+			var withGrad []*ts.Tensor
+			var grads [][]float64
+			for i, g := range c.grads {
+				if g != nil {
+					withGrad, grads = append(withGrad, params[i]), append(grads, g)
+				}
+			}
+			if len(withGrad) > 0 {
+				backward(t, withGrad, grads)
+			}
+			before := torch.Reads()
+			norm, err := ClipGradNormTensor(params, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer norm.MustDrop()
+			if n := torch.Reads() - before; n != 0 {
+				t.Errorf("%d host reads, want none", n)
+			}
+			if dims := norm.MustSize(); len(dims) != 0 || norm.DType() != gotch.Float {
+				t.Errorf("norm has shape %v and dtype %v, want a 0-dim float tensor", dims, norm.DType())
+			}
+			v, err := torch.Read(norm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !(math.IsNaN(c.want) && math.IsNaN(v[0])) && !closeTo(v[0], c.want, 1e-6, 1) {
+				t.Errorf("norm %v, want %v", v[0], c.want)
+			}
+		})
 	}
 }

@@ -1,0 +1,209 @@
+package trainer
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/checkpoint"
+	"convrep/internal/torch"
+	"convrep/models"
+	"convrep/objectives"
+)
+
+// watchedObjective wraps another registered objective (setting inner, e.g. dse or the NaN probe) and notes
+// torch.Reads() each time a training step asks for its loss; at the call cancel_at it cancels the run's
+// context, as SIGTERM would.
+type watchedObjective struct {
+	objectives.Objective
+	key      string
+	cancelAt int64
+	calls    int64
+}
+
+const watchedName = "watched"
+
+// watched holds, per key, the read counts seen and the run's cancel function.
+var watched sync.Map
+
+type watchLog struct {
+	reads  []int64 // torch.Reads() as call i+1 began
+	cancel context.CancelFunc
+}
+
+func init() {
+	_ = objectives.Register(watchedName, parseWatched)
+}
+
+type watchedConfig struct {
+	objectives.Config
+	key      string
+	cancelAt int64
+}
+
+func parseWatched(s objectives.Settings) (objectives.Config, error) {
+	c := watchedConfig{}
+	rest := map[string]any{}
+	for k, v := range s {
+		switch k {
+		case "name":
+		case "inner":
+			rest["name"] = v
+		case "watch_key":
+			c.key, _ = v.(string)
+		case "cancel_at":
+			c.cancelAt, _ = v.(int64)
+		default:
+			rest[k] = v
+		}
+	}
+	if c.key == "" || rest["name"] == nil {
+		return nil, fmt.Errorf("watched settings %v", s)
+	}
+	var err error
+	c.Config, err = objectives.Parse(rest)
+	return c, err
+}
+
+func (c watchedConfig) Build(m *models.Model) (objectives.Objective, error) {
+	o, err := c.Config.Build(m)
+	return &watchedObjective{Objective: o, key: c.key, cancelAt: c.cancelAt}, err
+}
+
+func (w *watchedObjective) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, error) {
+	if train {
+		w.calls++
+		v, _ := watched.LoadOrStore(w.key, &watchLog{})
+		l := v.(*watchLog)
+		l.reads = append(l.reads, torch.Reads())
+		if w.calls == w.cancelAt && l.cancel != nil {
+			l.cancel()
+		}
+	}
+	return w.Objective.Loss(batch, train)
+}
+
+// TestNoReadsBetweenLogSteps counts the device-to-host reads of each step (torch.Read, through which the
+// trainer reads every value): none at a step that neither logs nor checkpoints, one at a step that does.
+func TestNoReadsBetweenLogSteps(t *testing.T) {
+	dir := t.TempDir()
+	exp := tinyExperiment(t, dir, "")
+	key := t.Name()
+	// 12 steps, logged every 4, checkpointed every 6: reads after steps 4, 6, 8, 12.
+	err := train(t, exp, []string{"objective.name=" + watchedName, `objective.inner="dse"`, fmt.Sprintf("objective.watch_key=%q", key),
+		"train.max_steps=12", "train.log_every=4", "train.checkpoint_every=6"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, ok := watched.Load(key)
+	if !ok {
+		t.Fatal("the objective was never asked for a loss")
+	}
+	reads := v.(*watchLog).reads
+	if len(reads) != 12 {
+		t.Fatalf("%d training losses, want 12", len(reads))
+	}
+	// Step k runs from the k-th loss to the (k+1)-th: a read after step k falls between them. A log step reads
+	// the tally and the objective's metrics (DSE's pos_cos); a checkpoint step the tally and the metrics' window,
+	// which the checkpoint keeps.
+	for k := 1; k < len(reads); k++ {
+		want := int64(0)
+		if k%4 == 0 || k%6 == 0 {
+			want = 2
+		}
+		if got := reads[k] - reads[k-1]; got != want {
+			t.Errorf("step %d made %d device-to-host reads, want %d", k, got, want)
+		}
+	}
+	ms := readMetricLines(t, filepath.Join(dir, "out"))
+	if got := fmt.Sprint(metricStepsOf(ms)); got != "[4 8 12]" {
+		t.Fatalf("metrics at steps %s, want [4 8 12]", got)
+	}
+	for _, m := range ms {
+		if math.IsNaN(m.Loss) || m.Loss <= 0 || m.GradNorm <= 0 {
+			t.Errorf("step %d: loss %v, gradient norm %v", m.Step, m.Loss, m.GradNorm)
+		}
+		// The batch of every step after the first was built while the step before it ran.
+		if m.DataWaitS < 0 || m.DataWaitS > m.StepS {
+			t.Errorf("step %d: data_wait_s %v outside [0, step_s %v]", m.Step, m.DataWaitS, m.StepS)
+		}
+		t.Logf("step %d: step_s %.4f, data_wait_s %.6f", m.Step, m.StepS, m.DataWaitS)
+	}
+}
+
+func metricStepsOf(ms []Metric) []int64 {
+	var s []int64
+	for _, m := range ms {
+		s = append(s, m.Step)
+	}
+	return s
+}
+
+// TestNonFiniteBetweenReadings makes step 6 go wrong where no step reads the device after it, and wants the
+// run to stop at the next reading (a log or checkpoint step, or the checkpoint of a stop by signal) with an
+// error naming the steps since the last reading, having written no checkpoint after the last good one and
+// none with non-finite weights.
+func TestNonFiniteBetweenReadings(t *testing.T) {
+	const k = 6
+	for _, tc := range []struct {
+		name, kind string
+		set        []string
+		cancel     bool
+		want       string
+		newest     int64
+		logged     string
+	}{
+		// Readings after steps 4 and 8: step 8's names steps 5 to 8.
+		{"loss at a log step", "nan", []string{"train.log_every=4", "train.checkpoint_every=4"}, false,
+			"steps 5 to 8: a loss is not finite (their sum is NaN)", 4, "[4]"},
+		// Readings after steps 3, 4 and 6: step 6's names steps 5 and 6, and its checkpoint is not written.
+		{"gradient at a checkpoint step", "nangrad", []string{"train.log_every=4", "train.checkpoint_every=3"}, false,
+			"steps 5 to 6: a gradient norm is not finite (their sum is NaN)", 3, "[4]"},
+		// SIGTERM during step 6: the stop's checkpoint reads steps 5 and 6 first and is not written.
+		{"loss before a stop", "inf", []string{"train.log_every=4", "train.checkpoint_every=4"}, true,
+			"steps 5 to 6: a loss is not finite (their sum is +Inf)", 4, "[4]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			exp := tinyExperiment(t, dir, "")
+			out := filepath.Join(dir, "out")
+			key := t.Name()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			cancelAt := int64(0)
+			if tc.cancel {
+				cancelAt = k
+				watched.Store(key, &watchLog{cancel: cancel})
+			}
+			tr, err := newTrainer(t, exp, append([]string{"objective.name=" + watchedName, `objective.inner="` + probeName + `"`,
+				fmt.Sprintf("objective.watch_key=%q", key), fmt.Sprintf("objective.cancel_at=%d", cancelAt),
+				fmt.Sprintf("objective.probe_at=%d", k), fmt.Sprintf("objective.probe_kind=%q", tc.kind),
+				fmt.Sprintf("objective.probe_watch=%q", out), "train.max_steps=12"}, tc.set...), false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = tr.Run(ctx, Options{})
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+				t.Fatalf("Run: %v; want an error beginning %q", err, tc.want)
+			}
+			steps := checkpointSteps(t, out)
+			if len(steps) == 0 || steps[len(steps)-1] != tc.newest {
+				t.Fatalf("checkpoints at steps %v, want the newest at %d", steps, tc.newest)
+			}
+			for _, s := range steps {
+				if bad := nonFiniteParams(t, checkpoint.PathAt(out, s)); len(bad) > 0 {
+					t.Errorf("checkpoint %d holds non-finite parameters: %v", s, bad)
+				}
+			}
+			if got := fmt.Sprint(metricSteps(t, out)); got != tc.logged {
+				t.Errorf("metrics.jsonl steps %s, want %s", got, tc.logged)
+			}
+		})
+	}
+}
