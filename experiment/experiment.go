@@ -103,6 +103,11 @@ type TrainConfig struct {
 	// Precision is fp32 (the default) or bf16: the forward pass and the loss under libtorch's autocast, with
 	// fp32 master weights and gradients (left out of the digest when fp32, as runs written before it exist).
 	Precision string `toml:"precision" json:"precision,omitempty"`
+	// Deterministic restricts libtorch to deterministic kernels (torch.use_deterministic_algorithms): on a GPU
+	// it is what makes a resumed run bit-identical to an uninterrupted one, at some cost in speed; an op with
+	// no deterministic kernel then fails naming itself. CPU runs are deterministic without it. It changes no
+	// result, so the digest leaves it out and a run may be resumed with it switched.
+	Deterministic bool `toml:"deterministic" json:"-"`
 }
 
 // DistributedConfig tunes data-parallel training (trainer/dist.go). train.batch_size is the global batch.

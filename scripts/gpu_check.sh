@@ -107,16 +107,19 @@ else
 fi
 
 if ((BUILT)); then
-	# 2. The tests whose logic depends on the device: HuggingFace parity of every weight file, the generators'
-	# state saved and restored (CPU and CUDA), autocast's Float losses, exact resume on one device.
-	gotest parity 'Parity' ./models
-	gotest rng 'RNG|Generator' ./internal/torch
-	gotest bf16 'Precision|Autocast|BF16' ./internal/torch ./objectives/... ./trainer
-	gotest resume 'ResumeIsExact|KilledRun' ./trainer
+	# 2. The tests whose logic depends on the device: HuggingFace parity of every weight file, the generator's
+	# state saved and restored, bf16 autocast with Float losses and fp32 master weights, exact resume (with
+	# train.deterministic, which the tiny experiment sets on a GPU).
+	gotest parity 'TestParityWithHuggingFace' ./models
+	gotest rng 'TestGeneratorStateOnDevice' ./internal/torch
+	gotest bf16 'TestBF16KeepsFP32MasterWeights' ./trainer
+	gotest resume 'TestKillAndResumeIsBitIdentical|TestResumeFromEveryCheckpoint|TestDeterministicRunMatchesDefault' ./trainer
 
-	# 3. Two ranks equal one: the data-parallel tests on NCCL across two GPUs (Gloo across two processes on CPU).
+	# 3. Two ranks equal one: the data-parallel tests on NCCL across two GPUs (Gloo across two processes on CPU):
+	# one process with the whole batch against two with half each, a SIGKILLed two-rank run resumed bit for bit,
+	# and different dropout masks on the two ranks.
 	if ((GPUS >= 2)); then
-		gotest ranks 'TwoGloo|TwoWorkers|RanksDraw' ./trainer
+		gotest ranks 'TestTwoGlooWorkersFollowOneProcess|TestTwoGlooWorkersKilledAndResumedWithDropout|TestRanksDrawDifferentDropoutMasks' ./trainer
 	else
 		verdict ranks FAIL "needs 2 GPUs, found $GPUS (pass --gpus)"
 	fi

@@ -17,6 +17,7 @@ import (
 
 	"convrep/checkpoint"
 	"convrep/experiment"
+	"convrep/internal/devtest"
 	"convrep/internal/shared"
 	"convrep/safetensors"
 )
@@ -53,6 +54,7 @@ seed = 7
 [model]
 tokenizer = %q
 max_length = 16
+device = %q  # cpu, or cuda under scripts/gpu_check.sh (internal/devtest)
 
 [model.random]
 arch = "bert"
@@ -80,7 +82,8 @@ head_lr = 3e-3
 checkpoint_every = 3
 log_every = 1
 threads = 1
-`, filepath.Join(dir, "out"), tok, root, cache)
+deterministic = %v  # on a GPU, what makes the resumed runs bit-identical
+`, filepath.Join(dir, "out"), tok, devtest.Name(), root, cache, devtest.Name() != "cpu")
 	return writeExperimentIn(t, dir, body)
 }
 

@@ -126,6 +126,9 @@ func prepare(ctx context.Context, e *experiment.Experiment, log *zap.Logger) (_ 
 			return nil, err
 		}
 	}
+	if err := deterministic(e.Train.Deterministic, dev, log); err != nil {
+		return nil, fmt.Errorf("train.deterministic: %w", err)
+	}
 	cl, err := joinCluster(e, dev)
 	if err != nil {
 		return nil, err
@@ -333,3 +336,19 @@ func optimGroups(obj objectives.Objective, m *models.Model, tc experiment.TrainC
 
 // ErrStopped is returned by Run after SIGINT / SIGTERM, once the current step is done and checkpointed.
 var ErrStopped = errors.New("stopped by signal; checkpoint written")
+
+// deterministic sets libtorch's deterministic-kernels switch for this run, on or off (it is process-wide:
+// a run must not inherit another's). On a GPU, cuBLAS reads CUBLAS_WORKSPACE_CONFIG when it creates its
+// handle, so it is set here, before any kernel runs, unless the user set it.
+func deterministic(on bool, dev gotch.Device, log *zap.Logger) error {
+	if on && dev.IsCuda() {
+		name, value, _ := strings.Cut(torch.DeterministicCuBLASEnv, "=")
+		if os.Getenv(name) == "" {
+			if err := os.Setenv(name, value); err != nil {
+				return err
+			}
+			log.Info("deterministic kernels: cuBLAS workspace set", zap.String(name, value))
+		}
+	}
+	return torch.SetDeterministic(on)
+}

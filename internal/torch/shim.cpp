@@ -34,6 +34,23 @@ char *convrep_set_num_threads(int n) {
 
 int convrep_get_num_threads(void) { return at::get_num_threads(); }
 
+// torch.use_deterministic_algorithms(on) calls the same two setters (torch/csrc/Module.cpp in 2.1); its cuDNN
+// switches are torch.backends.cudnn.deterministic and .benchmark. On CUDA, cuBLAS also needs
+// CUBLAS_WORKSPACE_CONFIG (Context::alertCuBLASConfigNotDeterministic), which the caller sets.
+char *convrep_set_deterministic(int on) {
+  try {
+    auto &ctx = at::globalContext();
+    ctx.setDeterministicAlgorithms(on != 0, /*warn_only=*/false);
+    ctx.setDeterministicCuDNN(on != 0);
+    ctx.setBenchmarkCuDNN(false);
+  } catch (const std::exception &e) {
+    return error_of(e);
+  }
+  return nullptr;
+}
+
+int convrep_deterministic(void) { return at::globalContext().deterministicAlgorithms() ? 1 : 0; }
+
 // The default generator of GPU `device`, or the CPU's for device < 0. Context::defaultGenerator (ATen/Context.h)
 // reaches the CUDA one through ATen's CUDA hooks, which call at::cuda::detail::getDefaultCUDAGenerator(index)
 // (ATen/cuda/CUDAGeneratorImpl.cpp) in a CUDA build and throw in a CPU one: the same code compiles in both.

@@ -33,6 +33,29 @@ func ManualSeed(seed uint64) error {
 	return nil
 }
 
+// SetDeterministic makes libtorch use deterministic kernels only, as torch.use_deterministic_algorithms does:
+// an op that has none then fails with an error naming it. CPU training is deterministic already; on a GPU
+// several backward kernels (index_add_, scatter_add_ ...) accumulate with atomics, so without this a resumed
+// run is not bit-identical to an uninterrupted one. On CUDA, cuBLAS needs CUBLAS_WORKSPACE_CONFIG as well
+// (DeterministicCuBLASEnv).
+func SetDeterministic(on bool) error {
+	v := 0
+	if on {
+		v = 1
+	}
+	if err := takeError(C.convrep_set_deterministic(C.int(v))); err != nil {
+		return fmt.Errorf("deterministic algorithms: %w", err)
+	}
+	return nil
+}
+
+// Deterministic reports whether SetDeterministic(true) is in force.
+func Deterministic() bool { return C.convrep_deterministic() == 1 }
+
+// DeterministicCuBLASEnv is the cuBLAS workspace setting deterministic CUDA kernels need (CUDA's cuBLAS
+// documentation, "Results reproducibility"; libtorch checks for it in Context::checkCuBLASConfigDeterministic).
+const DeterministicCuBLASEnv = "CUBLAS_WORKSPACE_CONFIG=:4096:8"
+
 // SetNumThreads sets the size of libtorch's intra-op thread pool.
 func SetNumThreads(n int) error {
 	if n < 1 {

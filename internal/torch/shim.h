@@ -8,6 +8,11 @@ extern "C" {
 // Each returns NULL on success, or a malloc'ed error message the caller frees.
 char *convrep_manual_seed(uint64_t seed);
 char *convrep_set_num_threads(int n);
+// Deterministic kernels only (torch.use_deterministic_algorithms(on)), cuDNN deterministic and not
+// benchmarking: an op without a deterministic kernel then fails naming itself instead of running.
+char *convrep_set_deterministic(int on);
+// 1 when deterministic algorithms are on.
+int convrep_deterministic(void);
 int convrep_get_num_threads(void);
 // device is a GPU's index, or -1 for the CPU. The default generator's state (torch.get_rng_state,
 // torch.cuda.get_rng_state): *out is malloc'ed, *len its size in bytes.

@@ -1,0 +1,35 @@
+package trainer
+
+import (
+	"testing"
+
+	"convrep/checkpoint"
+	"convrep/internal/torch"
+)
+
+// With train.deterministic every op of a training step has a deterministic kernel (libtorch would fail the
+// step naming an op that has none), the run ends where the default one does, and the switch is put back
+// for the runs after it: it is process-wide.
+func TestDeterministicRunMatchesDefault(t *testing.T) {
+	sets := []string{"train.max_steps=6", "train.checkpoint_every=6"}
+	plain := tinyExperiment(t, t.TempDir(), "")
+	if err := train(t, plain, sets, false); err != nil {
+		t.Fatal(err)
+	}
+	det := tinyExperiment(t, t.TempDir(), "")
+	if err := train(t, det, append(sets, "train.deterministic=true"), false); err != nil {
+		t.Fatal(err)
+	}
+	sameLosses(t, outOf(plain), outOf(det), 6)
+	sameParams(t, checkpoint.PathAt(outOf(plain), 6), checkpoint.PathAt(outOf(det), 6))
+	if !torch.Deterministic() {
+		t.Fatal("the deterministic run left the switch off")
+	}
+	again := tinyExperiment(t, t.TempDir(), "")
+	if err := train(t, again, sets, false); err != nil {
+		t.Fatal(err)
+	}
+	if torch.Deterministic() {
+		t.Fatal("a run without train.deterministic kept the previous run's switch on")
+	}
+}
