@@ -22,7 +22,7 @@ import (
 // opening. TOD-BERT's pipeline builds one example per turn, the dialogue up to that turn
 // (utils/utils_*.py, read_langs_turn), each cut from the left to the model's length
 // (utils/dataloader_usdl.py, Dataset_usdl.preprocess: [CLS] + tokens[-max_length+1:]); its windows end at
-// every turn and together reach every token. Tiling reaches every token once per epoch at a cost of one
+// every turn and together reach every token (of a turn shorter than max_length). Tiling reaches every token once per epoch at a cost of one
 // example per max_length tokens instead of one per turn. The tiling of a dialogue is moved each epoch by a
 // shift drawn from (seed, epoch, dialogue), so window borders fall elsewhere each epoch and a resumed run
 // draws the same ones; the number of windows, and so the examples, stays the same.

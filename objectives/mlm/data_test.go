@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"convrep/datasets"
+	"convrep/objectives"
 )
 
 // windowData is a dialogue of 7 turns of 6 tokens (role token 1, then five ids unique to their place,
@@ -106,6 +107,26 @@ func TestTruncateKeepsOneCut(t *testing.T) {
 		}
 		if slices.Contains(r, lost) {
 			t.Errorf("keepEnd %v: a single cut of 10 of 42 tokens holds %d", keepEnd, lost)
+		}
+	}
+}
+
+func TestParseLongDialogues(t *testing.T) {
+	for _, tc := range []struct {
+		set  objectives.Settings
+		want string // "" for an error
+	}{
+		{objectives.Settings{}, LongWindows},
+		{objectives.Settings{"long_dialogues": "truncate"}, LongTruncate},
+		{objectives.Settings{"long_dialogues": "windows"}, LongWindows},
+		{objectives.Settings{"long_dialogues": "middle"}, ""},
+	} {
+		c, err := parseMLM(tc.set)
+		switch {
+		case tc.want == "" && err == nil:
+			t.Errorf("%v: no error", tc.set)
+		case tc.want != "" && (err != nil || c.(Config).LongDialogues != tc.want):
+			t.Errorf("%v: %v, %v; want %s", tc.set, c, err, tc.want)
 		}
 	}
 }
