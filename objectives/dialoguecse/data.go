@@ -18,7 +18,7 @@ import (
 )
 
 // cseExamples is DialogueCSE's dataset (§3): every utterance of a dialogue is a response r, its context C
-// the up to context_turns utterances on each side of it. Utterances are tokenised once, each on its own
+// context_turns utterances around it in all (contextWindows). Utterances are tokenised once, each on its own
 // ([CLS] u [SEP], truncated to model.max_length), as the encoder reads them one by one (§4.1).
 //
 // The negatives of an example are responses of other examples of the same batch. A batch is a random draw
@@ -77,13 +77,22 @@ func newCSEExamples(env objectives.DataEnv, cfg Config) (objectives.Dataset, err
 	return d, nil
 }
 
-// contextWindows makes every turn of a dialogue of n turns, numbered from first on, a response whose
-// context is the up to w turns before it and the up to w after it.
+// contextWindows makes every turn of a dialogue of n turns, numbered from first on, a response r whose
+// context C is w turns in total, taken around it. DialogueCSE §5.3 sets "the number of context turns" to 3,
+// and §4.2 refines r once per utterance of C, "t − 1 refined embedding matrices" for a session S of t turns:
+// C is S without r, so it holds w turns, not w on each side (Fig. 2: performance rises up to about 3 turns
+// and falls past it). §3 writes S = {u1, …, uk−1, r, uk+1, …, ut} and C as "the bi-directional context
+// around r": turns on both sides of r, consecutive with it. The paper does not say how the w turns divide
+// between the sides; here S is the run of w+1 consecutive turns holding r with r as near its middle as the
+// dialogue allows, the odd turn going before r (the side a response answers): for w = 3, two turns before
+// and one after. Near the dialogue's start or end the run shifts so that C keeps w turns; a dialogue of w
+// turns or fewer gives all its other turns.
 func contextWindows(first int32, n, w int) []cseExample {
 	out := make([]cseExample, n)
 	for k := range n {
 		out[k].resp = first + int32(k)
-		for c := max(0, k-w); c < min(n, k+w+1); c++ {
+		start := min(max(0, k-(w+1)/2), max(0, n-(w+1)))
+		for c := start; c < min(n, start+w+1); c++ {
 			if c != k {
 				out[k].context = append(out[k].context, first+int32(c))
 			}

@@ -11,17 +11,52 @@ import (
 	"go.uber.org/zap"
 )
 
+// C is context_turns turns in all (§5.3, §4.2), consecutive with r, the odd one before it, shifted at the
+// dialogue's ends so that it keeps its size.
 func TestContextWindows(t *testing.T) {
 	for _, tc := range []struct {
 		n, w int
 		want string // resp:context per example
 	}{
 		{2, 3, "[{10 [11]} {11 [10]}]"},
-		{5, 1, "[{10 [11]} {11 [10 12]} {12 [11 13]} {13 [12 14]} {14 [13]}]"},
-		{7, 3, "[{10 [11 12 13]} {11 [10 12 13 14]} {12 [10 11 13 14 15]} {13 [10 11 12 14 15 16]} {14 [11 12 13 15 16]} {15 [12 13 14 16]} {16 [13 14 15]}]"},
+		{4, 5, "[{10 [11 12 13]} {11 [10 12 13]} {12 [10 11 13]} {13 [10 11 12]}]"},
+		{5, 1, "[{10 [11]} {11 [10]} {12 [11]} {13 [12]} {14 [13]}]"},
+		{7, 2, "[{10 [11 12]} {11 [10 12]} {12 [11 13]} {13 [12 14]} {14 [13 15]} {15 [14 16]} {16 [14 15]}]"},
+		{7, 3, "[{10 [11 12 13]} {11 [10 12 13]} {12 [10 11 13]} {13 [11 12 14]} {14 [12 13 15]} {15 [13 14 16]} {16 [13 14 15]}]"},
 	} {
 		if got := fmt.Sprint(contextWindows(10, tc.n, tc.w)); got != tc.want {
 			t.Errorf("n=%d w=%d: %s, want %s", tc.n, tc.w, got, tc.want)
+		}
+	}
+}
+
+// The default context is 3 turns in all (§5.3), not 3 on each side, and context_turns changes it.
+func TestContextTurnsSetting(t *testing.T) {
+	for _, tc := range []struct {
+		set  objectives.Settings
+		want int
+	}{
+		{objectives.Settings{}, 3},
+		{objectives.Settings{"context_turns": int64(1)}, 1},
+		{objectives.Settings{"context_turns": int64(5)}, 5},
+	} {
+		cfg, err := Parse(tc.set)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.set, err)
+		}
+		if cfg.ContextTurns != tc.want {
+			t.Fatalf("%v: context_turns %d, want %d", tc.set, cfg.ContextTurns, tc.want)
+		}
+		const n = 12
+		for _, ex := range contextWindows(0, n, cfg.ContextTurns) {
+			if len(ex.context) != tc.want {
+				t.Errorf("%v: response %d has %d context turns %v, want %d", tc.set, ex.resp, len(ex.context), ex.context, tc.want)
+			}
+			// r and C are consecutive turns of the dialogue.
+			turns := slices.Sorted(slices.Values(append([]int32{ex.resp}, ex.context...)))
+			if turns[len(turns)-1]-turns[0] != int32(tc.want) {
+				t.Errorf("%v: response %d with context %v is not a run of consecutive turns", tc.set, ex.resp, ex.context)
+			}
 		}
 	}
 }

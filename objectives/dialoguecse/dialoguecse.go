@@ -12,7 +12,7 @@
 //
 // Settings ([objective] table, Config): temperature (0.1), aggregation ("mean" = I2, the
 // default, or "attention" = I1), attention_hidden (I1's FFN width, default the hidden size), negatives (9),
-// context_turns (3 on each side), min_turns (2), freeze_layers (6: the embeddings and the bottom six layers
+// context_turns (3 in all, around the response), min_turns (2), freeze_layers (6: the embeddings and the bottom six layers
 // are not trained, §5.3; see Groups). I1's FFN lives in the model's VarStore under
 // dialoguecse_attention and trains at train.head_lr; the encoder the trainer saves leaves it out. The paper's continued-MLM stage (§5.3) is a run of its own with the MLM objective, whose saved
 // model is this run's backbone (experiments/dialoguecse_mlm_bert_base.toml).

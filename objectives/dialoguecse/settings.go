@@ -41,8 +41,8 @@ type Config struct {
 	// results, Table 3 at τ = 0.1, are those of 9). They are the responses of other examples of the batch,
 	// so a batch must hold at least Negatives+1 examples.
 	Negatives int
-	// ContextTurns is how many turns on each side of the response make its context C (§5.3: 3). Near a
-	// dialogue's start or end the context is one-sided or shorter.
+	// ContextTurns is how many turns make the response's context C in all, on both sides of it (§5.3: "the
+	// number of context turns" 3; §4.2: t − 1 of them for a session of t turns). contextWindows says which.
 	ContextTurns int
 	// MinTurns drops dialogues of fewer turns (§5.1.1 drops those under 4 for JDDC and ECD, none for MDC);
 	// at least 2, so that every response has a context.

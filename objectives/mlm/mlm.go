@@ -8,8 +8,9 @@
 // DialogueCSE's losses, which call MaskTokens and Loss.
 //
 // As the "mlm" objective (TOD-BERT-mlm, Wu et al. 2020 §2.2) each example is a whole dialogue flattened with
-// the role tokens, "[CLS] [USR] u1 [SYS] s1 ... [SEP]" (datasets.FlattenTurns), masked afresh each epoch
-// (data.go). Settings ([objective] table): mask_prob (0.15).
+// the role tokens, "[CLS] [USR] u1 [SYS] s1 ... [SEP]" (datasets.FlattenTurns), masked afresh each epoch;
+// a dialogue longer than model.max_length is cut into windows that tile it (data.go). Settings ([objective]
+// table): mask_prob (0.15), long_dialogues ("windows", or "truncate": one cut by model.truncation).
 package mlm
 
 import (
@@ -52,14 +53,18 @@ func CheckMaskProb(p float64) error {
 
 // Config are the masked-LM settings.
 type Config struct {
-	MaskProb float64 // the share of chosen tokens (0.15)
+	MaskProb      float64 // the share of chosen tokens (0.15)
+	LongDialogues string  // LongWindows (the default) or LongTruncate: how a dialogue over model.max_length becomes examples
 }
 
 func parseMLM(s objectives.Settings) (objectives.Config, error) {
 	r := s.Reader()
-	c := Config{MaskProb: r.Number("mask_prob", DefaultMaskProb)}
+	c := Config{MaskProb: r.Number("mask_prob", DefaultMaskProb), LongDialogues: r.Text("long_dialogues", LongWindows)}
 	if err := r.Done(); err != nil {
 		return nil, err
+	}
+	if c.LongDialogues != LongWindows && c.LongDialogues != LongTruncate {
+		return nil, fmt.Errorf("setting long_dialogues = %q: must be %q or %q", c.LongDialogues, LongWindows, LongTruncate)
 	}
 	if err := CheckMaskProb(c.MaskProb); err != nil {
 		return nil, err
@@ -95,7 +100,7 @@ func (o *mlm) Groups() []objectives.Group {
 	return []objectives.Group{objectives.EncoderGroup(o.model)}
 }
 
-// Dataset is one flattened dialogue per example, masked afresh each epoch (data.go).
+// Dataset is the flattened dialogues, a window of one per example, masked afresh each epoch (data.go).
 func (o *mlm) Dataset(env objectives.DataEnv) (objectives.Dataset, error) {
 	return newMLMDialogues(env, o.cfg)
 }
