@@ -103,6 +103,14 @@ type TrainConfig struct {
 	// Precision is fp32 (the default) or bf16: the forward pass and the loss under libtorch's autocast, with
 	// fp32 master weights and gradients (left out of the digest when fp32, as runs written before it exist).
 	Precision string `toml:"precision" json:"precision,omitempty"`
+	// ValidShare is the share of the pretraining dialogues held out for validation (0 = none, the
+	// default); EvalEvery the steps between two validations (a multiple of log_every, so each lands on a
+	// metrics line); EarlyStoppingPatience the validations without improvement after which the run stops
+	// (0 = never). Zero values stay out of the digest, as runs written before them exist; eval_every and the
+	// patience change no step's result and are left out of it altogether (Digest).
+	ValidShare            float64 `toml:"valid_share" json:"valid_share,omitempty"`
+	EvalEvery             int64   `toml:"eval_every" json:"eval_every,omitempty"`
+	EarlyStoppingPatience int64   `toml:"early_stopping_patience" json:"early_stopping_patience,omitempty"`
 }
 
 // DistributedConfig tunes data-parallel training (trainer/dist.go). train.batch_size is the global batch.
