@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -278,24 +279,25 @@ func (t *Trainer) writeBestAsModel(dir string) error {
 	return atomicfile.WriteDir(dir, func(tmp string) error { return copyFiles(src, tmp, bestRecord) })
 }
 
-// copyFiles copies the plain files of src into dst, except skip.
+// copyFiles copies the tree under src (folders and plain files) into dst, except src's file skip.
 func copyFiles(src, dst, skip string) error {
-	es, err := os.ReadDir(src)
-	if err != nil {
-		return err
-	}
-	for _, e := range es {
-		if e.Name() == skip {
-			continue
-		}
-		if !e.Type().IsRegular() {
-			return fmt.Errorf("%s: %s is not a plain file", src, e.Name())
-		}
-		if err := copyFile(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+	return filepath.WalkDir(src, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
 			return err
 		}
-	}
-	return nil
+		rel, err := filepath.Rel(src, path)
+		if err != nil || rel == "." || rel == skip {
+			return err
+		}
+		switch to := filepath.Join(dst, rel); {
+		case e.IsDir():
+			return os.MkdirAll(to, 0o755)
+		case e.Type().IsRegular():
+			return copyFile(path, to)
+		default:
+			return fmt.Errorf("%s is not a plain file or a folder", path)
+		}
+	})
 }
 
 func copyFile(src, dst string) error {
