@@ -149,6 +149,7 @@ func (t *Trainer) runEpoch(ctx context.Context, batches *prefetcher, perEpoch, p
 				return fmt.Errorf("step %d: %w", t.pos.Step, err)
 			}
 			m := t.window.metric(t.pos, t.opt, r.norm, objMetrics, time.Since(start))
+			t.lastLoss = m.Loss // before the validation, whose best/ model card states it
 			if evalStep {
 				if early, err = t.validate(&m); err != nil {
 					return err
@@ -158,7 +159,6 @@ func (t *Trainer) runEpoch(ctx context.Context, batches *prefetcher, perEpoch, p
 			if err := metrics.write(m); err != nil {
 				return err
 			}
-			t.lastLoss = m.Loss
 			t.log.Debug("step", zap.Int64("step", m.Step), zap.Float64("loss", m.Loss), zap.Float64("pairs_per_s", m.PairsPerS))
 			t.window = lossWindow{}
 			if err := t.tally.newWindow(); err != nil {
