@@ -160,10 +160,7 @@ func prepare(ctx context.Context, e *experiment.Experiment, log *zap.Logger) (_ 
 	}
 	env := dataEnv(e, t.bb, files, cl.world(), dev, log)
 	if e.Train.ValidShare > 0 {
-		train, valid, err := holdoutEnvs(env, e.Train.ValidShare, e.Seed)
-		if err != nil {
-			return nil, err
-		}
+		train, valid := holdoutEnvs(env, e.Train.ValidShare, e.Seed)
 		env, t.validEnv = train, &valid
 	}
 	if t.data, err = t.obj.Dataset(env); err != nil {

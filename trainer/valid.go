@@ -46,19 +46,14 @@ type validation struct {
 
 // holdoutEnvs gives the training and validation sides of env's data for the held-out share; each side
 // caches its examples in a folder of its own, apart from a run without the split.
-func holdoutEnvs(env objectives.DataEnv, share float64, seed int64) (train, valid objectives.DataEnv, err error) {
+func holdoutEnvs(env objectives.DataEnv, share float64, seed int64) (train, valid objectives.DataEnv) {
 	base := filepath.Join(env.CacheDir, fmt.Sprintf("holdout-%g-seed%d", share, seed))
 	train, valid = env, env
 	train.Holdout = &objectives.Holdout{Share: share, Seed: seed}
 	valid.Holdout = &objectives.Holdout{Share: share, Seed: seed, Valid: true}
 	train.CacheDir, valid.CacheDir = filepath.Join(base, "train"), filepath.Join(base, "valid")
 	valid.MaxExamples = 0 // data.max_examples caps the training examples; the held-out share is kept whole
-	for _, d := range []string{train.CacheDir, valid.CacheDir} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return train, valid, fmt.Errorf("data.cache_dir: %w", err)
-		}
-	}
-	return train, valid, nil
+	return train, valid
 }
 
 // buildValidation builds the validation examples from the held-out dialogues and notes which they are.
