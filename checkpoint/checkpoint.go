@@ -71,6 +71,14 @@ type Window struct {
 	ObjectiveCount map[string]int64   `json:"objective_count,omitempty"`
 }
 
+// Valid is the state of a run's validation at a checkpoint.
+type Valid struct {
+	BestStep int64   `json:"best_step"` // the step of the lowest validation loss so far (0: none yet)
+	BestLoss float64 `json:"best_loss"`
+	Since    int64   `json:"since"`   // evaluations since the best one that did not improve on it
+	Stopped  bool    `json:"stopped"` // the run stopped early here: a resume goes straight to the end
+}
+
 func (w *Window) check(pos Position) error {
 	if w == nil {
 		return nil
@@ -98,6 +106,9 @@ type Meta struct {
 	Optimizer  map[string]any `json:"optimizer"`
 	World      int            `json:"world,omitempty"` // the number of ranks that wrote it; 0 means 1
 	Window     *Window        `json:"window,omitempty"`
+	// Valid is where validation stood (train.valid_share > 0): the best evaluation so far and the
+	// evaluations since, so that a resumed run keeps the same best model and stops early at the same step.
+	Valid *Valid `json:"valid,omitempty"`
 	// Checksum is "sha256:<hex>" of every tensor's name, dtype, shape and data (see Checksum); Write sets it.
 	// Checkpoints written before it existed have none and are read unchecked (File.Unchecked).
 	Checksum string `json:"checksum,omitempty"`

@@ -12,6 +12,7 @@ import (
 func (e *Experiment) Digest() string {
 	c := *e
 	c.OutputDir, c.Train.LogEvery, c.Train.CheckpointEvery, c.Train.KeepCheckpoints = "", 0, 0, 0
+	c.Train.EvalEvery, c.Train.EarlyStoppingPatience = 0, 0
 	if c.Train.Schedule == "constant" {
 		c.Train.MaxSteps = 0
 	}

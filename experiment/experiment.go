@@ -108,6 +108,14 @@ type TrainConfig struct {
 	// no deterministic kernel then fails naming itself. CPU runs are deterministic without it. It changes no
 	// result, so the digest leaves it out and a run may be resumed with it switched.
 	Deterministic bool `toml:"deterministic" json:"-"`
+	// ValidShare is the share of the pretraining dialogues held out for validation (0 = none, the
+	// default); EvalEvery the steps between two validations (a multiple of log_every, so each lands on a
+	// metrics line); EarlyStoppingPatience the validations without improvement after which the run stops
+	// (0 = never). Zero values stay out of the digest, as runs written before them exist; eval_every and the
+	// patience change no step's result and are left out of it altogether (Digest).
+	ValidShare            float64 `toml:"valid_share" json:"valid_share,omitempty"`
+	EvalEvery             int64   `toml:"eval_every" json:"eval_every,omitempty"`
+	EarlyStoppingPatience int64   `toml:"early_stopping_patience" json:"early_stopping_patience,omitempty"`
 }
 
 // DistributedConfig tunes data-parallel training (trainer/dist.go). train.batch_size is the global batch.

@@ -166,3 +166,45 @@ func TestMetaLWOZMultiWOZKey(t *testing.T) {
 		t.Errorf("data config JSON %s (%v) names metalwoz_multiwoz", b, err)
 	}
 }
+
+// The validation keys: valid_share needs eval_every, a multiple of log_every; eval_every and the patience
+// need a share; off (the default) leaves existing digests as they were; the share changes the digest (the
+// training data differ), eval_every and the patience do not (they change no step).
+func TestValidationKeys(t *testing.T) {
+	path := writeExperiment(t, validExperiment)
+	base, err := Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(base.Train); strings.Contains(string(b), "valid") || strings.Contains(string(b), "eval") {
+		t.Errorf("train config JSON %s names a validation key while validation is off", b)
+	}
+	on := []string{"train.valid_share=0.01", "train.eval_every=20", "train.log_every=10"}
+	a, err := Load(path, on)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Load(path, append(on[:len(on):len(on)], "train.eval_every=40", "train.early_stopping_patience=3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Digest() == base.Digest() || a.Digest() != b.Digest() {
+		t.Errorf("digests: off %s, share 0.01 %s, with other eval_every and patience %s", base.Digest(), a.Digest(), b.Digest())
+	}
+	for _, tc := range []struct {
+		set  []string
+		want string
+	}{
+		{[]string{"train.valid_share=0.01"}, "eval_every"},
+		{[]string{"train.valid_share=0.6", "train.eval_every=10"}, "valid_share"},
+		{[]string{"train.valid_share=-0.1", "train.eval_every=10"}, "valid_share"},
+		{[]string{"train.eval_every=10"}, "valid_share > 0"},
+		{[]string{"train.early_stopping_patience=2"}, "valid_share > 0"},
+		{[]string{"train.valid_share=0.01", "train.eval_every=15", "train.log_every=10"}, "multiple of train.log_every"},
+		{[]string{"train.valid_share=0.01", "train.eval_every=10", "train.early_stopping_patience=-1"}, "early_stopping_patience"},
+	} {
+		if _, err := Load(path, tc.set); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want an error naming %q", tc.set, err, tc.want)
+		}
+	}
+}

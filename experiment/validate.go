@@ -102,6 +102,16 @@ func (e *Experiment) validate() error {
 	if t.WeightDecay < 0 || t.MaxGradNorm < 0 {
 		fail("train.weight_decay and train.max_grad_norm must not be negative")
 	}
+	switch {
+	case !(t.ValidShare >= 0 && t.ValidShare <= MaxValidShare):
+		fail("train.valid_share must be in [0, %g], got %g", MaxValidShare, t.ValidShare)
+	case t.ValidShare > 0 && t.EvalEvery < 1:
+		fail("train.valid_share %g needs train.eval_every, the steps between two validations", t.ValidShare)
+	case t.ValidShare == 0 && (t.EvalEvery != 0 || t.EarlyStoppingPatience != 0):
+		fail("train.eval_every and train.early_stopping_patience need train.valid_share > 0 (a held-out share to validate on)")
+	case t.EvalEvery > 0 && t.LogEvery > 0 && t.EvalEvery%t.LogEvery != 0:
+		fail("train.eval_every %d must be a multiple of train.log_every %d (the validation goes into that step's metrics line)", t.EvalEvery, t.LogEvery)
+	}
 	if o := strings.ToLower(t.Optimizer); o != "adam" && o != "adamw" {
 		fail("train.optimizer %q is not adam or adamw", t.Optimizer)
 	}
@@ -124,6 +134,8 @@ const (
 	MaxSteps  = 1 << 40
 	maxKeep   = 1 << 16
 	maxThread = 1 << 12
+	// MaxValidShare bounds train.valid_share: a held-out share beyond half is a typo (1 for 0.01).
+	MaxValidShare = 0.5
 )
 
 // bound is one [train] size and the range it must lie in; why says what the lower bound is for.
@@ -145,5 +157,7 @@ func trainBounds(t *TrainConfig) []bound {
 		{key: "checkpoint_every", value: t.CheckpointEvery, min: 1, max: MaxSteps},
 		{key: "keep_checkpoints", value: int64(t.KeepCheckpoints), min: 1, max: maxKeep},
 		{key: "threads", value: int64(t.Threads), min: 0, max: maxThread},
+		{key: "eval_every", value: t.EvalEvery, min: 0, max: MaxSteps},
+		{key: "early_stopping_patience", value: t.EarlyStoppingPatience, min: 0, max: MaxSteps},
 	}
 }

@@ -42,14 +42,22 @@ type DataEnv struct {
 	// parts seeded by seed (MGT's frozen encoder that orders the response pool, §3.3). libtorch's generator
 	// is left as it was found.
 	Encoder func(seed int64) (*models.Model, error)
+
+	// Holdout, when set, splits the dialogues into training and validation ones (train.valid_share):
+	// ReadDialogues returns this side's only.
+	Holdout *Holdout
 }
 
 // RankBatch is the share of the global batch one rank processes.
 func (e DataEnv) RankBatch() int { return e.BatchSize / max(e.Ranks, 1) }
 
-// ReadDialogues reads the experiment's corpora.
+// ReadDialogues reads the experiment's corpora: with a Holdout, its side of them.
 func (e DataEnv) ReadDialogues() ([]datasets.Dialogue, error) {
-	return datasets.ReadAll(e.Root, e.Corpora, e.Read)
+	ds, err := datasets.ReadAll(e.Root, e.Corpora, e.Read)
+	if err != nil || e.Holdout == nil {
+		return ds, err
+	}
+	return e.Holdout.apply(ds)
 }
 
 // Logger is e.Log, or a no-op logger.

@@ -46,3 +46,13 @@ func EmbeddingOf(o Objective) (models.Pooling, bool) {
 	}
 	return models.Mean, true
 }
+
+// Validator is an objective whose held-out measure is not its training loss: an MLM-based one reports the
+// perplexity, exp of the mean negative log-likelihood of the masked tokens (FutureTOD §3.1 stops early on
+// it). ValidationLoss gives one batch's summed NLL (a detached 0-dim tensor on the device, never read back
+// here) and the number of tokens it sums; the trainer runs it in eval mode under no-grad, and the batches
+// come from a dataset that keeps its masks from one evaluation to the next. An objective without it is
+// validated by the mean of Loss(batch, false) over the batches.
+type Validator interface {
+	ValidationLoss(batch any) (sum *ts.Tensor, count int64, err error)
+}

@@ -24,6 +24,12 @@ type Metric struct {
 	DataWaitS float64            `json:"data_wait_s"` // of step_s, the time a step waited for its batch
 	ElapsedS  float64            `json:"elapsed_s"`
 	Objective map[string]float64 `json:"objective,omitempty"` // the objective's metrics, each the mean over the micro-batches since the previous line
+	// ValidLoss is the loss on the held-out dialogues at an eval_every step (for an MLM-based objective the
+	// masked tokens' mean NLL), ValidPPL its exponential, the perplexity, for an MLM-based objective;
+	// BestStep the step of the lowest ValidLoss so far.
+	ValidLoss *float64 `json:"valid_loss,omitempty"`
+	ValidPPL  *float64 `json:"valid_ppl,omitempty"`
+	BestStep  int64    `json:"best_step,omitempty"`
 }
 
 // metricsLog appends lines to metrics.jsonl. A resumed run first drops the lines after its checkpoint's step,

@@ -271,7 +271,8 @@ func checkSteps(t *testing.T, run string, ms []Metric, n int64) {
 // sameTrajectory compares what a metrics line says about training, leaving out the timings.
 func sameTrajectory(a, b Metric) bool {
 	return a.Step == b.Step && a.Epoch == b.Epoch && a.Loss == b.Loss && a.LR == b.LR && a.HeadLR == b.HeadLR &&
-		a.GradNorm == b.GradNorm && reflect.DeepEqual(a.Objective, b.Objective)
+		a.GradNorm == b.GradNorm && reflect.DeepEqual(a.Objective, b.Objective) &&
+		reflect.DeepEqual(a.ValidLoss, b.ValidLoss) && reflect.DeepEqual(a.ValidPPL, b.ValidPPL) && a.BestStep == b.BestStep
 }
 
 // TestResumeFromEveryCheckpoint is the deterministic half of the test above: a run of three epochs of four

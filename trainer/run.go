@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -64,12 +65,20 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 	defer t.tally.drop()
 	start := time.Now()
 	stopping := false // every rank agreed to stop after the step just taken
-	for t.pos.Step < t.total {
+	early := t.valid != nil && t.valid.state.Stopped
+	if early {
+		t.log.Info("the run stopped early at this checkpoint; writing its best model", zap.Int64("step", t.pos.Step))
+	}
+	for !early && t.pos.Step < t.total {
 		order := datasets.Order(t.data.Len(), e.Seed, t.pos.Epoch)
 		steps := min(perEpoch-t.pos.Batch, int(t.total-t.pos.Step))
 		batches := t.prefetch(order, t.pos.Epoch, t.pos.Batch, t.pos.Batch+steps)
 		err := t.runEpoch(ctx, batches, perEpoch, perStep, metrics, bar, start, &stopping)
 		batches.close()
+		if errors.Is(err, errEarlyStop) {
+			early = true
+			break
+		}
 		if err != nil {
 			return err
 		}
@@ -78,8 +87,10 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 		}
 	}
 	bar.Finish()
-	if err := t.syncAndCheckpoint(metrics); err != nil {
-		return err
+	if !early { // an early stop checkpointed its step already
+		if err := t.syncAndCheckpoint(metrics); err != nil {
+			return err
+		}
 	}
 	if !t.cl.leader() {
 		return nil
@@ -115,8 +126,11 @@ func (t *Trainer) runEpoch(ctx context.Context, batches *prefetcher, perEpoch, p
 		// with the next batch, not this one again.
 		t.pos.Step, t.pos.Batch = t.pos.Step+1, t.pos.Batch+1
 		logStep := t.pos.Step%e.Train.LogEvery == 0 || t.pos.Step == t.total
+		// eval_every is a multiple of log_every: an evaluation's step is a log step.
+		evalStep := t.valid != nil && t.pos.Step%e.Train.EvalEvery == 0
 		checkpointStep := t.pos.Step%e.Train.CheckpointEvery == 0 && t.pos.Step < t.total
 		var r reading
+		early := false // the validation at this step stops the run
 		if logStep || checkpointStep {
 			if r, err = t.settle(ctx.Err() != nil); err != nil {
 				return err
@@ -135,21 +149,29 @@ func (t *Trainer) runEpoch(ctx context.Context, batches *prefetcher, perEpoch, p
 				return fmt.Errorf("step %d: %w", t.pos.Step, err)
 			}
 			m := t.window.metric(t.pos, t.opt, r.norm, objMetrics, time.Since(start))
+			t.lastLoss = m.Loss // before the validation, whose best/ model card states it
+			if evalStep {
+				if early, err = t.validate(&m); err != nil {
+					return err
+				}
+			}
 			bar.Describe(fmt.Sprintf("loss %.4f", m.Loss))
 			if err := metrics.write(m); err != nil {
 				return err
 			}
-			t.lastLoss = m.Loss
 			t.log.Debug("step", zap.Int64("step", m.Step), zap.Float64("loss", m.Loss), zap.Float64("pairs_per_s", m.PairsPerS))
 			t.window = lossWindow{}
 			if err := t.tally.newWindow(); err != nil {
 				return err
 			}
 		}
-		if checkpointStep {
+		if checkpointStep || early {
 			if err := t.syncAndCheckpoint(metrics); err != nil {
 				return err
 			}
+		}
+		if early {
+			return errEarlyStop
 		}
 	}
 	return nil
@@ -286,18 +308,14 @@ func (w *lossWindow) metric(pos checkpoint.Position, opt *optim.Optimizer, norm 
 // model/ or the new one, never weights of one run with the tokenizer of another.
 func (t *Trainer) finish() error {
 	dir := filepath.Join(t.exp.OutputDir, "model")
-	err := atomicfile.WriteDir(dir, func(tmp string) error {
-		if err := t.bb.Model.Save(tmp); err != nil {
-			return fmt.Errorf("save model: %w", err)
-		}
-		if err := t.bb.Tok.Save(tmp); err != nil {
-			return fmt.Errorf("save tokenizer: %w", err)
-		}
-		if err := t.describeModel(tmp); err != nil {
-			return fmt.Errorf("describe the model: %w", err)
-		}
-		return nil
-	})
+	var err error
+	if t.valid != nil && t.valid.state.BestStep > 0 {
+		err = t.writeBestAsModel(dir)
+		t.log.Info("the run's model is its best evaluation's", zap.Int64("step", t.valid.state.BestStep),
+			zap.Float64("valid_loss", t.valid.state.BestLoss))
+	} else {
+		err = atomicfile.WriteDir(dir, t.writeModel)
+	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", dir, err)
 	}
@@ -310,5 +328,19 @@ func (t *Trainer) finish() error {
 	}
 	t.log.Info("done", zap.String("model", dir), zap.String("metrics", filepath.Join(t.exp.OutputDir, "metrics.jsonl")),
 		zap.String("loss_curve", plotPath))
+	return nil
+}
+
+// writeModel saves the encoder as it is now, with its tokenizer and model card, into dir.
+func (t *Trainer) writeModel(dir string) error {
+	if err := t.bb.Model.Save(dir); err != nil {
+		return fmt.Errorf("save model: %w", err)
+	}
+	if err := t.bb.Tok.Save(dir); err != nil {
+		return fmt.Errorf("save tokenizer: %w", err)
+	}
+	if err := t.describeModel(dir); err != nil {
+		return fmt.Errorf("describe the model: %w", err)
+	}
 	return nil
 }

@@ -26,6 +26,10 @@ func (t *Trainer) saveCheckpoint() error {
 	if t.cl.multi() {
 		c.Meta.World = t.cl.world() // single-process checkpoints leave it out, as they always have
 	}
+	if t.valid != nil {
+		v := t.valid.state
+		c.Meta.Valid = &v
+	}
 	if t.window.loss.Steps > 0 {
 		w := t.window.loss // a checkpoint right after a metrics line has none, as before windows were kept
 		if w.Objective, w.ObjectiveCount, err = t.objm.state(); err != nil {
@@ -141,6 +145,12 @@ func (t *Trainer) restore(path string) error {
 	}
 	if err := t.restoreRNG(c); err != nil {
 		return fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	switch {
+	case t.valid != nil && c.Meta.Valid == nil:
+		return fmt.Errorf("checkpoint %s has no validation state, and this run validates (train.valid_share)", path)
+	case t.valid != nil:
+		t.valid.state = *c.Meta.Valid
 	}
 	t.pos = c.Meta.Position
 	t.window = lossWindow{}

@@ -42,14 +42,16 @@ type Trainer struct {
 	groups   []optim.Group
 	digest   string
 	pos      checkpoint.Position
-	window   lossWindow // the steps since the last metrics line
-	objm     objWindow  // the objective's metrics since the last metrics line, summed on the device
-	tally    *tally     // the steps since the last reading, on the device (Run)
-	total    int64      // optimiser steps the run will make
-	perEpoch int64      // optimiser steps in an epoch
-	cl       *cluster   // this process's rank among the data-parallel ranks
-	restored rngSet     // the generators a resume restored (nil on a fresh run)
-	lastLoss float64    // the loss of the last metrics line, for the model card
+	window   lossWindow          // the steps since the last metrics line
+	objm     objWindow           // the objective's metrics since the last metrics line, summed on the device
+	tally    *tally              // the steps since the last reading, on the device (Run)
+	total    int64               // optimiser steps the run will make
+	perEpoch int64               // optimiser steps in an epoch
+	cl       *cluster            // this process's rank among the data-parallel ranks
+	restored rngSet              // the generators a resume restored (nil on a fresh run)
+	lastLoss float64             // the loss of the last metrics line, for the model card
+	validEnv *objectives.DataEnv // the held-out side of the data (train.valid_share > 0), for New
+	valid    *validation         // the held-out examples and the best evaluation; nil without validation
 }
 
 // Options are the command line's choices beside the experiment file.
@@ -80,6 +82,14 @@ func New(ctx context.Context, e *experiment.Experiment, opt Options, log *zap.Lo
 	}()
 	if err := t.buildOptimizer(); err != nil {
 		return nil, err
+	}
+	if t.validEnv != nil {
+		if err := t.buildValidation(*t.validEnv); err != nil {
+			return nil, err
+		}
+		if err := t.recordValidation(len(paths) > 0); err != nil {
+			return nil, err
+		}
 	}
 	if len(paths) > 0 {
 		if err := t.restoreNewestGood(paths); err != nil {
@@ -151,7 +161,12 @@ func prepare(ctx context.Context, e *experiment.Experiment, log *zap.Logger) (_ 
 	if gb, ok := t.obj.(objectives.GlobalBatch); ok && cl.multi() && !cl.local {
 		gb.SetGather(cl.gather)
 	}
-	if t.data, err = t.obj.Dataset(dataEnv(e, t.bb, files, cl.world(), dev, log)); err != nil {
+	env := dataEnv(e, t.bb, files, cl.world(), dev, log)
+	if e.Train.ValidShare > 0 {
+		train, valid := holdoutEnvs(env, e.Train.ValidShare, e.Seed)
+		env, t.validEnv = train, &valid
+	}
+	if t.data, err = t.obj.Dataset(env); err != nil {
 		return nil, err
 	}
 	return t, nil

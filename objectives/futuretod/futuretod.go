@@ -156,6 +156,7 @@ type futureTOD struct {
 var (
 	_ objectives.AfterStepper = (*futureTOD)(nil)
 	_ objectives.Stateful     = (*futureTOD)(nil)
+	_ objectives.Validator    = (*futureTOD)(nil)
 )
 
 // Groups: the student and its MLM head at train.lr; the teacher lives outside the student's VarStore.
@@ -251,3 +252,33 @@ func (f *futureTOD) State() map[string]*ts.Tensor { return f.teacher.state() }
 
 // Embedding: FutureTOD distils and is fine-tuned through the [CLS] state (§2.2, §3.2).
 func (f *futureTOD) Embedding() (models.Pooling, bool) { return models.CLS, false }
+
+// ValidationLoss is the held-out measure FutureTOD's pretraining stops early on, the perplexity of the
+// masked tokens (§3.1: "an early-stopped strategy based on perplexity scores of a held-out development
+// [set]"): the student's summed MLM negative log-likelihood over the batch's masked context tokens, and
+// their number. The teacher plays no part in it.
+func (f *futureTOD) ValidationLoss(batch any) (*ts.Tensor, int64, error) {
+	b, err := objectives.BatchAs[Batch](Name, batch)
+	if err != nil {
+		return nil, 0, err
+	}
+	if b.Context.IDs == nil || !b.Labels.Defined() {
+		return nil, 0, fmt.Errorf("futuretod validation: the batch needs the context and its MLM labels")
+	}
+	out, err := f.student.Forward(b.Context, false)
+	if err != nil {
+		return nil, 0, fmt.Errorf("futuretod validation: student: %w", err)
+	}
+	defer out.Drop()
+	mean, err := mlm.LossFromHidden(f.student, out.Last, b.Labels)
+	if err != nil {
+		return nil, 0, fmt.Errorf("futuretod validation: %w", err)
+	}
+	var sum *ts.Tensor
+	err = torch.Catch("futuretod validation", func() error {
+		sum = mean.MustDetach(false).MustMulScalar(ts.IntScalar(b.Labels.N), true)
+		return nil
+	})
+	mean.MustDrop()
+	return sum, b.Labels.N, err
+}
