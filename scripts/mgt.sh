@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# MGT (Mehri and Eskenazi 2019, "Multi-Granularity Representations of Dialog"): build the response pool and its
-# L = 5 similarity segments (cmd/mgtbuckets), train one BERT-base dual encoder per segment (Table 2's MGT members)
-# and the single dual encoder with uniform negatives, then for each model beside the untrained backbone:
-# next-utterance retrieval on MultiWOZ (20 candidates) and Ubuntu IRC (10), and the linear probes of §5.2-5.3
-# (bag-of-words of the last utterance, next system acts) on frozen representations.
-# The ensemble's combined score (Eq. 7, mgt.EnsembleProbabilities (objectives/mgt)) is not a cmd/evaluate task: each member
-# is evaluated on its own.
+# MGT (Mehri and Eskenazi 2019, "Multi-Granularity Representations of Dialog"), Table 2 on MultiWOZ next-utterance
+# retrieval (1 of 20), as the paper runs it (§3.3, §4.2.3):
+#   1. train the single dual encoder (uniform negatives, §3.1);
+#   2. embed the response pool with its response encoder and cut it into L similarity segments (cmd/mgtbuckets;
+#      the experiment's objective.segment_encoder names the single run);
+#   3. train one dual encoder per granularity (segment l's negatives, Eq. 9-12);
+#   4. train the plain ensemble, one member per seed (uniform negatives, §3.2);
+#   5. evaluate the single dual encoder, the seeds ensemble and the MGT ensemble (Eq. 7; every member scores by
+#      cᵀr with its two encoders, Eq. 4) and write Table 2's three rows to DIR/table2.md.
+# Without --small it also evaluates the untrained backbone and the single dual encoder on Ubuntu IRC (10
+# candidates) and with the linear probes of §5.2-5.3 (bag-of-words, next system acts).
 #
 # usage: scripts/mgt.sh [--small] [--gpus N] [--all] [--out DIR] [--dry-run]
-#   --small    experiments/mgt_small_cpu.toml on CPU (a random 4-layer BERT, segment 1 only); probes with 1 seed,
-#              5 epochs
+#   --small    the *_small_cpu.toml experiments on CPU: a random 2-layer BERT, L = 3 granularities, 2 seeds,
+#              200 steps per run (the files say what was scaled)
 #   --gpus N   train with N workers on N GPUs (cmd/train --nproc-per-node N); evaluation uses one GPU
-#   --all      also the plain ensemble of Table 2 (experiments/mgt_ensemble_bert_base.toml, members 1-5)
+#   --all      also Ubuntu IRC retrieval and the probes for every granularity and seed member
 #   --out DIR  where the tables go (default runs/repro/mgt or runs/repro/mgt_small)
 # Resumable: run it again with the same options and it continues (training resumes from its newest checkpoint,
 # finished steps are skipped). Needs bert-base-uncased in the HuggingFace cache, or the network to fetch it.
@@ -19,57 +23,75 @@
 # Expected wall time
 #   one GPU (an estimate, not measured): about 250,000 contexts (system responses of the 8 corpora) x 20 epochs,
 #     each a context of up to 128 tokens and 20 candidate responses through the dual encoder: about 1.8e18 FLOPs,
-#     3-4 h per member on an H100-class GPU; 6 members (5 segments and the single encoder) about 20 h, --all
-#     (5 more) about 37 h; evaluation (retrieval and probes, 7 models) 1-3 h.
-#   --small on CPU (a 2-core machine): training 16 min (984 s measured in runs/mgt_small_cpu/metrics.jsonl); the
-#     response pool, retrieval and probes not measured, estimated 10-20 min; about 30-40 min in all.
+#     3-4 h per run on an H100-class GPU; 11 runs (the single encoder, 5 granularities, 5 seeds) about 40 h;
+#     evaluation 1-3 h.
+#   --small on CPU (a 2-core machine shared with other jobs), measured: the single dual encoder 99 s (200 steps);
+#     the segments 3 s; each of the 3 granularities and 2 seed members about 2 min 10 s; the three Table 2
+#     evaluations about 1 min; about 11 min in all (546 s after the first stage).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 parse_args "$@"
 setup_bins
 
-# evaluate_mgt DIR MODEL [flags for the probes]: the retrieval and probe tables of one model.
+# evaluate_mgt DIR MODEL [flags for the probes]: Ubuntu IRC retrieval and the probe tables of one model.
 evaluate_mgt() {
 	local d="$1" m="$2"
 	shift 2
-	ev response "$d/response-multiwoz.json" --model "$m" --dataset multiwoz --candidates 20
 	ev response "$d/response-ubuntu.json" --model "$m" --dataset ubuntu --candidates 10
 	ev probe "$d/probe-bow.json" --model "$m" --dataset multiwoz --probe bow "$@"
 	ev probe "$d/probe-acts.json" --model "$m" --dataset multiwoz --probe acts "$@"
 }
 
+# join_runs PREFIX N: PREFIX1,PREFIX2,...,PREFIXN (an ensemble's --model list)
+join_runs() {
+	local out="" i
+	for ((i = 1; i <= $2; i++)); do out+="${out:+,}$1$i"; done
+	printf '%s\n' "$out"
+}
+
 if [[ "$SMALL" == 1 ]]; then
 	OUT="${OUT:-runs/repro/mgt_small}"
-	exp=experiments/mgt_small_cpu.toml
-	mgtbuckets "$exp"
-	train "$exp"
-	evaluate_mgt "$OUT/untrained" "$exp" --seeds 0 --epochs 5
-	evaluate_mgt "$OUT/mgt-seg1" "$(output_dir "$exp")" --seeds 0 --epochs 5
-	ev report "$OUT/report.md" "$OUT/untrained" "$OUT/mgt-seg1"
-	log "tables: $OUT/report.md"
+	single=experiments/mgt_single_small_cpu.toml exp=experiments/mgt_small_cpu.toml ens=experiments/mgt_ensemble_small_cpu.toml
+	L=3 SEEDS=2 # the files' objective.models
+else
+	OUT="${OUT:-runs/repro/mgt}"
+	single=experiments/mgt_single_bert_base.toml exp=experiments/mgt_bert_base.toml ens=experiments/mgt_ensemble_bert_base.toml
+	L=5 SEEDS=5
+fi
+
+# 1-2. The single dual encoder, then the segments from its response encoder.
+train "$single"
+mgtbuckets "$exp"
+# 3. One run per granularity.
+for ((l = 1; l <= L; l++)); do
+	train "$exp" --set "objective.segment=$l" --set "output_dir=$(output_dir "$exp")/seg$l"
+done
+# 4. The seeds ensemble.
+for ((m = 1; m <= SEEDS; m++)); do
+	train "$ens" --set "objective.member=$m" --set "seed=$((41 + m))" --set "output_dir=$(output_dir "$ens")/m$m"
+done
+# 5. Table 2: MultiWOZ, 1 of 20.
+t2=(--dataset multiwoz --candidates 20)
+ev response "$OUT/table2/single.json" --model "$(output_dir "$single")" --name "Single dual encoder" "${t2[@]}"
+ev response "$OUT/table2/ensemble.json" --model "$(join_runs "$(output_dir "$ens")/m" "$SEEDS")" --name "Ensemble ($SEEDS seeds)" "${t2[@]}"
+ev response "$OUT/table2/mgt.json" --model "$(join_runs "$(output_dir "$exp")/seg" "$L")" --name "MGT ($L granularities)" "${t2[@]}"
+ev report "$OUT/table2.md" "$OUT/table2/single.json" "$OUT/table2/ensemble.json" "$OUT/table2/mgt.json"
+log "Table 2: $OUT/table2.md"
+if [[ "$SMALL" == 1 ]]; then
 	exit 0
 fi
 
-OUT="${OUT:-runs/repro/mgt}"
-exp=experiments/mgt_bert_base.toml
-mgtbuckets "$exp"
-dirs=("$OUT/bert-base-uncased")
+dirs=("$OUT/bert-base-uncased" "$OUT/single")
 evaluate_mgt "$OUT/bert-base-uncased" "$exp"
-for l in 1 2 3 4 5; do
-	train "$exp" --set "objective.segment=$l" --set "output_dir=runs/mgt_bert_base/seg$l"
-	evaluate_mgt "$OUT/mgt-seg$l" "runs/mgt_bert_base/seg$l"
-	dirs+=("$OUT/mgt-seg$l")
-done
-single=experiments/mgt_single_bert_base.toml
-train "$single"
 evaluate_mgt "$OUT/single" "$(output_dir "$single")"
-dirs+=("$OUT/single")
 if [[ "$ALL" == 1 ]]; then
-	ens=experiments/mgt_ensemble_bert_base.toml
-	for l in 1 2 3 4 5; do
-		train "$ens" --set "objective.member=$l" --set "seed=$((41 + l))" --set "output_dir=runs/mgt_ensemble_bert_base/m$l"
-		evaluate_mgt "$OUT/ensemble-m$l" "runs/mgt_ensemble_bert_base/m$l"
-		dirs+=("$OUT/ensemble-m$l")
+	for ((l = 1; l <= L; l++)); do
+		evaluate_mgt "$OUT/mgt-seg$l" "$(output_dir "$exp")/seg$l"
+		dirs+=("$OUT/mgt-seg$l")
+	done
+	for ((m = 1; m <= SEEDS; m++)); do
+		evaluate_mgt "$OUT/ensemble-m$m" "$(output_dir "$ens")/m$m"
+		dirs+=("$OUT/ensemble-m$m")
 	done
 fi
 ev report "$OUT/report.md" "${dirs[@]}"

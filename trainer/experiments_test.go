@@ -32,6 +32,11 @@ func tinyOverrides(t *testing.T, e *experiment.Experiment) []string {
 	if _, ok := e.Objective["top_k_layers"]; ok {
 		sets = append(sets, "objective.top_k_layers=2")
 	}
+	if _, ok := e.Objective["segment_encoder"]; ok {
+		// MGT's segment encoder is a trained run (objectives/mgt's TestSegmentsComeFromTheNamedResponseEncoder
+		// loads one); none exists here, so the pool is ordered by the tiny backbone.
+		sets = append(sets, `objective.segment_encoder=""`)
+	}
 	return sets
 }
 

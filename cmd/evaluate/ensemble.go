@@ -77,7 +77,7 @@ func memberName(m modelRef) string {
 
 // runEnsemble evaluates response selection with an ensemble of members (evaluate.ResponseEnsemble), each
 // model loaded in turn.
-func runEnsemble(ctx context.Context, members []modelRef, quiet bool, t evaluate.ResponseTask, output string, log *zap.Logger) error {
+func runEnsemble(ctx context.Context, members []modelRef, quiet bool, t evaluate.ResponseTask, rename, output string, log *zap.Logger) error {
 	open := make([]evaluate.OpenMember, len(members))
 	names := make([]string, len(members))
 	for i, m := range members {
@@ -99,5 +99,18 @@ func runEnsemble(ctx context.Context, members []modelRef, quiet bool, t evaluate
 	if err != nil {
 		return err
 	}
-	return writeResult(res, output)
+	return writeResult(renamed(res, rename), output)
+}
+
+// renamed gives r's rows the model name name (--name), keeping the name it had as a note; "" leaves r as it is.
+func renamed(r *evaluate.Result, name string) *evaluate.Result {
+	if name == "" {
+		return r
+	}
+	r.Notes = append(r.Notes, fmt.Sprintf("%s is %s.", name, r.Model))
+	r.Model = name
+	for i := range r.Rows {
+		r.Rows[i].Model = name
+	}
+	return r
 }

@@ -16,6 +16,7 @@ import (
 	"convrep/models"
 	"convrep/models/hub"
 	"convrep/models/sbert"
+	"convrep/objectives/mgt"
 	"convrep/tokenizers"
 )
 
@@ -25,6 +26,9 @@ type modelRef struct {
 	checkpoint           string // with an experiment file: the weights of this checkpoint
 	maxLength, batch     int
 	threads              int
+	// dual: load an MGT model's response encoder too and score by cᵀr (response selection only: the other
+	// tasks compare embeddings of one kind, which the context encoder gives).
+	dual bool
 }
 
 // checkModelRef fails at once on a model path that does not exist, before any data are read.
@@ -111,13 +115,50 @@ func openModel(ctx context.Context, m modelRef, log *zap.Logger) (*evaluate.Sess
 		return nil, err
 	}
 	sep, _ := tok.SpecialToken("sep_token")
-	return &evaluate.Session{
+	s := &evaluate.Session{
 		Model:   name,
 		Enc:     &models.Embedder{Model: model, Tokenizer: tok, Pooling: pooling, MaxLength: m.maxLength, Truncation: tokenizers.TruncateRight},
 		Context: &models.Embedder{Model: model, Tokenizer: tok, Pooling: pooling, MaxLength: m.maxLength, Truncation: tokenizers.TruncateLeft},
 		Sep:     datasets.SepFor(sep),
 		Batch:   m.batch,
-	}, nil
+	}
+	if !m.dual {
+		return s, nil
+	}
+	resp, from, err := loadResponseEncoder(m, model)
+	if err != nil || resp == nil {
+		return s, err
+	}
+	// MGT §3.1: candidates go through the response encoder, contexts through the context encoder, and a
+	// candidate scores α = cᵀr (Eq. 4), the unnormalised dot product it was trained with.
+	s.ResponseEnc = &models.Embedder{Model: resp, Tokenizer: tok, Pooling: pooling, MaxLength: m.maxLength, Truncation: tokenizers.TruncateRight}
+	s.Raw = true
+	log.Info("MGT dual encoder: candidates through the response encoder, scored by the dot product (Eq. 4)",
+		zap.String("response_encoder", from), zap.String("pooling", string(pooling)))
+	return s, nil
+}
+
+// loadResponseEncoder loads the response encoder of an MGT model, nil when m is not one: a run folder whose
+// newest checkpoint holds param/mgt_response.* tensors, or an experiment file with such a --checkpoint.
+// context is the context encoder already loaded (its configuration is the response encoder's).
+func loadResponseEncoder(m modelRef, context *models.Model) (*models.Model, string, error) {
+	dev := context.VS.Device()
+	if strings.HasSuffix(m.ref, ".toml") {
+		if m.checkpoint == "" {
+			return nil, "", nil // an untrained backbone: one encoder
+		}
+		ok, err := mgt.HasResponseEncoder(m.checkpoint)
+		if err != nil || !ok {
+			return nil, "", err
+		}
+		r, err := mgt.ResponseEncoderAt(context.Config, m.checkpoint, dev)
+		return r, m.checkpoint, err
+	}
+	if !mgt.IsDualEncoderRun(m.ref) {
+		return nil, "", nil
+	}
+	r, path, err := mgt.LoadResponseEncoder(m.ref, dev)
+	return r, path, err
 }
 
 // declaredPooling is the pooling a model folder (or a run folder's model/) declares for sentence-transformers,

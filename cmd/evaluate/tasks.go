@@ -128,13 +128,17 @@ func runResponse(ctx context.Context, args []string, log *zap.Logger) error {
 			"separator token and truncated from the head) ranks its true response among --candidates by cosine similarity.\n"+
 			"Top-1, Top-3, Top-10, MRR; ties rank the truth last among equals. An ensemble (MGT §3.2, Eq. 7): --model a,b,c\n"+
 			"(with --checkpoint x,y,z paired, or none), or --model exp.toml --checkpoint x,y,z (checkpoints of one run); each\n"+
-			"member's softmax over a query's candidates of its cosine scores, averaged over the members, ranks the candidates.")
+			"member's softmax over a query's candidates of its scores, averaged over the members, ranks the candidates. An MGT\n"+
+			"dual encoder (a run folder of objective mgt, or its experiment with --checkpoint) embeds candidates with its\n"+
+			"response encoder and scores them by the dot product cᵀr (MGT Eq. 4) instead of the cosine.")
 	c.register(fs, 128) // DSE App. B.1: 128 for response selection
 	size := fs.Int("candidates", 100, "candidates per query, the true response included")
+	name := fs.String("name", "", "the model's name in the result rows and tables (default: --model, or the ensemble's members)")
 	fs.Uint64Var(&c.data.splitSeed, "split-seed", 1, "seed choosing each Ubuntu IRC conversation's split point (the test set itself)")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
+	c.model.dual = true // an MGT dual encoder scores by cᵀr with both its encoders (Eq. 4)
 	members, err := ensembleMembers(c.model)
 	if err != nil {
 		return err
@@ -154,7 +158,7 @@ func runResponse(ctx context.Context, args []string, log *zap.Logger) error {
 	}
 	task := evaluate.ResponseTask{Set: set, Size: *size, Seeds: p.seeds, Splits: c.splitIO()}
 	if len(members) > 1 {
-		return runEnsemble(ctx, members, c.quiet, task, c.output, log)
+		return runEnsemble(ctx, members, c.quiet, task, *name, c.output, log)
 	}
 	s, err := p.session(ctx, log)
 	if err != nil {
@@ -164,5 +168,5 @@ func runResponse(ctx context.Context, args []string, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	return writeResult(res, c.output)
+	return writeResult(renamed(res, *name), c.output)
 }

@@ -1,7 +1,9 @@
 // Command mgtbuckets builds MGT's response pool and segments for an experiment file exactly as a run would
-// (corpora, tokens, the frozen encoder's pool embeddings, the negatives of all L segments, through their
-// caches) and prints what each phase took, in seconds, and the memory the process peaked at, as one JSON
-// line, with the mean cosine of each segment's negatives to their ground truth:
+// (corpora, tokens, the pool embedded by the response encoder of the trained single dual encoder that
+// objective.segment_encoder names (MGT §3.3; it must be trained first), the negatives of all L segments,
+// through caches keyed by that encoder's weights) and prints what each phase took, in seconds, and the memory the process peaked at, as one JSON
+// line, with the segment encoder's run and digest and the mean cosine of each segment's negatives to their
+// ground truth:
 //
 //	go run ./cmd/mgtbuckets experiments/mgt_small_cpu.toml
 //	go run ./cmd/mgtbuckets --set data.max_examples=0 --set 'data.corpora=["sgd","msr_e2e","kvret","frames","woz2","camrest676","metalwoz","taskmaster"]' experiments/mgt_small_cpu.toml

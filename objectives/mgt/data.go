@@ -1,16 +1,24 @@
 package mgt
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"time"
 
+	"github.com/BurntSushi/toml"
 	"github.com/sugarme/gotch"
 	"go.uber.org/zap"
 
 	"convrep/buckets"
 	"convrep/datasets"
 	"convrep/models"
+	"convrep/models/sbert"
 	"convrep/objectives"
 	"convrep/tokenizers"
 )
@@ -34,6 +42,9 @@ type Report struct {
 	ReadS, TokenizeS    float64
 	EmbedS, BucketS     float64
 	EmbedHit, NegHit    bool
+	// SegmentEncoder is the run whose response encoder ordered the pool ("" = the untrained backbone), and
+	// SegmentEncoderDigest the start of its weights' digest, which keys the caches (mgt only).
+	SegmentEncoder, SegmentEncoderDigest string
 	// SegmentSimilarity is the mean cosine of each segment's negatives to their ground truth (mgt only).
 	SegmentSimilarity []float64
 }
@@ -84,19 +95,22 @@ func buildMGTData(env objectives.DataEnv, o Config) (*mgtData, Report, error) {
 		return d, rep, err
 	}
 	d.segment = o.Segment
-	frozen, err := frozenEncoder(env, o)
+	frozen, pooling, err := frozenEncoder(env, o)
 	if err != nil {
 		return nil, rep, err
 	}
+	// The segments' identity is the encoder's: a digest of its weights keys the embeddings, and through them
+	// the negatives, so another (or a retrained) segment encoder embeds and segments afresh.
 	modelKey, err := buckets.ModelKey(frozen)
 	if err != nil {
 		return nil, rep, err
 	}
-	embKey := buckets.DataKey("mgt pool embeddings", []string{fmt.Sprintf("%x", modelKey), string(o.Pooling)}, pool)
+	rep.SegmentEncoder, rep.SegmentEncoderDigest = o.SegmentEncoder, fmt.Sprintf("%x", modelKey[:12])
+	embKey := buckets.DataKey("mgt pool embeddings", []string{fmt.Sprintf("%x", modelKey), string(pooling)}, pool)
 	start = time.Now()
 	vecs, dim, hit, err := buckets.CachedEmbeddings(env.CacheDir, embKey, func() ([]float32, int, error) {
 		log.Info("embedding the response pool with the frozen encoder", zap.Int("responses", len(pool)))
-		v, err := buckets.EmbedTokens(frozen, pool, tok.PadID(), o.Pooling, o.EmbedBatch, nil)
+		v, err := buckets.EmbedTokens(frozen, pool, tok.PadID(), pooling, o.EmbedBatch, nil)
 		return v, int(frozen.Config.HiddenSize), err
 	}, log)
 	if err != nil {
@@ -125,24 +139,77 @@ func buildMGTData(env objectives.DataEnv, o Config) (*mgtData, Report, error) {
 	return d, rep, nil
 }
 
-// frozenEncoder is the encoder whose embeddings order the pool: a model folder (bucket_encoder), or the
-// experiment's backbone as a run starts with it, its random parts seeded with bucket_seed.
-func frozenEncoder(env objectives.DataEnv, o Config) (*models.Model, error) {
-	if o.BucketEncoder != "" {
-		m, err := models.Load(o.BucketEncoder, models.LoadOptions{Heads: &models.Heads{}, Device: env.Device, Logger: env.Log})
-		if err != nil {
-			return nil, fmt.Errorf("objective.bucket_encoder: %w", err)
+// frozenEncoder is the encoder whose embeddings order the pool, and the pooling it embeds with: the response
+// encoder of the trained single dual encoder named by segment_encoder (MGT §3.3, §4.2.3), pooled as that run
+// declares; or, without segment_encoder, the experiment's backbone as a run starts with it, its random parts
+// seeded with bucket_seed (not the paper's protocol: a fallback for tests and quick runs).
+func frozenEncoder(env objectives.DataEnv, o Config) (*models.Model, models.Pooling, error) {
+	log := env.Logger()
+	if o.SegmentEncoder != "" {
+		dir := o.SegmentEncoder
+		if err := checkSegmentRun(dir); err != nil {
+			return nil, "", err
 		}
-		return m, nil
+		m, ckpt, err := LoadResponseEncoder(dir, env.Device)
+		if err != nil {
+			return nil, "", fmt.Errorf("objective.segment_encoder = %q: %w", dir, err)
+		}
+		if env.Tok != nil && m.Config.VocabSize < int64(env.Tok.VocabSize()) {
+			return nil, "", fmt.Errorf("objective.segment_encoder = %q: its vocabulary of %d tokens is smaller than this experiment's tokenizer's %d: train the single dual encoder on this experiment's backbone",
+				dir, m.Config.VocabSize, env.Tok.VocabSize())
+		}
+		pooling := o.Pooling
+		if l, err := sbert.Read(filepath.Join(dir, "model")); err == nil {
+			pooling = l.Pooling // as the single dual encoder was trained to score
+		}
+		log.Info("segment encoder: the response encoder of the trained single dual encoder (MGT §3.3)",
+			zap.String("run", dir), zap.String("checkpoint", ckpt), zap.String("pooling", string(pooling)))
+		return m, pooling, nil
 	}
+	log.Warn("objective.segment_encoder is not set: the response pool is ordered by the untrained backbone, not by the trained single dual encoder's response encoder as MGT §3.3 does")
 	if env.Encoder == nil {
-		return nil, fmt.Errorf("mgt frozen encoder: the run offers no second encoder; set bucket_encoder to a model folder")
+		return nil, "", fmt.Errorf("mgt frozen encoder: the run offers no second encoder; set objective.segment_encoder to a trained single dual encoder's run folder")
 	}
 	m, err := env.Encoder(o.BucketSeed)
 	if err != nil {
-		return nil, fmt.Errorf("mgt frozen encoder: %w", err)
+		return nil, "", fmt.Errorf("mgt frozen encoder: %w", err)
 	}
-	return m, nil
+	return m, o.Pooling, nil
+}
+
+// checkSegmentRun fails with what to do when dir is not a finished run: the single dual encoder is trained
+// first. It names the experiment files under experiments/ that train into dir, when there are any.
+func checkSegmentRun(dir string) error {
+	cfg := filepath.Join(dir, "model", "config.json")
+	_, err := os.Stat(cfg)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("objective.segment_encoder = %q: %w", dir, err)
+	}
+	how := "train the single dual encoder (an experiment with objective.variant = \"single\") with output_dir = " + strconv.Quote(dir)
+	if files := experimentsInto(dir); len(files) > 0 {
+		how = "train it first: go run ./cmd/train " + strings.Join(files, " (or ") + strings.Repeat(")", len(files)-1)
+	}
+	return fmt.Errorf("objective.segment_encoder = %q: no trained single dual encoder there yet (%s does not exist; a run writes it when it finishes). "+
+		"MGT orders the response pool with that run's response encoder (§3.3): %s; scripts/mgt.sh runs both in order", dir, cfg, how)
+}
+
+// experimentsInto lists the experiment files under experiments/ (beside the working directory) whose
+// output_dir is dir.
+func experimentsInto(dir string) []string {
+	paths, _ := filepath.Glob(filepath.Join("experiments", "*.toml"))
+	var out []string
+	for _, p := range paths {
+		var head struct {
+			OutputDir string `toml:"output_dir"`
+		}
+		if _, err := toml.DecodeFile(p, &head); err == nil && head.OutputDir != "" && filepath.Clean(head.OutputDir) == filepath.Clean(dir) {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // tokenizeTexts encodes each text with special tokens, truncated to maxLength on side trunc.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
@@ -153,40 +154,121 @@ func LoadDualEncoder(runDir string, pooling models.Pooling, dev gotch.Device) (*
 	if _, err := models.ParsePooling(string(pooling)); err != nil {
 		return nil, fmt.Errorf("load dual encoder %s: %w", runDir, err)
 	}
-	cfg, err := models.ReadConfig(filepath.Join(runDir, "model", "config.json"))
+	encs, err := loadRunEncoders(runDir, dev, "param/", responseTensors)
 	if err != nil {
-		return nil, fmt.Errorf("load dual encoder %s: %w", runDir, err)
+		return nil, err
+	}
+	return &DualEncoder{Context: encs[0], Response: encs[1], Pooling: pooling}, nil
+}
+
+// LoadResponseEncoder reads the response encoder f_r alone from an mgt run folder (as LoadDualEncoder does),
+// and the checkpoint it came from. MGT §3.3 ranks the response pool with it.
+func LoadResponseEncoder(runDir string, dev gotch.Device) (*models.Model, string, error) {
+	path, err := NewestCheckpoint(runDir)
+	if err != nil {
+		return nil, "", err
+	}
+	encs, err := loadRunEncoders(runDir, dev, responseTensors)
+	if err != nil {
+		return nil, "", err
+	}
+	return encs[0], path, nil
+}
+
+// responseTensors is the prefix of the response encoder's tensors in a checkpoint.
+const responseTensors = "param/" + ResponsePrefix + "."
+
+// NewestCheckpoint is the newest checkpoint of a finished run: the run must hold model/config.json (written
+// when it finished, after its final checkpoint) and at least one checkpoint.
+func NewestCheckpoint(runDir string) (string, error) {
+	if _, err := os.Stat(filepath.Join(runDir, "model", "config.json")); err != nil {
+		return "", fmt.Errorf("load dual encoder %s: not a finished run: %w", runDir, err)
 	}
 	paths, err := filepath.Glob(filepath.Join(runDir, "checkpoints", "step-*.safetensors"))
 	if err != nil || len(paths) == 0 {
-		return nil, fmt.Errorf("load dual encoder %s: no checkpoint in %s (%v)", runDir, filepath.Join(runDir, "checkpoints"), err)
+		return "", fmt.Errorf("load dual encoder %s: no checkpoint in %s (%v)", runDir, filepath.Join(runDir, "checkpoints"), err)
 	}
-	sort.Strings(paths) // zero-Padded step numbers: the last is the newest
-	path := paths[len(paths)-1]
-	if _, err := os.Stat(path); err != nil {
+	sort.Strings(paths) // zero-padded step numbers: the last is the newest
+	return paths[len(paths)-1], nil
+}
+
+// HasResponseEncoder says whether a checkpoint holds an MGT response encoder (param/mgt_response.* tensors),
+// reading only the file's header.
+func HasResponseEncoder(checkpointPath string) (bool, error) {
+	_, infos, err := safetensors.ReadHeader(checkpointPath)
+	if err != nil {
+		return false, err
+	}
+	for _, t := range infos {
+		if strings.HasPrefix(t.Name, responseTensors) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// IsDualEncoderRun says whether runDir is a finished run whose newest checkpoint holds an MGT response
+// encoder (a run of objective mgt, any variant).
+func IsDualEncoderRun(runDir string) bool {
+	path, err := NewestCheckpoint(runDir)
+	if err != nil {
+		return false
+	}
+	ok, err := HasResponseEncoder(path)
+	return err == nil && ok
+}
+
+// ResponseEncoderAt builds an encoder of configuration cfg and loads the response encoder of the checkpoint at
+// path into it.
+func ResponseEncoderAt(cfg *models.Config, path string, dev gotch.Device) (*models.Model, error) {
+	f, err := safetensors.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("response encoder: %w", err)
+	}
+	return encoderFrom(cfg, f, path, responseTensors, dev)
+}
+
+// loadRunEncoders builds one encoder per tensor prefix from a finished run's configuration and newest
+// checkpoint.
+func loadRunEncoders(runDir string, dev gotch.Device, prefixes ...string) ([]*models.Model, error) {
+	path, err := NewestCheckpoint(runDir)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := models.ReadConfig(filepath.Join(runDir, "model", "config.json"))
+	if err != nil {
 		return nil, fmt.Errorf("load dual encoder %s: %w", runDir, err)
 	}
 	f, err := safetensors.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("load dual encoder %s: %w", runDir, err)
 	}
-	sd := make(map[string]safetensors.Tensor, len(f.Tensors))
-	for _, t := range f.Tensors {
-		sd[t.Name] = t
-	}
-	d := &DualEncoder{Pooling: pooling}
-	for _, part := range []struct {
-		dst    **models.Model
-		prefix string
-	}{{&d.Context, "param/"}, {&d.Response, "param/" + ResponsePrefix + "."}} {
-		m, err := models.New(cfg, models.Heads{}, dev)
-		if err != nil {
+	out := make([]*models.Model, len(prefixes))
+	for i, prefix := range prefixes {
+		if out[i], err = encoderFrom(cfg, f, path, prefix, dev); err != nil {
 			return nil, fmt.Errorf("load dual encoder %s: %w", runDir, err)
 		}
-		if err := m.LoadTensors(sd, part.prefix); err != nil {
-			return nil, fmt.Errorf("load dual encoder %s from %s: %w", runDir, filepath.Base(path), err)
-		}
-		*part.dst = m
 	}
-	return d, nil
+	return out, nil
+}
+
+// encoderFrom builds an encoder of configuration cfg holding the tensors <prefix><name> of checkpoint f.
+func encoderFrom(cfg *models.Config, f *safetensors.File, path, prefix string, dev gotch.Device) (*models.Model, error) {
+	sd := make(map[string]safetensors.Tensor, len(f.Tensors))
+	found := false
+	for _, t := range f.Tensors {
+		sd[t.Name] = t
+		found = found || strings.HasPrefix(t.Name, prefix)
+	}
+	if !found && prefix == responseTensors {
+		return nil, fmt.Errorf("%s holds no MGT response encoder (no %s* tensors): not a checkpoint of an mgt run", path, prefix)
+	}
+	m, err := models.New(cfg, models.Heads{}, dev)
+	if err != nil {
+		return nil, err
+	}
+	if err := m.LoadTensors(sd, prefix); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	return m, nil
 }

@@ -79,6 +79,8 @@ func TestMGTBadSettings(t *testing.T) {
 		{"unknown key", mgtSettings(map[string]any{"segmnet": int64(1)}), "segmnet"},
 		{"unknown variant", objectives.Settings{"variant": "mtg"}, "variant"},
 		{"bad pooling", mgtSettings(map[string]any{"pooling": "max"}), "pooling"},
+		{"segment encoder on single", objectives.Settings{"variant": "single", "segment_encoder": "runs/x"}, "segment_encoder"},
+		{"old bucket_encoder key", mgtSettings(map[string]any{"bucket_encoder": "runs/x"}), "bucket_encoder"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse(tc.s)

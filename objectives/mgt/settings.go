@@ -32,32 +32,35 @@ type Config struct {
 	MaxContext int            // previous turns kept in a context; 0 keeps them all
 	MinWords   int            // responses of at most this many words are dropped (0 drops only empty ones)
 
-	// The frozen encoder that embeds the response pool for the buckets (mgt only).
-	BucketEncoder string // "" = the experiment's backbone as initialised (random ones with BucketSeed); or a model folder
-	BucketSeed    int64  // libtorch seed of a random frozen encoder, and of the bucket draws
-	BucketSample  int    // responses sampled per example to place the L−1 segment boundaries
-	EmbedBatch    int    // responses per forward pass when embedding the pool
-	BucketWorkers int    // goroutines building the buckets; 0 = GOMAXPROCS
+	// SegmentEncoder is the run folder of the trained single dual encoder whose response encoder embeds the
+	// response pool for the segments (mgt only; §3.3, §4.2.3: "the response encoder of the baseline dual
+	// encoder"). "" = the experiment's backbone as initialised (random ones with BucketSeed), which is not the
+	// paper's protocol and is logged as such.
+	SegmentEncoder string
+	BucketSeed     int64 // libtorch seed of a random frozen encoder, and of the bucket draws
+	BucketSample   int   // responses sampled per example to place the L−1 segment boundaries
+	EmbedBatch     int   // responses per forward pass when embedding the pool
+	BucketWorkers  int   // goroutines building the buckets; 0 = GOMAXPROCS
 }
 
 // Parse reads the [objective] table of "mgt" strictly (an unknown key is an error).
 func Parse(s objectives.Settings) (Config, error) {
 	r := s.Reader()
 	o := Config{
-		Variant:       strings.ToLower(r.Text("variant", VariantMGT)),
-		Candidates:    int(r.Integer("candidates", 20)),
-		Models:        int(r.Integer("models", 5)),
-		Segment:       int(r.Integer("segment", 0)),
-		Member:        int(r.Integer("member", 0)),
-		Pooling:       models.Pooling(r.Text("pooling", string(models.Mean))),
-		Responses:     r.Text("responses", "system"),
-		MaxContext:    int(r.Integer("max_context_turns", 0)),
-		MinWords:      int(r.Integer("min_words", 0)),
-		BucketEncoder: r.Text("bucket_encoder", ""),
-		BucketSeed:    r.Integer("bucket_seed", 1234),
-		BucketSample:  int(r.Integer("bucket_sample", 2000)),
-		EmbedBatch:    int(r.Integer("embed_batch", 256)),
-		BucketWorkers: int(r.Integer("bucket_workers", 0)),
+		Variant:        strings.ToLower(r.Text("variant", VariantMGT)),
+		Candidates:     int(r.Integer("candidates", 20)),
+		Models:         int(r.Integer("models", 5)),
+		Segment:        int(r.Integer("segment", 0)),
+		Member:         int(r.Integer("member", 0)),
+		Pooling:        models.Pooling(r.Text("pooling", string(models.Mean))),
+		Responses:      r.Text("responses", "system"),
+		MaxContext:     int(r.Integer("max_context_turns", 0)),
+		MinWords:       int(r.Integer("min_words", 0)),
+		SegmentEncoder: r.Text("segment_encoder", ""),
+		BucketSeed:     r.Integer("bucket_seed", 1234),
+		BucketSample:   int(r.Integer("bucket_sample", 2000)),
+		EmbedBatch:     int(r.Integer("embed_batch", 256)),
+		BucketWorkers:  int(r.Integer("bucket_workers", 0)),
 	}
 	if err := r.Done(); err != nil {
 		return o, err
@@ -80,6 +83,9 @@ func (o *Config) validate() error {
 		return fmt.Errorf("settings max_context_turns, min_words and bucket_workers must not be negative")
 	case o.EmbedBatch < 1:
 		return fmt.Errorf("setting embed_batch = %d: must be positive", o.EmbedBatch)
+	}
+	if o.SegmentEncoder != "" && o.Variant != VariantMGT {
+		return fmt.Errorf("setting segment_encoder belongs to the mgt variant (variant = %q draws its negatives uniformly)", o.Variant)
 	}
 	switch o.Variant {
 	case VariantMGT:
