@@ -37,6 +37,14 @@ type Session struct {
 	cache map[string][]float32
 }
 
+// Fresh is a copy of s with an empty cache of embeddings: for the same model read with other encoder
+// settings (another input length), whose embeddings differ from s's.
+func (s *Session) Fresh() *Session {
+	c := *s
+	c.cache = nil
+	return &c
+}
+
 // textKind tells apart a single utterance and a joined dialogue history that happens to have the same text,
 // since the two are embedded by different encoders.
 type textKind byte

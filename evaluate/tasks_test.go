@@ -280,3 +280,26 @@ func TestSplitsReproduceARun(t *testing.T) {
 		t.Error("read 3-candidate splits for a 4-candidate run")
 	}
 }
+
+// A Fresh session embeds again what the original had kept, with its own encoders, and the original keeps
+// its cache.
+func TestFreshSessionHasItsOwnCache(t *testing.T) {
+	enc, _, _ := intentFixture()
+	s := &Session{Model: "m", Enc: enc}
+	ctx := context.Background()
+	if _, err := s.Embed(ctx, []string{"a1", "b1"}); err != nil {
+		t.Fatal(err)
+	}
+	other := &tableEncoder{vecs: enc.vecs}
+	f := s.Fresh()
+	f.Enc = other
+	if _, err := f.Embed(ctx, []string{"a1", "b1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Embed(ctx, []string{"a1", "b1"}); err != nil {
+		t.Fatal(err)
+	}
+	if enc.calls != 2 || other.calls != 2 {
+		t.Fatalf("embedded %d texts with the original's encoder and %d with the fresh one's, want 2 and 2", enc.calls, other.calls)
+	}
+}

@@ -84,7 +84,7 @@ func TestFinetuneFlagsResolve(t *testing.T) {
 // selection; the fine-tuning tasks leave it to the --protocol (-1).
 func TestMaxLengthDefaults(t *testing.T) {
 	for task, want := range map[string]string{"intent": "64", "oos": "64", "response": "128", "acts": "-1", "finetune-intent": "-1",
-		"finetune-response": "-1", "probe": "-1"} {
+		"finetune-response": "-1", "probe": "-1", "suite": "-1"} {
 		r, w, err := os.Pipe()
 		if err != nil {
 			t.Fatal(err)

@@ -31,7 +31,7 @@ func (c *common) register(fs *flag.FlagSet, maxLength int) {
 	fs.StringVar(&c.model.pooling, "pooling", "", "sentence embedding: mean (masked mean of the last layer, as DSE) or cls (default: what the model folder declares, else mean)")
 	fs.IntVar(&c.model.maxLength, "max-length", maxLength, "longest input in tokens; 0 = the model's limit (dialogue histories keep their latest turns). "+
 		"Defaults as DSE App. B.1: intent and oos 64, response 128 (\"a number that can fit at least 99% of the samples\"); "+
-		"fine-tuning tasks: -1 = the --protocol's (DSE App. B.1: acts 32, intent 64, response 128; futuretod: the model's limit, TOD-BERT's 512)")
+		"-1 = each task's: in suite the single tasks' lengths, in fine-tuning tasks the --protocol's (DSE App. B.1: acts 32, intent 64, response 128; futuretod: the model's limit, TOD-BERT's 512)")
 	fs.IntVar(&c.model.batch, "batch-size", 64, "texts per forward pass")
 	fs.IntVar(&c.model.threads, "threads", 0, "libtorch intra-op threads; 0 = libtorch's default")
 	fs.StringVar(&c.data.dataset, "dataset", "", "a dataset read in its upstream layout from --data-root, or the name given to --train/--test files")

@@ -13,6 +13,7 @@ import (
 
 	"convrep/evaluate"
 	"convrep/modelcard"
+	"convrep/models"
 )
 
 // suiteTasks are the similarity-based evaluations of DSE's tables, in the order they run.
@@ -23,7 +24,7 @@ func runSuite(ctx context.Context, args []string, log *zap.Logger) error {
 	fs := newFlags("suite", "--model M --output-dir DIR [flags]",
 		"Runs every similarity-based task of the papers' tables with one model, sharing its embeddings: "+strings.Join(suiteTasks, ", ")+".\n"+
 			"Writes DIR/TASK-DATASET.json and .md per task, and DIR/suite.json and DIR/suite.md with every row and the wall time.")
-	c.register(fs, 0)
+	c.register(fs, perTaskLength)
 	shots := fs.String("shots", "1,5", "shots per label for intent and oos")
 	size := fs.Int("candidates", 100, "candidates per response-selection query")
 	outDir := fs.String("output-dir", "", "folder for the results (required)")
@@ -45,6 +46,7 @@ func runSuite(ctx context.Context, args []string, log *zap.Logger) error {
 	}
 	tasks := strings.Split(*only, ",")
 	runs := make([]func(*evaluate.Session) (*evaluate.Result, error), len(tasks))
+	lengths := make([]int, len(tasks)) // each task's --max-length
 	// Every dataset is read and checked before the model loads, so that a bad file fails at once.
 	for i, t := range tasks {
 		kind, name, _ := strings.Cut(strings.TrimSpace(t), ":")
@@ -53,6 +55,7 @@ func runSuite(ctx context.Context, args []string, log *zap.Logger) error {
 		}
 		d := c.data
 		d.dataset = name
+		lengths[i] = taskLength(kind, c.model.maxLength)
 		switch kind {
 		case "intent":
 			ds, source, train, test, _, err := d.intentData()
@@ -83,9 +86,13 @@ func runSuite(ctx context.Context, args []string, log *zap.Logger) error {
 		return err
 	}
 	all := &evaluate.Result{Model: s.Model, Task: "suite"}
+	atLength := map[int]*evaluate.Session{} // one session (and cache of embeddings) per input length
 	for i, run := range runs {
-		log.Info("running", zap.String("task", tasks[i]), zap.String("model", s.Model))
-		res, err := run(s)
+		log.Info("running", zap.String("task", tasks[i]), zap.String("model", s.Model), zap.Int("max_length", lengths[i]))
+		if atLength[lengths[i]] == nil {
+			atLength[lengths[i]] = withMaxLength(s, lengths[i])
+		}
+		res, err := run(atLength[lengths[i]])
 		if err != nil {
 			return fmt.Errorf("%s: %w", tasks[i], err)
 		}
@@ -126,4 +133,36 @@ func recordInCard(ref string, r *evaluate.Result, log *zap.Logger) error {
 		}
 	}
 	return nil
+}
+
+// perTaskLength, the suite's default --max-length, gives each task the input length of DSE App. B.1.
+const perTaskLength = -1
+
+// taskLength is the input length of a suite task: --max-length when given, else DSE App. B.1's for the
+// task (64 tokens for intent classification and out-of-scope detection, 128 for response selection), the
+// defaults of the single tasks too.
+func taskLength(kind string, flag int) int {
+	switch {
+	case flag != perTaskLength:
+		return flag
+	case kind == "response":
+		return 128
+	default:
+		return 64
+	}
+}
+
+// withMaxLength is s with its encoders cutting inputs at n tokens (0: the model's limit), and a cache of its own.
+func withMaxLength(s *evaluate.Session, n int) *evaluate.Session {
+	f := s.Fresh()
+	resize := func(e evaluate.Encoder) evaluate.Encoder {
+		if m, ok := e.(*models.Embedder); ok {
+			c := *m
+			c.MaxLength = n
+			return &c
+		}
+		return e
+	}
+	f.Enc, f.Context, f.ResponseEnc = resize(s.Enc), resize(s.Context), resize(s.ResponseEnc)
+	return f
 }
