@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Times convrep's training step (cmd/bench) beside PyTorch eager's (scripts/bench_pytorch.py) on this machine,
+# the same DSE step with the same flags, and prints pairs/s of each and their ratio (convrep / PyTorch).
+#
+# Two shapes on CPU: one where per-op host overhead dominates (a tiny encoder, small batch) and one where the
+# matmuls do. The runs alternate (convrep, PyTorch, convrep, ...) ROUNDS times per shape and the median of each
+# is compared, so a burst of load elsewhere hits both alike. Measure on a quiet machine: the load average is
+# printed before each shape.
+#
+# usage: scripts/bench_compare.sh [--rounds N] [--device cpu|cuda] [--threads N] [--precision fp32|bf16]
+#
+#   BENCH_BIN=/path/to/bench   use this cmd/bench binary instead of building one
+#   PYTHON=python3             the Python with torch (apt-get install python3-torch on Debian)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROUNDS=3
+DEVICE=cpu
+THREADS=0
+PRECISION=fp32
+PYTHON="${PYTHON:-python3}"
+
+while (($#)); do
+	case "$1" in
+	--rounds) ROUNDS="${2:?--rounds needs a number}"; shift ;;
+	--device) DEVICE="${2:?--device needs cpu, cuda or cuda:N}"; shift ;;
+	--threads) THREADS="${2:?--threads needs a number}"; shift ;;
+	--precision) PRECISION="${2:?--precision needs fp32 or bf16}"; shift ;;
+	-h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
+	*) echo "bench_compare.sh: unknown argument $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+if ! "$PYTHON" -c 'import torch' 2>/dev/null; then
+	echo "bench_compare.sh: $PYTHON cannot import torch (Debian: apt-get install -y python3-torch)" >&2
+	exit 1
+fi
+BIN="${BENCH_BIN:-}"
+if [[ -z "$BIN" ]]; then
+	BIN="$(mktemp -d)/bench"
+	(cd "$ROOT" && go build -o "$BIN" ./cmd/bench)
+fi
+
+# name, then the shape flags, then the timed steps: enough for about ten seconds per run on a 2-core CPU.
+SHAPES=(
+	"overhead-bound|--layers 2 --hidden 64 --heads 2 --batch 8 --seq 16|400"
+	"compute-bound|--layers 4 --hidden 256 --heads 4 --batch 64 --seq 32|20"
+)
+
+for entry in "${SHAPES[@]}"; do
+	IFS='|' read -r name shape steps <<<"$entry"
+	# shellcheck disable=SC2206 # the shape is a list of flags
+	args=($shape --steps "$steps" --warmup 5 --threads "$THREADS" --device "$DEVICE" --precision "$PRECISION")
+	echo "== $name: $shape (steps $steps, $(uptime | sed 's/.*load/load/'))"
+	lines=()
+	for ((r = 1; r <= ROUNDS; r++)); do
+		lines+=("$("$BIN" "${args[@]}")")
+		lines+=("$("$PYTHON" "$ROOT/scripts/bench_pytorch.py" "${args[@]}")")
+	done
+	printf '%s\n' "${lines[@]}" | "$PYTHON" -c '
+import json, statistics, sys
+runs = [json.loads(l) for l in sys.stdin if l.strip()]
+med = {}
+for impl in ("convrep", "pytorch"):
+    pairs = [r["pairs_per_s"] for r in runs if r["impl"] == impl]
+    cpu = [r["cpu_s"] for r in runs if r["impl"] == impl]
+    med[impl] = statistics.median(pairs)
+    print(f"{impl:8s} pairs/s median {med[impl]:9.1f}  runs {[round(p, 1) for p in pairs]}  cpu_s/step median {statistics.median(cpu):.4f}")
+ratio = med["convrep"] / med["pytorch"]
+print(f"ratio convrep/pytorch {ratio:.2f}")
+'
+done
