@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -17,10 +18,12 @@ import (
 // step is one optimiser step, the same calls trainer's step makes for one micro-batch without gradient
 // clipping (the trainer's default): batch to tensors, the objective's loss (under bf16 autocast with
 // --precision bf16), reading the loss back (the NaN check), the loss divided by the micro-batch count (1),
-// backward, the learning rates, AdamW, zeroed gradients. It returns the loss.
-func (s *setup) step() (float64, error) {
-	var loss float64
-	err := torch.Catch("train step", func() error {
+// backward, the learning rates, AdamW, zeroed gradients. It returns the loss. A torch.Scope frees
+// whatever the step made and did not drop.
+func (s *setup) step() (loss float64, err error) {
+	scope := torch.NewScope()
+	defer func() { err = errors.Join(err, scope.Free()) }()
+	err = torch.Catch("train step", func() error {
 		q, err := models.BatchInput(s.randomBatch(), s.dev)
 		if err != nil {
 			return err

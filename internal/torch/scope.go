@@ -24,7 +24,7 @@ import (
 // A Scope sees only its own goroutine's handles (it locks the goroutine to its OS thread until Free and
 // matches the thread), so tensors another goroutine makes meanwhile, a prefetched batch, are not freed.
 // Scopes nest: Keep hands a tensor to the enclosing scope, if any. Model parameters and optimiser state made
-// before the scope opens are not affected; one made while it is open must be kept.
+// before the scope opens are not affected; state made lazily while it is open must be handed to Persist.
 type Scope struct {
 	tid    int
 	parent *Scope
@@ -73,6 +73,29 @@ func (s *Scope) Keep(xs ...*ts.Tensor) {
 					p.made = append(p.made, x)
 				}
 				break
+			}
+		}
+	}
+}
+
+// Persist takes xs out of every scope open on the calling goroutine: they live until dropped. State made
+// lazily inside a step and meant to outlast it (an optimiser's moments on its first step) calls it; code that
+// runs outside a scope is unaffected.
+func Persist(xs ...*ts.Tensor) {
+	if openScopes.Load() == 0 {
+		return
+	}
+	v, ok := scopes.Load(syscall.Gettid())
+	if !ok {
+		return
+	}
+	for s := v.(*Scope); s != nil; s = s.parent {
+		for _, x := range xs {
+			for i := len(s.made) - 1; i >= 0; i-- {
+				if s.made[i] == x {
+					s.made[i] = nil
+					break
+				}
 			}
 		}
 	}

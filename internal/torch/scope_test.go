@@ -111,3 +111,29 @@ func TestScopeFreedOutOfOrder(t *testing.T) {
 		t.Fatal("a freed scope is still registered for its thread")
 	}
 }
+
+func TestPersist(t *testing.T) {
+	before := ts.LiveTensors()
+	free := ones(t)
+	Persist(free) // outside any scope: nothing to do
+	outer := NewScope()
+	inner := NewScope()
+	state, tmp := ones(t), ones(t)
+	Persist(state)
+	inner.Keep(tmp) // now the outer scope's
+	Persist(tmp)
+	if err := inner.Free(); err != nil {
+		t.Fatal(err)
+	}
+	if err := outer.Free(); err != nil {
+		t.Fatal(err)
+	}
+	if state.Ctensor() == nil || tmp.Ctensor() == nil {
+		t.Fatal("a persisted tensor was freed by a scope")
+	}
+	live := ts.LiveTensors() - before
+	Drop(state, tmp, free)
+	if live != 3 || ts.LiveTensors() != before {
+		t.Fatalf("live handles %d after the scopes (want 3), %d after the drops (want 0)", live, ts.LiveTensors()-before)
+	}
+}
