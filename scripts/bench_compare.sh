@@ -10,7 +10,8 @@
 # usage: scripts/bench_compare.sh [--rounds N] [--device cpu|cuda] [--threads N] [--precision fp32|bf16]
 #
 #   BENCH_BIN=/path/to/bench   use this cmd/bench binary instead of building one
-#   PYTHON=python3             the Python with torch (apt-get install python3-torch on Debian)
+#   PYTHON=python3             the Python with torch (default: python3 if it has torch, else /usr/bin/python3;
+#                              apt-get install python3-torch on Debian)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -18,7 +19,7 @@ ROUNDS=3
 DEVICE=cpu
 THREADS=0
 PRECISION=fp32
-PYTHON="${PYTHON:-python3}"
+PYTHON="${PYTHON:-}"
 
 while (($#)); do
 	case "$1" in
@@ -32,8 +33,16 @@ while (($#)); do
 	shift
 done
 
-if ! "$PYTHON" -c 'import torch' 2>/dev/null; then
-	echo "bench_compare.sh: $PYTHON cannot import torch (Debian: apt-get install -y python3-torch)" >&2
+if [[ -z "$PYTHON" ]]; then # the first Python that has torch: a virtual environment's, else the system's
+	for p in python3 /usr/bin/python3; do
+		if "$p" -c 'import torch' 2>/dev/null; then
+			PYTHON="$p"
+			break
+		fi
+	done
+fi
+if [[ -z "$PYTHON" ]] || ! "$PYTHON" -c 'import torch' 2>/dev/null; then
+	echo "bench_compare.sh: no python3 here imports torch (Debian: apt-get install -y python3-torch; or set PYTHON)" >&2
 	exit 1
 fi
 BIN="${BENCH_BIN:-}"
