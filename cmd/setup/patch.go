@@ -62,7 +62,8 @@ func cgoHeader(lt *libtorch, extraCPP string) string {
 	return fmt.Sprintf("// #cgo CPPFLAGS: %s%s\n// #cgo CXXFLAGS: %s\n// #cgo LDFLAGS: %s\n", cpp, extraCPP, cxx, ld)
 }
 
-// patchGo rewrites gotch's link flags for this libtorch and fixes two memory faults of its generated Go code.
+// patchGo rewrites gotch's link flags for this libtorch, fixes memory faults of its generated Go code and makes
+// a tensor handle cheap (lightHandles).
 func patchGo(dir string, lt *libtorch) error {
 	libGo := "// Code written by convrep's cmd/setup for libtorch " + lt.Version + ". DO NOT EDIT.\n\npackage libtch\n\n" +
 		cgoHeader(lt, " -I${SRCDIR}") + "import \"C\"\n"
