@@ -7,7 +7,12 @@
 # is compared, so a burst of load elsewhere hits both alike. Measure on a quiet machine: the load average is
 # printed before each shape.
 #
-# usage: scripts/bench_compare.sh [--rounds N] [--device cpu|cuda] [--threads N] [--precision fp32|bf16]
+# usage: scripts/bench_compare.sh [--rounds N] [--device cpu|cuda] [--threads N] [--blas-threads N]
+#                                 [--precision fp32|bf16]
+#
+# The CPU ratio (PyTorch's process CPU time per step over convrep's) is steadier than the pairs/s one on a
+# shared machine. --blas-threads sets OPENBLAS_NUM_THREADS for both: OpenBLAS's pthread build keeps its
+# threads spinning between calls, which on a small busy machine costs both sides CPU time and adds noise.
 #
 #   BENCH_BIN=/path/to/bench   use this cmd/bench binary instead of building one
 #   PYTHON=python3             the Python with torch (default: python3 if it has torch, else /usr/bin/python3;
@@ -19,6 +24,7 @@ ROUNDS=3
 DEVICE=cpu
 THREADS=0
 PRECISION=fp32
+BLAS_THREADS=""
 PYTHON="${PYTHON:-}"
 
 while (($#)); do
@@ -27,6 +33,7 @@ while (($#)); do
 	--device) DEVICE="${2:?--device needs cpu, cuda or cuda:N}"; shift ;;
 	--threads) THREADS="${2:?--threads needs a number}"; shift ;;
 	--precision) PRECISION="${2:?--precision needs fp32 or bf16}"; shift ;;
+	--blas-threads) BLAS_THREADS="${2:?--blas-threads needs a number}"; shift ;;
 	-h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
 	*) echo "bench_compare.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
@@ -57,11 +64,15 @@ SHAPES=(
 	"compute-bound|--layers 4 --hidden 256 --heads 4 --batch 64 --seq 32|20"
 )
 
+if [[ -n "$BLAS_THREADS" ]]; then
+	export OPENBLAS_NUM_THREADS="$BLAS_THREADS"
+fi
+
 for entry in "${SHAPES[@]}"; do
 	IFS='|' read -r name shape steps <<<"$entry"
 	# shellcheck disable=SC2206 # the shape is a list of flags
 	args=($shape --steps "$steps" --warmup 5 --threads "$THREADS" --device "$DEVICE" --precision "$PRECISION")
-	echo "== $name: $shape (steps $steps, $(uptime | sed 's/.*load/load/'))"
+	echo "== $name: $shape (steps $steps, OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-unset}, $(uptime | sed 's/.*load/load/'))"
 	lines=()
 	for ((r = 1; r <= ROUNDS; r++)); do
 		lines+=("$("$BIN" "${args[@]}")")
@@ -70,13 +81,13 @@ for entry in "${SHAPES[@]}"; do
 	printf '%s\n' "${lines[@]}" | "$PYTHON" -c '
 import json, statistics, sys
 runs = [json.loads(l) for l in sys.stdin if l.strip()]
-med = {}
+med, cpu = {}, {}
 for impl in ("convrep", "pytorch"):
     pairs = [r["pairs_per_s"] for r in runs if r["impl"] == impl]
-    cpu = [r["cpu_s"] for r in runs if r["impl"] == impl]
-    med[impl] = statistics.median(pairs)
-    print(f"{impl:8s} pairs/s median {med[impl]:9.1f}  runs {[round(p, 1) for p in pairs]}  cpu_s/step median {statistics.median(cpu):.4f}")
-ratio = med["convrep"] / med["pytorch"]
-print(f"ratio convrep/pytorch {ratio:.2f}")
+    cpus = [r["cpu_s"] for r in runs if r["impl"] == impl]
+    med[impl], cpu[impl] = statistics.median(pairs), statistics.median(cpus)
+    print(f"{impl:8s} pairs/s median {med[impl]:9.1f}  runs {[round(p, 1) for p in pairs]}  cpu_s/step median {cpu[impl]:.4f}")
+ratio, cpu_ratio = med["convrep"] / med["pytorch"], cpu["pytorch"] / cpu["convrep"]
+print(f"ratio convrep/pytorch: pairs/s {ratio:.2f}, CPU time per step {cpu_ratio:.2f}")
 '
 done
