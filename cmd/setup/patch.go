@@ -248,8 +248,8 @@ var intReadRe = regexp.MustCompile(`\*\(\*int\)\(unsafe\.Pointer\(&(\w+)\)\)`)
 // finalizers to free tensors), a unique name made with Sprintf and entered in a global map under a global lock,
 // and checked that map again under the lock on every free. convrep frees tensors explicitly (Drop, and
 // internal/torch.Scope for what a step made), so the handle keeps only its pointer, its op's name and a
-// finalizer as a safety net; a count of live handles replaces the map, and a hook lets a Scope see every
-// handle made. Scalars lose the map and lock too.
+// finalizer as a safety net, run by a garbage collection each time the count of live handles doubles (a count
+// replaces the map); a hook lets a Scope see every handle made. Scalars lose the map and lock too.
 func lightHandles(dir string) error {
 	path := filepath.Join(dir, "ts", "tensor.go")
 	b, err := os.ReadFile(path)
@@ -302,7 +302,9 @@ const newTensorSrc = `func newTensor(ctensor lib.Ctensor, nameOpt ...string) *Te
 		x.name = nameOpt[0]
 	}
 	atomic.AddInt64(&TensorCount, 1)
-	atomic.AddInt64(&liveTensors, 1)
+	if n := atomic.AddInt64(&liveTensors, 1); n >= atomic.LoadInt64(&collectAt) {
+		collectLeaks(n)
+	}
 	runtime.SetFinalizer(x, freeCTensor) // a safety net: convrep drops tensors explicitly
 	if hook := newTensorHook.Load(); hook != nil {
 		(*hook)(x)
@@ -332,12 +334,27 @@ const handlesSrc = `// Code written by convrep's cmd/setup (lightHandles). DO NO
 
 package ts
 
-import "sync/atomic"
+import (
+	"runtime"
+	"sync/atomic"
+)
 
 var (
 	liveTensors   int64                        // handles made and not yet freed
 	newTensorHook atomic.Pointer[func(*Tensor)] // called with every handle made; nil when none
+	collectAt     int64 = 1 << 14              // the live count at which collectLeaks runs next
 )
+
+// collectLeaks starts a garbage collection, whose finalizers free the handles nobody dropped, when the live
+// count reaches twice what it was at the last one. The Go heap no longer grows with libtorch's memory, so the
+// collector alone would run too rarely for the finalizers to be a safety net; code that drops its tensors
+// keeps the count flat and never pays for one.
+func collectLeaks(n int64) {
+	at := atomic.LoadInt64(&collectAt)
+	if n >= at && atomic.CompareAndSwapInt64(&collectAt, at, 2*n) {
+		go runtime.GC()
+	}
+}
 
 // LiveTensors is the number of tensor handles made and not yet freed, by Drop or by a finalizer.
 func LiveTensors() int64 { return atomic.LoadInt64(&liveTensors) }

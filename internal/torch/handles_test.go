@@ -1,8 +1,12 @@
 package torch
 
 import (
+	"runtime"
+	"runtime/debug"
 	"testing"
+	"time"
 
+	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 )
 
@@ -26,5 +30,24 @@ func TestRunBackwardSeveralInputs(t *testing.T) {
 		if len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
 			t.Errorf("gradient %d = %v, want %v", i, got, want)
 		}
+	}
+}
+
+// Handles nobody drops, made outside any Scope, are still freed by their finalizers: a handle no longer
+// carries a 100 KB Go allocation that made the collector run, so patched gotch starts a collection each time
+// the count of live handles doubles. With the collector otherwise off, all n leaked handles would stay live.
+func TestLeakedHandlesAreCollected(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	before := ts.LiveTensors()
+	const n = 1 << 17
+	for range n {
+		ts.MustOnes([]int64{1}, gotch.Float, gotch.CPU) // leaked on purpose
+	}
+	for deadline := time.Now().Add(5 * time.Second); ts.LiveTensors()-before > n/2 && time.Now().Before(deadline); {
+		runtime.Gosched()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if live := ts.LiveTensors() - before; live > n/2 {
+		t.Fatalf("%d of %d leaked handles still live", live, n)
 	}
 }
