@@ -2,7 +2,7 @@
 GO ?= go
 SHARED ?= ../shared
 
-.PHONY: setup test demo compare bench fuzz
+.PHONY: setup test demo compare bench bench-compare fuzz
 
 # Installs libtorch when missing and prepares third_party/gotch; returns at once when nothing changed.
 setup:
@@ -26,6 +26,10 @@ compare: setup
 
 bench: setup
 	$(GO) test -run XXX -bench . -benchtime 20x ./models
+
+# convrep's training step beside PyTorch eager's on this machine, two shapes, and the ratio (needs python3-torch).
+bench-compare: setup
+	scripts/bench_compare.sh
 
 # Every fuzz target, 60 s each (about 25 minutes): the parsers of every file, header, variable and flag convrep reads.
 fuzz: setup

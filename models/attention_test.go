@@ -36,7 +36,9 @@ func TestFusedAttentionMatchesExplicit(t *testing.T) {
 		{"padded rows", []int64{1, 1, 1, 0, 0, 1, 1, 1, 1, 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			maskAdd := extendedMask(ts.MustOfSlice(tc.mask).MustView([]int64{2, 5}, true))
+			mask := ts.MustOfSlice(tc.mask).MustView([]int64{2, 5}, true)
+			maskAdd := extendedMask(mask)
+			keep := newAttnMask(mask).keep // fused attention is available here
 			qkv := func() (q, k, v *ts.Tensor) {
 				if err := torch.ManualSeed(11); err != nil { // the same q, k, v for both paths
 					t.Fatal(err)
@@ -47,9 +49,9 @@ func TestFusedAttentionMatchesExplicit(t *testing.T) {
 			var want, got *ts.Tensor
 			err := torch.Catch("attention", func() error {
 				q, k, v := qkv()
-				want = b.attention(q, k, v, maskAdd, gotch.Float, false)
+				want = b.attention(q, k, v, maskAdd, 8, gotch.Float, false)
 				q, k, v = qkv()
-				got = b.fusedAttention(q, k, v, maskAdd, false)
+				got = b.fusedAttention(q, k, v, keep, false)
 				return nil
 			})
 			if err != nil {

@@ -39,9 +39,8 @@ func newBlock(p *params, prefix string, n blockNames, c *Config) *block {
 	}
 }
 
-// forward maps x [B,T,H] to [B,T,H]. maskAdd [B,1,1,T] is 0 at real tokens and the lowest float at padding,
-// added to the attention scores (HuggingFace's extended attention mask), so padded keys get zero weight.
-func (b *block) forward(x, maskAdd *ts.Tensor, train bool) *ts.Tensor {
+// forward maps x [B,T,H] to [B,T,H]; mask keeps padded keys from being attended to.
+func (b *block) forward(x *ts.Tensor, mask *attnMask, train bool) *ts.Tensor {
 	size := x.MustSize()
 	bsz, seq, hid := size[0], size[1], size[2]
 	dh := hid / b.heads
@@ -50,10 +49,10 @@ func (b *block) forward(x, maskAdd *ts.Tensor, train bool) *ts.Tensor {
 	}
 	q, k, v := split(b.query.forward(x)), split(b.key.forward(x)), split(b.value.forward(x))
 	var heads *ts.Tensor
-	if fusedAttentionAvailable() {
-		heads = b.fusedAttention(q, k, v, maskAdd, train)
+	if mask.keep != nil {
+		heads = b.fusedAttention(q, k, v, mask.keep, train)
 	} else {
-		heads = b.attention(q, k, v, maskAdd, x.DType(), train)
+		heads = b.attention(q, k, v, mask.add, dh, x.DType(), train)
 	}
 	ctx := heads.MustTranspose(1, 2, true).MustReshape([]int64{bsz, seq, hid}, true)
 
@@ -77,8 +76,9 @@ func (b *block) forward(x, maskAdd *ts.Tensor, train bool) *ts.Tensor {
 
 // attention is softmax(q·kᵀ/√dh + maskAdd)·v over q, k, v [B,heads,T,dh], written with matmul, mask and
 // softmax (the path on libtorch 1.13, which has no fused kernel gotch can call); it drops q, k and v.
-func (b *block) attention(q, k, v, maskAdd *ts.Tensor, dtype gotch.DType, train bool) *ts.Tensor {
-	dh := q.MustSize()[3]
+// maskAdd [B,1,1,T] is 0 at real tokens and the lowest float at padding (HuggingFace's extended attention
+// mask), so padded keys get zero weight.
+func (b *block) attention(q, k, v, maskAdd *ts.Tensor, dh int64, dtype gotch.DType, train bool) *ts.Tensor {
 	kt := k.MustTranspose(-1, -2, true)
 	scores := q.MustMatmul(kt, true).MustDivScalar(ts.FloatScalar(math.Sqrt(float64(dh))), true)
 	kt.MustDrop()

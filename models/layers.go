@@ -57,12 +57,13 @@ func (p *params) linear(name string, in, out int64, bias bool) linear {
 func (l linear) forward(x *ts.Tensor) *ts.Tensor { return ts.MustLinear(x, l.w, l.b) }
 
 type layerNorm struct {
-	w, b *ts.Tensor
-	eps  float64
+	w, b  *ts.Tensor
+	shape []int64 // [dim], the normalised shape: kept rather than asked of w on every call
+	eps   float64
 }
 
 func (p *params) layerNorm(name string, dim int64, eps float64) layerNorm {
-	return layerNorm{w: p.constant(name+".weight", 1, dim), b: p.constant(name+".bias", 0, dim), eps: eps}
+	return layerNorm{w: p.constant(name+".weight", 1, dim), b: p.constant(name+".bias", 0, dim), shape: []int64{dim}, eps: eps}
 }
 
 // forward normalises x over its last dimension. An x of another dtype than the weights (bf16 from a head's
@@ -73,7 +74,7 @@ func (n layerNorm) forward(x *ts.Tensor) *ts.Tensor {
 		x = x.MustTotype(n.w.DType(), false)
 		defer x.MustDrop()
 	}
-	return ts.MustLayerNorm(x, []int64{n.w.MustSize()[0]}, n.w, n.b, n.eps, false)
+	return ts.MustLayerNorm(x, n.shape, n.w, n.b, n.eps, false)
 }
 
 // embedding creates a lookup table; the padding row starts at zero, as in torch.nn.Embedding(padding_idx).

@@ -111,12 +111,12 @@ func (m *Model) Forward(in Input, train bool) (*Output, error) {
 	}
 	out := &Output{}
 	err := torch.Catch("forward", func() error {
-		maskAdd := extendedMask(in.Mask)
-		defer maskAdd.MustDrop()
+		mask := newAttnMask(in.Mask) // once for all layers
+		defer mask.drop()
 		x := m.emb.forward(in.IDs, in.TypeIDs, train)
 		out.Hidden = append(out.Hidden, x)
 		for _, l := range m.layers {
-			x = l.forward(x, maskAdd, train)
+			x = l.forward(x, mask, train)
 			out.Hidden = append(out.Hidden, x)
 		}
 		out.Last = x

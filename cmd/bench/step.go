@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -19,10 +20,12 @@ import (
 // clipping: batch to tensors, the objective's loss (under bf16 autocast with --precision bf16), the loss
 // divided by the micro-batch count (1), backward, the learning rates, AdamW, zeroed gradients. Like the
 // trainer's, it reads nothing back from the device: it returns the loss, detached, in float64, and the
-// caller reads the last one.
-func (s *setup) step() (*ts.Tensor, error) {
-	var loss *ts.Tensor
-	err := torch.Catch("train step", func() error {
+// caller reads the last one. A torch.Scope frees whatever the step made and did not drop; the loss it
+// returns is kept for the caller.
+func (s *setup) step() (loss *ts.Tensor, err error) {
+	scope := torch.NewScope()
+	defer func() { err = errors.Join(err, scope.Free()) }()
+	err = torch.Catch("train step", func() error {
 		q, err := models.BatchInput(s.randomBatch(), s.dev)
 		if err != nil {
 			return err
@@ -38,6 +41,7 @@ func (s *setup) step() (*ts.Tensor, error) {
 			return err
 		}
 		loss = l.MustDetach(false).MustTotype(gotch.Double, true)
+		scope.Keep(loss) // the caller's: it reads the last step's
 		scaled := l.MustDivScalar(ts.FloatScalar(1), false)
 		err = scaled.Backward()
 		torch.Drop(scaled, l)

@@ -4,8 +4,8 @@
 //
 // Why a copy: gotch v0.9.1 is generated against libtorch 2.1 and hard-codes CUDA link flags; Debian's libtorch
 // is 1.13.1 (CPU). About a hundred generated wrappers do not compile there; they are found from the compiler's
-// own errors and replaced by stubs that report an error when called. The copy also fixes two memory faults of
-// gotch's generated Go code (see patch.go).
+// own errors and replaced by stubs that report an error when called. The copy also fixes memory faults of
+// gotch's generated Go code and makes its tensor handles cheap (see patch.go).
 //
 // The set-up is idempotent: a stamp records what the copy was made from, and a second run with nothing changed
 // returns at once.
@@ -30,7 +30,7 @@ const (
 	gotchModule  = "github.com/sugarme/gotch"
 	gotchVersion = "v0.9.1"
 	// patchLevel changes whenever this tool's patches change, so that old copies are rebuilt.
-	patchLevel = "convrep-setup-10"
+	patchLevel = "convrep-setup-12"
 	copyDir    = "third_party/gotch"
 	stampFile  = ".convrep-stamp"
 	stubList   = "STUBBED.txt"

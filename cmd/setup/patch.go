@@ -62,7 +62,8 @@ func cgoHeader(lt *libtorch, extraCPP string) string {
 	return fmt.Sprintf("// #cgo CPPFLAGS: %s%s\n// #cgo CXXFLAGS: %s\n// #cgo LDFLAGS: %s\n", cpp, extraCPP, cxx, ld)
 }
 
-// patchGo rewrites gotch's link flags for this libtorch and fixes two memory faults of its generated Go code.
+// patchGo rewrites gotch's link flags for this libtorch, fixes memory faults of its generated Go code and makes
+// a tensor handle cheap (lightHandles).
 func patchGo(dir string, lt *libtorch) error {
 	libGo := "// Code written by convrep's cmd/setup for libtorch " + lt.Version + ". DO NOT EDIT.\n\npackage libtch\n\n" +
 		cgoHeader(lt, " -I${SRCDIR}") + "import \"C\"\n"
@@ -78,6 +79,12 @@ func patchGo(dir string, lt *libtorch) error {
 	if err := fixIntReads(dir); err != nil {
 		return err
 	}
+	if err := lightHandles(dir); err != nil {
+		return err
+	}
+	if err := fixRunBackward(dir); err != nil {
+		return err
+	}
 	for _, name := range []string{"ts/tensor-generated.go", "ts/tensor.go", "ts/patch.go"} {
 		path := filepath.Join(dir, name)
 		b, err := os.ReadFile(path)
@@ -88,6 +95,7 @@ func patchGo(dir string, lt *libtorch) error {
 		if n == 0 && name == "ts/tensor-generated.go" {
 			return fmt.Errorf("%s: no output buffer found to fix; gotch's generator changed", path)
 		}
+		fixed = dropUnusedImport(fixed, "unsafe")
 		if err := os.WriteFile(path, []byte(fixed), 0o644); err != nil {
 			return err
 		}
@@ -104,10 +112,11 @@ func fixInPlaceLeak(src string) string {
 
 var inPlaceRe = regexp.MustCompile(`(?m)^([ \t]*)ts\.ctensor = \*ptr\n`)
 
-// fixOutBuffers sizes and frees the buffer into which a wrapper's C function writes its output handles.
-// gotch allocates it with malloc(0), never frees it, and ops with several outputs write past its end
-// (ctensorPtr1, ctensorPtr2, … are offsets from the first). It returns the patched source and the number of
-// buffers fixed.
+// fixOutBuffers gives a wrapper's C function a Go array to write its output handles into. gotch allocated that
+// buffer with malloc(0), never freed it, and ops with several outputs wrote past its end (ctensorPtr1,
+// ctensorPtr2, … are offsets from the first). A Go array of the op's outputs needs no C.malloc and C.free (two
+// cgo calls per op) and no defer; it holds C pointers only, which cgo lets C write into during the call, and
+// the garbage collector reclaims it. It returns the patched source and the number of buffers fixed.
 func fixOutBuffers(src string) (string, int) {
 	lines := strings.SplitAfter(src, "\n")
 	var out strings.Builder
@@ -119,17 +128,21 @@ func fixOutBuffers(src string) (string, int) {
 			continue
 		}
 		indent, name := m[1], m[2]
-		n := 1
-		for i+n < len(lines) && offsetRe.MatchString(lines[i+n]) {
-			n++
+		var more []string // the names of the outputs after the first
+		for i+1+len(more) < len(lines) {
+			o := offsetRe.FindStringSubmatch(lines[i+1+len(more)])
+			if o == nil {
+				break
+			}
+			more = append(more, o[1])
 		}
-		out.WriteString(fmt.Sprintf("%s%s := (*lib.Ctensor)(C.malloc(C.size_t(%d) * C.size_t(unsafe.Sizeof(uintptr(0)))))\n", indent, name, n))
-		for k := 1; k < n; k++ {
-			out.WriteString(lines[i+k])
+		out.WriteString(fmt.Sprintf("%svar %sBuf [%d]lib.Ctensor\n%s%s := &%sBuf[0]\n", indent, name, 1+len(more), indent, name, name))
+		for k, other := range more {
+			out.WriteString(fmt.Sprintf("%s%s := &%sBuf[%d]\n", indent, other, name, k+1))
 		}
-		i += n - 1
-		if i+1 >= len(lines) || !strings.Contains(lines[i+1], "C.free(unsafe.Pointer("+name+"))") {
-			out.WriteString(fmt.Sprintf("%sdefer C.free(unsafe.Pointer(%s))\n", indent, name))
+		i += len(more)
+		if i+1 < len(lines) && strings.TrimSpace(lines[i+1]) == "defer C.free(unsafe.Pointer("+name+"))" {
+			i++ // Go memory: C.free must not see it
 		}
 		fixed++
 	}
@@ -138,7 +151,7 @@ func fixOutBuffers(src string) (string, int) {
 
 var (
 	mallocRe = regexp.MustCompile(`^([ \t]*)(\w+) := \(\*lib\.Ctensor\)\(unsafe\.Pointer\(C\.malloc\(0\)\)\)\s*$`)
-	offsetRe = regexp.MustCompile(`^[ \t]*\w+ := \(\*lib\.Ctensor\)\(unsafe\.Pointer\(uintptr\(unsafe\.Pointer\(\w+\)\) \+ unsafe\.Sizeof\(\w+\)\)\)\s*$`)
+	offsetRe = regexp.MustCompile(`^[ \t]*(\w+) := \(\*lib\.Ctensor\)\(unsafe\.Pointer\(uintptr\(unsafe\.Pointer\(\w+\)\) \+ unsafe\.Sizeof\(\w+\)\)\)\s*$`)
 )
 
 // panicInsteadOfExit turns gotch's log.Fatal calls (every Must* function, the VarStore, the optimizer) into
@@ -229,3 +242,206 @@ func fixIntReads(dir string) error {
 }
 
 var intReadRe = regexp.MustCompile(`\*\(\*int\)\(unsafe\.Pointer\(&(\w+)\)\)`)
+
+// lightHandles makes a gotch tensor handle a small Go struct. gotch gave each one a zeroed 100 KB Go
+// allocation (so that Go's garbage collector, which cannot see libtorch's memory, would run often enough for
+// finalizers to free tensors), a unique name made with Sprintf and entered in a global map under a global lock,
+// and checked that map again under the lock on every free. convrep frees tensors explicitly (Drop, and
+// internal/torch.Scope for what a step made), so the handle keeps only its pointer, its op's name and a
+// finalizer as a safety net, run by a garbage collection each time the count of live handles doubles (a count
+// replaces the map); a hook lets a Scope see every handle made. Scalars lose the map and lock too.
+func lightHandles(dir string) error {
+	path := filepath.Join(dir, "ts", "tensor.go")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	s := string(b)
+	for _, d := range []struct{ head, repl string }{
+		{"type bigStruct struct {", ""},
+		{"func newTensor(ctensor lib.Ctensor, nameOpt ...string) *Tensor {", newTensorSrc},
+		{"func freeCTensor(ts *Tensor) error {", freeCTensorSrc},
+		{"func CheckCMemLeak() string {", checkCMemLeakSrc},
+	} {
+		if s, err = replaceDecl(s, d.head, d.repl); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if s, err = replaceOnce(s, "\td          *bigStruct\n", ""); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	s = dropUnusedImport(s, "log")
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ts", "convrep_handles.go"), []byte(handlesSrc), 0o644); err != nil {
+		return err
+	}
+
+	path = filepath.Join(dir, "ts", "scalar.go")
+	if b, err = os.ReadFile(path); err != nil {
+		return err
+	}
+	s = string(b)
+	for _, r := range [][2]string{
+		{"\tlock.Lock()\n\tdelete(ExistingScalars, x.name)\n\tlock.Unlock()\n\n\tlib.AtsFree(x.cscalar)\n\tif err := TorchErr(); err != nil {\n\t\treturn err\n\t}\n",
+			"\tlib.AtsFree(x.cscalar) // a plain delete: it cannot set libtorch's error\n"},
+		{"\tlock.Lock()\n\tx.name = newName(nameOpt...)\n\tExistingScalars[x.name] = struct{}{}\n\tlock.Unlock()\n",
+			"\tif len(nameOpt) > 0 {\n\t\tx.name = nameOpt[0]\n\t}\n"},
+	} {
+		if s, err = replaceOnce(s, r[0], r[1]); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return os.WriteFile(path, []byte(s), 0o644)
+}
+
+const newTensorSrc = `func newTensor(ctensor lib.Ctensor, nameOpt ...string) *Tensor {
+	x := &Tensor{ctensor: ctensor, calledFrom: "newTensor()"}
+	if len(nameOpt) > 0 {
+		x.name = nameOpt[0]
+	}
+	atomic.AddInt64(&TensorCount, 1)
+	if n := atomic.AddInt64(&liveTensors, 1); n >= atomic.LoadInt64(&collectAt) {
+		collectLeaks(n)
+	}
+	runtime.SetFinalizer(x, freeCTensor) // a safety net: convrep drops tensors explicitly
+	if hook := newTensorHook.Load(); hook != nil {
+		(*hook)(x)
+	}
+	return x
+}
+`
+
+const freeCTensorSrc = `func freeCTensor(ts *Tensor) error {
+	if ts == nil || ts.ctensor == nil {
+		return nil
+	}
+	lib.AtFree(ts.ctensor) // a plain delete, outside PROTECT: it cannot set libtorch's error
+	ts.ctensor = nil       // a second Drop, or the finalizer after a Drop, does nothing
+	atomic.AddInt64(&liveTensors, -1)
+	runtime.SetFinalizer(ts, nil)
+	return nil
+}
+`
+
+const checkCMemLeakSrc = `func CheckCMemLeak() string {
+	return fmt.Sprintf("tensor handles not released: %d\n", LiveTensors())
+}
+`
+
+const handlesSrc = `// Code written by convrep's cmd/setup (lightHandles). DO NOT EDIT.
+
+package ts
+
+import (
+	"runtime"
+	"sync/atomic"
+)
+
+var (
+	liveTensors   int64                        // handles made and not yet freed
+	newTensorHook atomic.Pointer[func(*Tensor)] // called with every handle made; nil when none
+	collectAt     int64 = 1 << 14              // the live count at which collectLeaks runs next
+)
+
+// collectLeaks starts a garbage collection, whose finalizers free the handles nobody dropped, when the live
+// count reaches twice what it was at the last one. The Go heap no longer grows with libtorch's memory, so the
+// collector alone would run too rarely for the finalizers to be a safety net; code that drops its tensors
+// keeps the count flat and never pays for one.
+func collectLeaks(n int64) {
+	at := atomic.LoadInt64(&collectAt)
+	if n >= at && atomic.CompareAndSwapInt64(&collectAt, at, 2*n) {
+		go runtime.GC()
+	}
+}
+
+// LiveTensors is the number of tensor handles made and not yet freed, by Drop or by a finalizer.
+func LiveTensors() int64 { return atomic.LoadInt64(&liveTensors) }
+
+// SetNewTensorHook has f called with every tensor handle made from now on, on the goroutine that makes it;
+// nil removes the hook. convrep's internal/torch.Scope uses it to free what a training step made.
+func SetNewTensorHook(f func(*Tensor)) {
+	if f == nil {
+		newTensorHook.Store(nil)
+		return
+	}
+	newTensorHook.Store(&f)
+}
+`
+
+// fixRunBackward gives at_run_backward contiguous arrays. It reads ntensors roots and ninputs inputs and
+// writes ninputs gradients, each an array from its first element; gotch passed the address of a copy of
+// the first root and of the first input, and one separately allocated output slot per input.
+func fixRunBackward(dir string) error {
+	path := filepath.Join(dir, "ts", "tensor.go")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	s, err := replaceOnce(string(b), `	for i := 0; i < len(inputs); i++ {
+		outputPtr := (*lib.Ctensor)(unsafe.Pointer(C.malloc(0)))
+		defer C.free(unsafe.Pointer(outputPtr))
+		outputsPtr = append(outputsPtr, outputPtr)
+	}
+
+	// Get first element pointer
+	ctensor := tensors[0].ctensor
+	cinput := inputs[0].ctensor
+	tensorsPtr := (*lib.Ctensor)(unsafe.Pointer(&ctensor))
+	inputsPtr := (*lib.Ctensor)(unsafe.Pointer(&cinput))
+`, `	// Go slices holding C pointers only, which cgo lets C read and write during the call.
+	outputs := make([]lib.Ctensor, len(inputs))
+	for i := range outputs {
+		outputsPtr = append(outputsPtr, &outputs[i])
+	}
+	ctensors, cinputs := make([]lib.Ctensor, len(tensors)), make([]lib.Ctensor, len(inputs))
+	for i, t := range tensors {
+		ctensors[i] = t.ctensor
+	}
+	for i, t := range inputs {
+		cinputs[i] = t.ctensor
+	}
+	tensorsPtr, inputsPtr := &ctensors[0], &cinputs[0]
+`)
+	if err != nil {
+		return fmt.Errorf("%s: RunBackward: %w", path, err)
+	}
+	return os.WriteFile(path, []byte(s), 0o644)
+}
+
+// replaceOnce replaces old, which must occur exactly once in s: a patch whose anchor is missing or ambiguous
+// means gotch changed, and the set-up stops rather than build a copy it did not mean to.
+func replaceOnce(s, old, repl string) (string, error) {
+	if n := strings.Count(s, old); n != 1 {
+		return s, fmt.Errorf("expected text found %d times, want once; gotch changed:\n%s", n, old)
+	}
+	return strings.Replace(s, old, repl, 1), nil
+}
+
+// replaceDecl replaces the top-level declaration that begins with the line head and ends at the next line
+// that is a lone "}" with repl (a whole declaration, or nothing).
+func replaceDecl(s, head, repl string) (string, error) {
+	if n := strings.Count(s, "\n"+head+"\n"); n != 1 {
+		return s, fmt.Errorf("declaration %q found %d times, want once; gotch changed", head, n)
+	}
+	start := strings.Index(s, "\n"+head+"\n") + 1
+	end := strings.Index(s[start:], "\n}\n")
+	if end < 0 {
+		return s, fmt.Errorf("declaration %q has no end", head)
+	}
+	return s[:start] + repl + s[start+end+len("\n}\n"):], nil
+}
+
+// dropUnusedImport removes the import of pkg (a standard package imported by its bare path) from Go source
+// that no longer uses it; the compiler rejects an unused import.
+func dropUnusedImport(src, pkg string) string {
+	if regexp.MustCompile(`\b` + pkg + `\.`).MatchString(src) {
+		return src
+	}
+	line := regexp.MustCompile(`(?m)^[ \t]*"` + pkg + `"[ \t]*\n`)
+	if loc := line.FindStringIndex(src); loc != nil {
+		return src[:loc[0]] + src[loc[1]:]
+	}
+	return src
+}

@@ -14,7 +14,7 @@ func TestFixOutBuffers(t *testing.T) {
 		{
 			name:  "one output",
 			src:   "  ptr := (*lib.Ctensor)(unsafe.Pointer(C.malloc(0)))\n  lib.AtgAbs(ptr, ts.ctensor)\n",
-			want:  []string{"ptr := (*lib.Ctensor)(C.malloc(C.size_t(1) * C.size_t(unsafe.Sizeof(uintptr(0)))))", "defer C.free(unsafe.Pointer(ptr))"},
+			want:  []string{"  var ptrBuf [1]lib.Ctensor\n  ptr := &ptrBuf[0]\n  lib.AtgAbs(ptr, ts.ctensor)\n"},
 			fixed: 1,
 		},
 		{
@@ -22,13 +22,14 @@ func TestFixOutBuffers(t *testing.T) {
 			src: "  ctensorPtr0 := (*lib.Ctensor)(unsafe.Pointer(C.malloc(0)))\n" +
 				"  ctensorPtr1 := (*lib.Ctensor)(unsafe.Pointer(uintptr(unsafe.Pointer(ctensorPtr0)) + unsafe.Sizeof(ctensorPtr0)))\n" +
 				"  ctensorPtr2 := (*lib.Ctensor)(unsafe.Pointer(uintptr(unsafe.Pointer(ctensorPtr1)) + unsafe.Sizeof(ctensorPtr0)))\n\n",
-			want:  []string{"C.malloc(C.size_t(3) *", "ctensorPtr2 := ", "defer C.free(unsafe.Pointer(ctensorPtr0))"},
+			want: []string{"  var ctensorPtr0Buf [3]lib.Ctensor\n  ctensorPtr0 := &ctensorPtr0Buf[0]\n" +
+				"  ctensorPtr1 := &ctensorPtr0Buf[1]\n  ctensorPtr2 := &ctensorPtr0Buf[2]\n\n"},
 			fixed: 1,
 		},
 		{
-			name:  "already freed",
-			src:   "\t\toutputPtr := (*lib.Ctensor)(unsafe.Pointer(C.malloc(0)))\n\t\tdefer C.free(unsafe.Pointer(outputPtr))\n",
-			want:  []string{"C.size_t(1)"},
+			name:  "a C free of the buffer is dropped",
+			src:   "\t\toutputPtr := (*lib.Ctensor)(unsafe.Pointer(C.malloc(0)))\n\t\tdefer C.free(unsafe.Pointer(outputPtr))\n\t\tuse(outputPtr)\n",
+			want:  []string{"\t\tvar outputPtrBuf [1]lib.Ctensor\n\t\toutputPtr := &outputPtrBuf[0]\n\t\tuse(outputPtr)\n"},
 			fixed: 1,
 		},
 		{name: "nothing to fix", src: "x := 1\n", want: []string{"x := 1"}},
@@ -43,10 +44,40 @@ func TestFixOutBuffers(t *testing.T) {
 					t.Errorf("result lacks %q:\n%s", w, got)
 				}
 			}
-			if strings.Count(got, "defer C.free") > 1 {
-				t.Errorf("buffer freed twice:\n%s", got)
+			for _, bad := range []string{"malloc", "C.free", "uintptr"} {
+				if strings.Contains(got, bad) {
+					t.Errorf("result still has %s:\n%s", bad, got)
+				}
 			}
 		})
+	}
+}
+
+func TestReplaceDecl(t *testing.T) {
+	src := "package ts\n\ntype big struct {\n\tlots [1e5]byte\n}\n\nfunc f() int {\n\treturn 1\n}\n"
+	got, err := replaceDecl(src, "func f() int {", "func f() int { return 2 }\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err = replaceDecl(got, "type big struct {", ""); err != nil {
+		t.Fatal(err)
+	}
+	if want := "package ts\n\n\nfunc f() int { return 2 }\n"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	if _, err := replaceDecl(src, "func g() {", ""); err == nil {
+		t.Fatal("a missing anchor was not reported")
+	}
+	if _, err := replaceOnce("a a", "a", "b"); err == nil {
+		t.Fatal("an ambiguous anchor was not reported")
+	}
+}
+
+func TestDropUnusedImport(t *testing.T) {
+	src := "import (\n\t\"log\"\n  \"unsafe\"\n)\n\nvar p = unsafe.Pointer(nil)\n"
+	got := dropUnusedImport(dropUnusedImport(src, "log"), "unsafe")
+	if want := "import (\n  \"unsafe\"\n)\n\nvar p = unsafe.Pointer(nil)\n"; got != want {
+		t.Fatalf("got %q, want %q", got, want)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 
 	lib "github.com/sugarme/gotch/libtch"
 	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
 )
 
 // Step applies one Adam or AdamW update to every parameter that has a gradient; parameters whose gradient
@@ -125,6 +127,7 @@ func zeroMoments(p *param) (m, v *ts.Tensor, err error) {
 	err = guarded("zero moments", func() error {
 		m = p.data.MustZerosLike(false)
 		v = p.data.MustZerosLike(false)
+		torch.Persist(m, v) // made in the first step, they outlive its torch.Scope
 		return nil
 	})
 	return m, v, err

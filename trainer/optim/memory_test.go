@@ -8,6 +8,8 @@ import (
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
 )
 
 // Mixed dtypes get separate scratch buffers and each follows the reference.
@@ -36,6 +38,36 @@ func TestMixedDtypes(t *testing.T) {
 	}
 	compare(t, "a (f32)", values(t, a), refA.p, 1e-6, 1)
 	compare(t, "b (f64)", values(t, b), refB.p, 1e-12, 1)
+}
+
+// The moments Step makes on a parameter's first step outlive the torch.Scope of that step: the trainer frees
+// what a step made, and a freed moment would crash the next step.
+func TestMomentsOutliveStepScope(t *testing.T) {
+	lockThread(t)
+	init := []float64{0.5, -0.25, 1.5}
+	a := leaf(t, init, []int64{3}, gotch.Float)
+	opt, err := New(Config{Kind: AdamW}, []Group{{Params: []*ts.Tensor{a}, ParamNames: []string{"a"}, LR: 0.1, WeightDecay: 0.1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := Config{Kind: AdamW}.withDefaults()
+	ref := &refParam{p: roundTo(init, gotch.Float)}
+	for s := 1; s <= 3; s++ {
+		g := []float64{float64(s), -0.5, 0.125 * float64(s)}
+		scope := torch.NewScope()
+		if err := opt.ZeroGrad(); err != nil {
+			t.Fatal(err)
+		}
+		backward(t, []*ts.Tensor{a}, [][]float64{g})
+		if err := opt.Step(); err != nil {
+			t.Fatal(err)
+		}
+		if err := scope.Free(); err != nil {
+			t.Fatal(err)
+		}
+		ref.update(cfg, 0.1, 0.1, g)
+	}
+	compare(t, "a", values(t, a), ref.p, 1e-6, 1)
 }
 
 // Resident memory stays flat over many steps: every temporary and every handle of a step is freed. Adam with

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Times convrep's training step (cmd/bench) beside PyTorch eager's (scripts/bench_pytorch.py) on this machine,
+# the same DSE step with the same flags, and prints pairs/s of each and their ratio (convrep / PyTorch).
+#
+# Two shapes on CPU: one where per-op host overhead dominates (a tiny encoder, small batch) and one where the
+# matmuls do. The runs alternate (convrep, PyTorch, convrep, ...) ROUNDS times per shape and the median of each
+# is compared, so a burst of load elsewhere hits both alike. Measure on a quiet machine: the load average is
+# printed before each shape.
+#
+# usage: scripts/bench_compare.sh [--rounds N] [--device cpu|cuda] [--threads N] [--blas-threads N]
+#                                 [--precision fp32|bf16]
+#
+# The CPU ratio (PyTorch's process CPU time per step over convrep's) is steadier than the pairs/s one on a
+# shared machine. --blas-threads sets OPENBLAS_NUM_THREADS for both: OpenBLAS's pthread build keeps its
+# threads spinning between calls, which on a small busy machine costs both sides CPU time and adds noise.
+#
+#   BENCH_BIN=/path/to/bench   use this cmd/bench binary instead of building one
+#   PYTHON=python3             the Python with torch (default: python3 if it has torch, else /usr/bin/python3;
+#                              apt-get install python3-torch on Debian)
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+ROUNDS=3
+DEVICE=cpu
+THREADS=0
+PRECISION=fp32
+BLAS_THREADS=""
+PYTHON="${PYTHON:-}"
+
+while (($#)); do
+	case "$1" in
+	--rounds) ROUNDS="${2:?--rounds needs a number}"; shift ;;
+	--device) DEVICE="${2:?--device needs cpu, cuda or cuda:N}"; shift ;;
+	--threads) THREADS="${2:?--threads needs a number}"; shift ;;
+	--precision) PRECISION="${2:?--precision needs fp32 or bf16}"; shift ;;
+	--blas-threads) BLAS_THREADS="${2:?--blas-threads needs a number}"; shift ;;
+	-h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
+	*) echo "bench_compare.sh: unknown argument $1" >&2; exit 2 ;;
+	esac
+	shift
+done
+
+if [[ -z "$PYTHON" ]]; then # the first Python that has torch: a virtual environment's, else the system's
+	for p in python3 /usr/bin/python3; do
+		if "$p" -c 'import torch' 2>/dev/null; then
+			PYTHON="$p"
+			break
+		fi
+	done
+fi
+if [[ -z "$PYTHON" ]] || ! "$PYTHON" -c 'import torch' 2>/dev/null; then
+	echo "bench_compare.sh: no python3 here imports torch (Debian: apt-get install -y python3-torch; or set PYTHON)" >&2
+	exit 1
+fi
+BIN="${BENCH_BIN:-}"
+if [[ -z "$BIN" ]]; then
+	BIN="$(mktemp -d)/bench"
+	(cd "$ROOT" && go build -o "$BIN" ./cmd/bench)
+fi
+
+# name, then the shape flags, then the timed steps: enough for about ten seconds per run on a 2-core CPU.
+SHAPES=(
+	"overhead-bound|--layers 2 --hidden 64 --heads 2 --batch 8 --seq 16|400"
+	"compute-bound|--layers 4 --hidden 256 --heads 4 --batch 64 --seq 32|20"
+)
+
+if [[ -n "$BLAS_THREADS" ]]; then
+	export OPENBLAS_NUM_THREADS="$BLAS_THREADS"
+fi
+
+for entry in "${SHAPES[@]}"; do
+	IFS='|' read -r name shape steps <<<"$entry"
+	# shellcheck disable=SC2206 # the shape is a list of flags
+	args=($shape --steps "$steps" --warmup 5 --threads "$THREADS" --device "$DEVICE" --precision "$PRECISION")
+	echo "== $name: $shape (steps $steps, OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-unset}, $(uptime | sed 's/.*load/load/'))"
+	lines=()
+	for ((r = 1; r <= ROUNDS; r++)); do
+		lines+=("$("$BIN" "${args[@]}")")
+		lines+=("$("$PYTHON" "$ROOT/scripts/bench_pytorch.py" "${args[@]}")")
+	done
+	printf '%s\n' "${lines[@]}" | "$PYTHON" -c '
+import json, statistics, sys
+runs = [json.loads(l) for l in sys.stdin if l.strip()]
+med, cpu = {}, {}
+for impl in ("convrep", "pytorch"):
+    pairs = [r["pairs_per_s"] for r in runs if r["impl"] == impl]
+    cpus = [r["cpu_s"] for r in runs if r["impl"] == impl]
+    med[impl], cpu[impl] = statistics.median(pairs), statistics.median(cpus)
+    print(f"{impl:8s} pairs/s median {med[impl]:9.1f}  runs {[round(p, 1) for p in pairs]}  cpu_s/step median {cpu[impl]:.4f}")
+ratio, cpu_ratio = med["convrep"] / med["pytorch"], cpu["pytorch"] / cpu["convrep"]
+print(f"ratio convrep/pytorch: pairs/s {ratio:.2f}, CPU time per step {cpu_ratio:.2f}")
+'
+done
