@@ -34,6 +34,7 @@ func (w *objWindow) add(m map[string]*ts.Tensor) {
 				s.MustAdd_(x)
 			} else {
 				w.sums[name] = x.MustTotype(gotch.Double, false)
+				torch.Persist(w.sums[name]) // made in a step, it outlives the step's torch.Scope
 			}
 			w.count[name]++
 		}

@@ -181,8 +181,13 @@ func (t *Trainer) runEpoch(ctx context.Context, batches *prefetcher, perEpoch, p
 // clipping, the learning rates of the schedule, the optimiser step and zeroed gradients. It reads nothing
 // back from the device: the loss and the gradient norm go into the tally, which settle checks at the next
 // log or checkpoint step, and the objective's metrics into objm. It drops each micro-batch after its backward
-// pass.
-func (t *Trainer) step(batches []objectives.Batch) error {
+// pass. A torch.Scope frees at its end whatever the step made and did not drop (cmd/setup's light gotch
+// handles put no pressure on Go's collector, so finalizers alone would free it late); what outlives the step
+// is taken out of the scope where it is made: the gradient norm the tally keeps, the objective metrics' sums
+// (objWindow.add), the optimiser's moments (optim.zeroMoments).
+func (t *Trainer) step(batches []objectives.Batch) (err error) {
+	scope := torch.NewScope()
+	defer func() { err = errors.Join(err, scope.Free()) }()
 	return torch.Catch("train step", func() error {
 		parts := len(batches)
 		var loss *ts.Tensor // the step's loss in float64: the mean of its micro-batches'
@@ -229,6 +234,7 @@ func (t *Trainer) step(batches []objectives.Batch) error {
 		if err != nil {
 			return err
 		}
+		torch.Persist(norm) // the tally keeps it until the next step's norm replaces it
 		t.tally.add(loss, norm)
 		f := t.sched.Factor(t.pos.Step)
 		for i, g := range t.groups {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
 	"convrep/checkpoint"
@@ -19,11 +20,12 @@ import (
 
 // watchedObjective wraps another registered objective (setting inner, e.g. dse or the NaN probe) and notes
 // torch.Reads() each time a training step asks for its loss; at the call cancel_at it cancels the run's
-// context, as SIGTERM would.
+// context, as SIGTERM would; with leak set, each call also makes a tensor it never drops.
 type watchedObjective struct {
 	objectives.Objective
 	key      string
 	cancelAt int64
+	leak     bool
 	calls    int64
 }
 
@@ -35,6 +37,7 @@ var watched sync.Map
 type watchLog struct {
 	reads  []int64 // torch.Reads() as call i+1 began
 	cancel context.CancelFunc
+	leaked []*ts.Tensor // with leak: the tensor call i+1 made and left
 }
 
 func init() {
@@ -45,6 +48,7 @@ type watchedConfig struct {
 	objectives.Config
 	key      string
 	cancelAt int64
+	leak     bool
 }
 
 func parseWatched(s objectives.Settings) (objectives.Config, error) {
@@ -59,6 +63,8 @@ func parseWatched(s objectives.Settings) (objectives.Config, error) {
 			c.key, _ = v.(string)
 		case "cancel_at":
 			c.cancelAt, _ = v.(int64)
+		case "leak":
+			c.leak, _ = v.(bool)
 		default:
 			rest[k] = v
 		}
@@ -73,7 +79,7 @@ func parseWatched(s objectives.Settings) (objectives.Config, error) {
 
 func (c watchedConfig) Build(m *models.Model) (objectives.Objective, error) {
 	o, err := c.Config.Build(m)
-	return &watchedObjective{Objective: o, key: c.key, cancelAt: c.cancelAt}, err
+	return &watchedObjective{Objective: o, key: c.key, cancelAt: c.cancelAt, leak: c.leak}, err
 }
 
 func (w *watchedObjective) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, error) {
@@ -82,6 +88,9 @@ func (w *watchedObjective) Loss(batch any, train bool) (*ts.Tensor, map[string]*
 		v, _ := watched.LoadOrStore(w.key, &watchLog{})
 		l := v.(*watchLog)
 		l.reads = append(l.reads, torch.Reads())
+		if w.leak {
+			l.leaked = append(l.leaked, ts.MustOnes([]int64{256}, gotch.Float, gotch.CPU))
+		}
 		if w.calls == w.cancelAt && l.cancel != nil {
 			l.cancel()
 		}
@@ -205,5 +214,34 @@ func TestNonFiniteBetweenReadings(t *testing.T) {
 				t.Errorf("metrics.jsonl steps %s, want %s", got, tc.logged)
 			}
 		})
+	}
+}
+
+// A tensor a step makes and never drops is freed when the step ends (its torch.Scope), not left to Go's
+// collector, while what outlives the step (the tally's gradient norm, the objective metrics' sums, Adam's
+// moments) stays usable: the run trains on and logs finite losses.
+func TestStepScopeFreesWhatAStepLeaves(t *testing.T) {
+	dir := t.TempDir()
+	exp := tinyExperiment(t, dir, "")
+	key := t.Name()
+	err := train(t, exp, []string{"objective.name=" + watchedName, `objective.inner="dse"`, fmt.Sprintf("objective.watch_key=%q", key),
+		"objective.leak=true", "train.max_steps=8", "train.log_every=4", "train.checkpoint_every=4"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, _ := watched.Load(key)
+	leaked := v.(*watchLog).leaked
+	if len(leaked) != 8 {
+		t.Fatalf("%d leaked tensors, want one per step (8)", len(leaked))
+	}
+	for i, x := range leaked {
+		if x.Ctensor() != nil {
+			t.Errorf("the tensor step %d left is still alive after the step", i+1)
+		}
+	}
+	for _, m := range readMetricLines(t, filepath.Join(dir, "out")) {
+		if math.IsNaN(m.Loss) || m.Loss <= 0 || m.GradNorm <= 0 || len(m.Objective) == 0 {
+			t.Errorf("step %d: loss %v, gradient norm %v, metrics %v", m.Step, m.Loss, m.GradNorm, m.Objective)
+		}
 	}
 }
