@@ -46,6 +46,7 @@ type selection struct {
 	Dataset     string             `json:"dataset"`
 	Split       string             `json:"split"`
 	Source      string             `json:"source"`
+	Queries     int                `json:"queries"`
 	Candidates  int                `json:"candidates"`
 	Seeds       []uint64           `json:"seeds"`
 	Metric      string             `json:"metric"`
@@ -87,7 +88,7 @@ func runSelect(ctx context.Context, args []string, log *zap.Logger) error {
 	if len(set.Responses) < *size {
 		return fmt.Errorf("%s: %d responses, fewer than --candidates %d", set.Dataset, len(set.Responses), *size)
 	}
-	sel.Dataset, sel.Source, sel.Split = set.Dataset, set.Source, "val"
+	sel.Dataset, sel.Source, sel.Split, sel.Queries = set.Dataset, set.Source, "val", len(set.Contexts)
 	task := evaluate.ResponseTask{Set: set, Size: *size, Seeds: sel.Seeds, Splits: c.splitIO()}
 	score := func(ctx context.Context, m modelRef) (*evaluate.Result, error) {
 		s, err := openModel(ctx, m, log)

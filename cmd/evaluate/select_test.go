@@ -168,8 +168,8 @@ func TestSelectChoosesTheBestCheckpointsOnValidation(t *testing.T) {
 			if err != nil || string(txt) != strings.Join(paths[:2], ",")+"\n" {
 				t.Errorf("%s holds %q (%v), want the chosen paths on one comma-separated line", chosenPath(out), txt, err)
 			}
-			if got.Split != "val" || got.Metric != metric.name || got.Top != 2 {
-				t.Errorf("selection records split %q, metric %q, top %d", got.Split, got.Metric, got.Top)
+			if got.Split != "val" || got.Metric != metric.name || got.Top != 2 || got.Queries != len(queries) {
+				t.Errorf("selection records split %q, metric %q, top %d, %d queries", got.Split, got.Metric, got.Top, got.Queries)
 			}
 		})
 	}
