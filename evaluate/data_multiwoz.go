@@ -55,7 +55,7 @@ func ReadMultiWOZResponses(dir, split string) (*RetrievalSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	set := &RetrievalSet{Dataset: "multiwoz21", Source: multiwozPath(dir, split) + "#" + split + ".json"}
+	set := &RetrievalSet{Dataset: "multiwoz21", Source: multiwozPath(dir, split) + "#" + split + ".json", Split: split}
 	for _, d := range dialogues {
 		texts := make([]string, len(d.Turns))
 		for i, t := range d.Turns {

@@ -118,6 +118,9 @@ func (t ResponseTask) rank(model string, lists [][]Candidates, scores [][][]floa
 	}
 	res := &Result{Model: model, Task: "response-selection"}
 	settings := map[string]any{"candidates": t.size(), "queries": len(set.Contexts), "source": set.Source}
+	if set.Split != "" {
+		settings["split"] = set.Split
+	}
 	variant := fmt.Sprintf("1 of %d", t.size())
 	for j, metric := range []string{"top1", "top3", "top10", "mrr"} {
 		res.Rows = append(res.Rows, newRow(model, set.Dataset, "response-selection", variant, metric, t.Seeds, values[j], settings))

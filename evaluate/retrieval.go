@@ -5,6 +5,7 @@ package evaluate
 type RetrievalSet struct {
 	Dataset   string     // the name used in outputs and split files, e.g. "amazonqa"
 	Source    string     // the file (and split) whose rows the indices count
+	Split     string     // the dataset's split (test, val), recorded in the result rows; "" for a file of one's own
 	Contexts  [][]string // each query's turns, oldest first; one turn for utterance-level sets
 	Responses []string
 }

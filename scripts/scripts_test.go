@@ -4,11 +4,13 @@
 package scripts
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -240,5 +242,97 @@ func checkEvaluate(t *testing.T, root string, args, tasks, flags []string, small
 	}
 	if !slices.Contains(args, "--model") {
 		t.Errorf("%q names no model", args)
+	}
+}
+
+// mgt.sh chooses checkpoints as MGT §4.2 does, on validation only: one evaluate select per granularity (top 1)
+// and one for the single run (its top N, "Ensemble (N)"); Table 2's four rows are evaluated on test with the
+// chosen checkpoints; and no seed member trains with the single dual encoder's seed.
+func TestMGTScriptChoosesOnValidation(t *testing.T) {
+	root := repoRoot(t)
+	for _, c := range []struct {
+		mode       []string
+		l, top     int
+		singleToml string
+	}{{[]string{"--small"}, 3, 3, "experiments/mgt_single_small_cpu.toml"}, {nil, 5, 5, "experiments/mgt_single_bert_base.toml"}} {
+		t.Run(strings.Join(c.mode, ""), func(t *testing.T) {
+			cmd := exec.Command("bash", append([]string{filepath.Join("scripts", "mgt.sh"), "--dry-run"}, c.mode...)...)
+			cmd.Dir = root
+			cmd.Env = append(os.Environ(), "CONVREP_BIN=/nonexistent/bin")
+			out, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("%v: %v\n%s", cmd.Args, err, out)
+			}
+			flag := func(args []string, name string) string {
+				if i := slices.Index(args, name); i >= 0 && i+1 < len(args) {
+					return args[i+1]
+				}
+				return ""
+			}
+			single, err := os.ReadFile(filepath.Join(root, c.singleToml))
+			if err != nil {
+				t.Fatal(err)
+			}
+			singleSeed := regexp.MustCompile(`(?m)^seed = (\d+)`).FindStringSubmatch(string(single))
+			if singleSeed == nil {
+				t.Fatalf("%s has no seed", c.singleToml)
+			}
+			var selects, tops []string
+			var table2 []string
+			seeds := map[string]bool{}
+			for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				args := strings.Fields(strings.TrimPrefix(line, "+ "))
+				switch {
+				case filepath.Base(args[0]) == "train" && slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "objective.member=") }):
+					for j, a := range args {
+						if s, ok := strings.CutPrefix(a, "seed="); ok && args[j-1] == "--set" {
+							if s == singleSeed[1] || seeds[s] {
+								t.Errorf("%q: seed %s is the single run's or another member's", line, s)
+							}
+							seeds[s] = true
+						}
+					}
+				case len(args) > 1 && args[1] == "select":
+					if s := flag(args, "--split"); s != "val" {
+						t.Errorf("%q chooses on split %q, want val", line, s)
+					}
+					selects = append(selects, flag(args, "--output"))
+					tops = append(tops, flag(args, "--top"))
+				case len(args) > 1 && args[1] == "response" && strings.Contains(flag(args, "--output"), "/table2/"):
+					if s := flag(args, "--split"); s != "test" || flag(args, "--dataset") != "multiwoz" || flag(args, "--candidates") != "20" {
+						t.Errorf("%q: Table 2 is MultiWOZ test, 1 of 20", line)
+					}
+					table2 = append(table2, line)
+				}
+			}
+			if len(seeds) == 0 {
+				t.Error("no seed member trains with a seed of its own")
+			}
+			if len(selects) != c.l+1 {
+				t.Fatalf("%d selections %v, want %d (the single run and each granularity)", len(selects), selects, c.l+1)
+			}
+			if tops[0] != strconv.Itoa(c.top) || slices.ContainsFunc(tops[1:], func(s string) bool { return s != "1" }) {
+				t.Errorf("--top of the selections: %v, want %d for the single run, then 1 per granularity", tops, c.top)
+			}
+			if len(table2) != 4 {
+				t.Fatalf("Table 2 rows: %d, want 4 (single, Ensemble (%d), seeds ensemble, MGT):\n%s", len(table2), c.top, strings.Join(table2, "\n"))
+			}
+			singleTxt := strings.TrimSuffix(selects[0], ".json") + ".txt"
+			for i, want := range []string{"Single dual encoder", fmt.Sprintf("Ensemble (%d)", c.top), "seeds", "MGT"} {
+				if !strings.Contains(table2[i], want) {
+					t.Errorf("Table 2 row %d: %q, want %q", i+1, table2[i], want)
+				}
+			}
+			for _, i := range []int{0, 1} {
+				if !strings.Contains(table2[i], singleTxt) {
+					t.Errorf("%q does not take its checkpoints from the single run's selection %s", table2[i], singleTxt)
+				}
+			}
+			for _, sel := range selects[1:] {
+				if !strings.Contains(table2[3], strings.TrimSuffix(sel, ".json")+".txt") {
+					t.Errorf("the MGT row does not take the checkpoint chosen in %s: %q", sel, table2[3])
+				}
+			}
+		})
 	}
 }

@@ -17,6 +17,7 @@ type dataFlags struct {
 	dataset, root, train, test  string
 	textCol, labelCol, oosLabel string
 	splitSeed                   uint64 // where a dataset's test examples are themselves drawn (Ubuntu's split points)
+	split                       string // response selection: which split of the dataset, test or val (MultiWOZ only)
 }
 
 // The datasets each kind of task knows by name.
@@ -175,6 +176,9 @@ func (d dataFlags) responseData() (*evaluate.RetrievalSet, error) {
 	if err != nil {
 		return nil, err
 	}
+	if d.responseSplit() != "test" && d.dataset != "multiwoz" {
+		return nil, fmt.Errorf("--split %s: only --dataset multiwoz has a validation split here (MultiWOZ 2.1 val, 1,000 dialogues); %q is read from its test data", d.split, d.dataset)
+	}
 	switch d.dataset {
 	case "amazonqa":
 		pairs, err := evaluate.ReadAmazonQA(filepath.Join(root, "amazonqa", "qa_Video_Games.json.gz"))
@@ -185,11 +189,34 @@ func (d dataFlags) responseData() (*evaluate.RetrievalSet, error) {
 	case "ubuntu":
 		return evaluate.ReadUbuntuIRC(filepath.Join(root, "ubuntu_irc", "data", "test"), evaluate.UbuntuOptions{Seed: d.splitSeed})
 	case "multiwoz":
-		return evaluate.ReadMultiWOZResponses(filepath.Join(root, "multiwoz21"), "test")
+		set, err := evaluate.ReadMultiWOZResponses(filepath.Join(root, "multiwoz21"), d.responseSplit())
+		if err == nil && d.responseSplit() != "test" {
+			// A name of its own, so that a validation score is never laid in a test column by report, and
+			// saved candidate lists (--write-splits) of the two splits never mix.
+			set.Dataset += "-" + d.responseSplit()
+		}
+		return set, err
 	case "":
 		return nil, fmt.Errorf("name a dataset (--dataset %s) or give a --test file", strings.Join(responseSets, ", "))
 	}
 	return nil, fmt.Errorf("--dataset %q has no response-selection data (known: %s; or a --test file)", d.dataset, strings.Join(responseSets, ", "))
+}
+
+// responseSplit is the split response selection reads: --split, test when not given.
+func (d dataFlags) responseSplit() string {
+	if d.split == "" {
+		return "test"
+	}
+	return d.split
+}
+
+// checkSplit checks --split before any data are read.
+func (d dataFlags) checkSplit() error {
+	switch d.responseSplit() {
+	case "test", "val":
+		return nil
+	}
+	return fmt.Errorf("--split %q: want test or val", d.split)
 }
 
 func dropLabel(s evaluate.Split, label string) evaluate.Split {

@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/sugarme/gotch"
 	"go.uber.org/zap"
 
+	"convrep/checkpoint"
 	"convrep/datasets"
 	"convrep/evaluate"
 	"convrep/experiment"
@@ -17,13 +20,14 @@ import (
 	"convrep/models/hub"
 	"convrep/models/sbert"
 	"convrep/objectives/mgt"
+	"convrep/safetensors"
 	"convrep/tokenizers"
 )
 
 // modelRef says which model to evaluate and how to embed with it.
 type modelRef struct {
 	ref, device, pooling string
-	checkpoint           string // with an experiment file: the weights of this checkpoint
+	checkpoint           string // with an experiment file or a run folder: the weights of this checkpoint
 	maxLength, batch     int
 	threads              int
 	// dual: load an MGT model's response encoder too and score by cᵀr (response selection only: the other
@@ -32,16 +36,18 @@ type modelRef struct {
 }
 
 // checkModelRef fails at once on a model path that does not exist, before any data are read.
-func checkModelRef(ref, checkpoint string) error {
-	if strings.Contains(ref, ",") || strings.Contains(checkpoint, ",") {
-		return fmt.Errorf("--model %q --checkpoint %q: a list is an ensemble, which only evaluate response takes", ref, checkpoint)
+func checkModelRef(ref, ckpt string) error {
+	if strings.Contains(ref, ",") || strings.Contains(ckpt, ",") {
+		return fmt.Errorf("--model %q --checkpoint %q: a list is an ensemble, which only evaluate response takes", ref, ckpt)
 	}
-	if checkpoint != "" && !strings.HasSuffix(ref, ".toml") {
-		return fmt.Errorf("--checkpoint goes with an experiment file as --model (the checkpoint's own experiment)")
-	}
-	if checkpoint != "" {
-		if _, err := os.Stat(checkpoint); err != nil {
+	if ckpt != "" {
+		if _, err := os.Stat(ckpt); err != nil {
 			return fmt.Errorf("--checkpoint: %w", err)
+		}
+		if !strings.HasSuffix(ref, ".toml") {
+			if err := checkRunCheckpoint(ref, ckpt); err != nil {
+				return err
+			}
 		}
 	}
 	if ref == "" {
@@ -50,6 +56,24 @@ func checkModelRef(ref, checkpoint string) error {
 	looksLikePath := strings.HasPrefix(ref, ".") || filepath.IsAbs(ref) || strings.HasSuffix(ref, ".toml") || strings.Count(ref, "/") > 1
 	if _, err := os.Stat(ref); err != nil && looksLikePath {
 		return fmt.Errorf("--model %s: %w", ref, err)
+	}
+	return nil
+}
+
+// checkRunCheckpoint checks that checkpoint, given with a run folder as --model, is one of that run's own
+// checkpoints (run/checkpoints/step-N.safetensors): the run folder then vouches for its architecture, as the
+// experiment's digest does for an experiment file (experiment.AtCheckpoint).
+func checkRunCheckpoint(run, ckpt string) error {
+	if _, err := os.Stat(filepath.Join(run, "model", "config.json")); err != nil {
+		return fmt.Errorf("--checkpoint goes with an experiment file or a finished run folder as --model (the checkpoint's own): %s is neither (%w)", run, err)
+	}
+	want, err1 := filepath.Abs(checkpoint.Dir(run))
+	got, err2 := filepath.Abs(filepath.Dir(ckpt))
+	if err1 != nil || err2 != nil {
+		return fmt.Errorf("--checkpoint %s: %v", ckpt, errors.Join(err1, err2))
+	}
+	if got != want {
+		return fmt.Errorf("--checkpoint %s is not a checkpoint of the run %s (want a file in %s)", ckpt, run, checkpoint.Dir(run))
 	}
 	return nil
 }
@@ -86,6 +110,9 @@ func loadModel(ctx context.Context, m modelRef, log *zap.Logger) (*models.Model,
 		}
 		return b.Model, b.Tok, e.Name + " (untrained)", nil
 	}
+	if m.checkpoint != "" {
+		return runAtCheckpoint(m.ref, m.checkpoint, dev)
+	}
 	dir := m.ref
 	if _, err := os.Stat(filepath.Join(dir, "model", "config.json")); err == nil {
 		dir = filepath.Join(dir, "model") // a convrep run folder
@@ -96,6 +123,38 @@ func loadModel(ctx context.Context, m modelRef, log *zap.Logger) (*models.Model,
 	}
 	tok, err := tokenizers.Load(dir)
 	return model, tok, strings.TrimSuffix(m.ref, "/"), err
+}
+
+// runAtCheckpoint loads a run folder's model as it was at one of its checkpoints: the architecture and
+// tokenizer of run/model, the weights of the checkpoint's param/ tensors (as the trainer wrote them). This is
+// how a run whose experiment file was changed by --set (MGT's granularities, the seed members) is evaluated at
+// a checkpoint other than its last.
+func runAtCheckpoint(run, ckpt string, dev gotch.Device) (*models.Model, *tokenizers.Tokenizer, string, error) {
+	dir := filepath.Join(run, "model")
+	cfg, err := models.ReadConfig(filepath.Join(dir, "config.json"))
+	if err != nil {
+		return nil, nil, "", err
+	}
+	f, err := safetensors.ReadFile(ckpt)
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("--checkpoint: %w", err)
+	}
+	sd := make(map[string]safetensors.Tensor, len(f.Tensors))
+	for _, t := range f.Tensors {
+		sd[t.Name] = t
+	}
+	model, err := models.New(cfg, models.Heads{}, dev)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if err := model.LoadTensors(sd, checkpoint.ParamPrefix); err != nil {
+		return nil, nil, "", fmt.Errorf("%s: %w", ckpt, err)
+	}
+	tok, err := tokenizers.Load(dir)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return model, tok, strings.TrimSuffix(run, "/") + " @ " + strings.TrimSuffix(filepath.Base(ckpt), ".safetensors"), nil
 }
 
 // openModel loads the model and returns a Session whose encoders embed as DSE evaluates (masked mean of the
@@ -143,7 +202,7 @@ func openModel(ctx context.Context, m modelRef, log *zap.Logger) (*evaluate.Sess
 // context is the context encoder already loaded (its configuration is the response encoder's).
 func loadResponseEncoder(m modelRef, context *models.Model) (*models.Model, string, error) {
 	dev := context.VS.Device()
-	if strings.HasSuffix(m.ref, ".toml") {
+	if strings.HasSuffix(m.ref, ".toml") || m.checkpoint != "" {
 		if m.checkpoint == "" {
 			return nil, "", nil // an untrained backbone: one encoder
 		}

@@ -135,8 +135,15 @@ func runResponse(ctx context.Context, args []string, log *zap.Logger) error {
 	size := fs.Int("candidates", 100, "candidates per query, the true response included")
 	name := fs.String("name", "", "the model's name in the result rows and tables (default: --model, or the ensemble's members)")
 	fs.Uint64Var(&c.data.splitSeed, "split-seed", 1, "seed choosing each Ubuntu IRC conversation's split point (the test set itself)")
+	fs.StringVar(&c.data.split, "split", "test", "the dataset's split: test, or val (MultiWOZ 2.1's validation dialogues, for choosing checkpoints: see evaluate select); recorded in the rows")
 	if _, err := parse(fs, args); err != nil {
 		return err
+	}
+	if err := c.data.checkSplit(); err != nil {
+		return err
+	}
+	if c.data.test != "" && c.data.split != "test" {
+		return fmt.Errorf("--split %s goes with --dataset multiwoz; a --test file is read as it is", c.data.split)
 	}
 	c.model.dual = true // an MGT dual encoder scores by cᵀr with both its encoders (Eq. 4)
 	members, err := ensembleMembers(c.model)
