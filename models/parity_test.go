@@ -9,6 +9,7 @@ import (
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
+	"convrep/internal/devtest"
 	"convrep/internal/shared"
 	"convrep/internal/torch"
 	"convrep/safetensors"
@@ -35,14 +36,17 @@ func TestParityWithHuggingFace(t *testing.T) {
 	for _, tc := range parityCases {
 		t.Run(tc.model+"/"+tc.weights, func(t *testing.T) {
 			dir := shared.MustPath(t, "fixtures", tc.model)
-			m, err := Load(dir, LoadOptions{WeightsFile: filepath.Join(dir, tc.weights), Device: gotch.CPU})
+			// The device the tests run on: the CPU, or the GPU under scripts/gpu_check.sh (internal/devtest).
+			dev := devtest.Device(t)
+			m, err := Load(dir, LoadOptions{WeightsFile: filepath.Join(dir, tc.weights), Device: dev})
 			if err != nil {
 				t.Fatal(err)
 			}
 			exp := readExpected(t, filepath.Join(dir, "expected.safetensors"))
-			in := Input{IDs: exp.tensor(t, "input_ids"), Mask: exp.tensor(t, "attention_mask")}
+			onDev := func(name string) *ts.Tensor { return exp.tensor(t, name).MustTo(dev, true) }
+			in := Input{IDs: onDev("input_ids"), Mask: onDev("attention_mask")}
 			if m.Config.Arch == BERT {
-				in.TypeIDs = exp.tensor(t, "token_type_ids")
+				in.TypeIDs = onDev("token_type_ids")
 			}
 			out, err := m.Forward(in, false)
 			if err != nil {
@@ -79,10 +83,10 @@ func TestParityWithHuggingFace(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pos := exp.tensor(t, "mlm_logits_positions")
+			pos := onDev("mlm_logits_positions")
 			check("mlm_logits_at_positions", logits.MustIndexSelect(1, pos, false))
 			check("mlm_logsumexp", logits.MustTotype(gotch.Double, false).MustLogsumexp([]int64{-1}, false, true))
-			argmax := logits.MustArgmax([]int64{-1}, false, false).Int64Values()
+			argmax := logits.MustArgmax([]int64{-1}, false, false).MustTo(gotch.CPU, true).Int64Values()
 			want := exp.tensor(t, "mlm_argmax").Int64Values()
 			for i := range want {
 				if argmax[i] != want[i] {
@@ -129,7 +133,11 @@ func (e expected) maxDiff(t *testing.T, name string, got *ts.Tensor) float64 {
 	if !slices.Equal(want.MustSize(), got.MustSize()) {
 		t.Fatalf("%s: shape %v, HuggingFace %v", name, got.MustSize(), want.MustSize())
 	}
-	g, w := got.Float64Values(), want.Float64Values()
+	g, err := torch.Read(got) // from any device
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := want.Float64Values()
 	worst := 0.0
 	for i := range w {
 		d := math.Abs(g[i] - w[i])

@@ -40,18 +40,9 @@ while (($#)); do
 	shift
 done
 
-if [[ -z "$PYTHON" ]]; then # the first Python that has torch: a virtual environment's, else the system's
-	for p in python3 /usr/bin/python3; do
-		if "$p" -c 'import torch' 2>/dev/null; then
-			PYTHON="$p"
-			break
-		fi
-	done
-fi
-if [[ -z "$PYTHON" ]] || ! "$PYTHON" -c 'import torch' 2>/dev/null; then
-	echo "bench_compare.sh: no python3 here imports torch (Debian: apt-get install -y python3-torch; or set PYTHON)" >&2
-	exit 1
-fi
+# shellcheck source=common.sh
+source "$ROOT/scripts/common.sh"
+python_with_torch || exit 1
 BIN="${BENCH_BIN:-}"
 if [[ -z "$BIN" ]]; then
 	BIN="$(mktemp -d)/bench"

@@ -60,6 +60,24 @@ setup_bins() {
 	go build -o "$BIN/" ./cmd/train ./cmd/evaluate ./cmd/mgtbuckets
 }
 
+# python_with_torch sets PYTHON (unless set) to the first Python that imports torch, a virtual environment's,
+# else the system's (Debian: apt-get install -y python3-torch); it fails saying so when there is none.
+python_with_torch() {
+	local p
+	if [[ -z "${PYTHON:-}" ]]; then
+		for p in python3 /usr/bin/python3; do
+			if "$p" -c 'import torch' 2>/dev/null; then
+				PYTHON="$p"
+				break
+			fi
+		done
+	fi
+	if [[ -z "${PYTHON:-}" ]] || ! "$PYTHON" -c 'import torch' 2>/dev/null; then
+		echo "$(basename "$0"): no python3 here imports torch (Debian: apt-get install -y python3-torch; or set PYTHON)" >&2
+		return 1
+	fi
+}
+
 log() { printf '%s [%s] %s\n' "$(date '+%H:%M:%S')" "$(basename "$0" .sh)" "$*" >&2; }
 
 # run prints a command, then runs it (or only prints it with --dry-run).

@@ -13,7 +13,8 @@
 #   --out DIR  logs and JSON lines (default runs/gpu_check)
 # Exit status: 0 when every check passed, 1 otherwise. Each check's log is in DIR/<check>.log.
 set -uo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh" # ROOT, python_with_torch
 cd "$ROOT"
 
 DEVICE=cuda
@@ -88,7 +89,7 @@ gotest() {
 			verdict "$name" FAIL "$ran passed, $skipped skipped (must run on $DEVICE); see $OUT/$name.log"
 			return 1
 		fi
-		verdict "$name" PASS "$ran tests on $DEVICE"
+		verdict "$name" PASS "$ran passed on $DEVICE"
 		return 0
 	fi
 	verdict "$name" FAIL "see $OUT/$name.log"
@@ -130,24 +131,31 @@ if ((BUILT)); then
 	else
 		SHAPES=("--layers 2 --hidden 64 --heads 2 --batch 8 --seq 16 --steps 50" "--layers 4 --hidden 256 --heads 4 --batch 64 --seq 32 --steps 20")
 	fi
+	python_with_torch || verdict python FAIL "no python3 imports torch: set PYTHON"
 	PY="${PYTHON:-python3}"
 	for i in "${!SHAPES[@]}"; do
 		name="bench$((i + 1))"
 		read -r -a flags <<<"${SHAPES[$i]}"
-		if ! check "$name-go" "convrep ${SHAPES[$i]}" "$OUT/bin/bench" --device "$DEVICE" "${flags[@]}"; then
+		printf '== %s: %s\n' "$name" "${SHAPES[$i]}" >&2
+		if ! "$OUT/bin/bench" --device "$DEVICE" "${flags[@]}" >"$OUT/$name-convrep.log" 2>&1; then
+			verdict "$name" FAIL "cmd/bench ${SHAPES[$i]}; see $OUT/$name-convrep.log"
 			continue
 		fi
-		if ! check "$name-py" "PyTorch eager ${SHAPES[$i]}" "$PY" scripts/bench_pytorch.py --device "$DEVICE" "${flags[@]}"; then
+		if ! "$PY" scripts/bench_pytorch.py --device "$DEVICE" "${flags[@]}" >"$OUT/$name-pytorch.log" 2>&1; then
+			verdict "$name" FAIL "scripts/bench_pytorch.py ${SHAPES[$i]}; see $OUT/$name-pytorch.log"
 			continue
 		fi
-		go_rate=$(tail -n 1 "$OUT/$name-go.log" | jq -r .pairs_per_s)
-		py_rate=$(tail -n 1 "$OUT/$name-py.log" | jq -r .pairs_per_s)
-		go_mfu=$(tail -n 1 "$OUT/$name-go.log" | jq -r '.mfu // "n/a"')
-		py_mfu=$(tail -n 1 "$OUT/$name-py.log" | jq -r '.mfu // "n/a"')
+		# pairs/s to one decimal, MFU in percent (null on a CPU without --peak-tflops).
+		rate='.pairs_per_s * 10 | round / 10'
+		mfu='if .mfu == null then "n/a" else (.mfu * 1000 | round / 10 | tostring) + "%" end'
+		go_rate=$(tail -n 1 "$OUT/$name-convrep.log" | jq -r "$rate")
+		py_rate=$(tail -n 1 "$OUT/$name-pytorch.log" | jq -r "$rate")
+		go_mfu=$(tail -n 1 "$OUT/$name-convrep.log" | jq -r "$mfu")
+		py_mfu=$(tail -n 1 "$OUT/$name-pytorch.log" | jq -r "$mfu")
 		ratio=$(awk -v a="$go_rate" -v b="$py_rate" 'BEGIN { printf "%.2f", a / b }')
 		result=PASS
 		awk -v r="$ratio" 'BEGIN { exit !(r >= 1.0) }' || result=FAIL
-		verdict "$name" "$result" "pairs/s convrep $go_rate, PyTorch $py_rate (${ratio}x); MFU $go_mfu vs $py_mfu"
+		verdict "$name" "$result" "${SHAPES[$i]}: pairs/s convrep $go_rate, PyTorch eager $py_rate (${ratio}x); MFU $go_mfu vs $py_mfu"
 	done
 fi
 
