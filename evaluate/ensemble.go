@@ -3,9 +3,10 @@ package evaluate
 import (
 	"context"
 	"fmt"
-	"math"
 	"strings"
 	"time"
+
+	"convrep/internal/ensemble"
 )
 
 // OpenMember opens one ensemble member's Session (loads its model).
@@ -17,7 +18,7 @@ type OpenMember func(ctx context.Context) (*Session, error)
 // α = cᵀr, MGT Eq. 4-5); the truth is then ranked by p
 // among its candidates. All members see the same candidate lists. Members are opened one at a time, in order,
 // and each is let go once it has scored, so that only one model is held at once. name is the ensemble's name in
-// the outputs. This is objectives/mgt's AverageProbabilities over the members' softmaxes, computed here on
+// the outputs. This is internal/ensemble's Average over the members' softmaxes (as objectives/mgt applies it), computed here on
 // embeddings that are made once per distinct text rather than per candidate slot.
 func ResponseEnsemble(ctx context.Context, name string, members []OpenMember, t ResponseTask) (*Result, error) {
 	start := time.Now()
@@ -51,7 +52,7 @@ func ResponseEnsemble(ctx context.Context, name string, members []OpenMember, t 
 		}
 		for si := range scores {
 			for i, alpha := range scores[si] {
-				for j, p := range softmax(alpha) {
+				for j, p := range ensemble.Softmax(alpha) {
 					mean[si][i][j] += p / float64(len(members))
 				}
 			}
@@ -70,22 +71,4 @@ func ResponseEnsemble(ctx context.Context, name string, members []OpenMember, t 
 		len(names), strings.Join(names, "; ")))
 	res.WallSeconds = time.Since(start).Seconds()
 	return res, nil
-}
-
-// softmax returns exp(a_i) / Σ_j exp(a_j), computed with the maximum subtracted.
-func softmax(a []float64) []float64 {
-	hi := math.Inf(-1)
-	for _, v := range a {
-		hi = math.Max(hi, v)
-	}
-	out := make([]float64, len(a))
-	var sum float64
-	for i, v := range a {
-		out[i] = math.Exp(v - hi)
-		sum += out[i]
-	}
-	for i := range out {
-		out[i] /= sum
-	}
-	return out
 }

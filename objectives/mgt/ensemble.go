@@ -2,7 +2,6 @@ package mgt
 
 import (
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,6 +10,7 @@ import (
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
+	"convrep/internal/ensemble"
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/safetensors"
@@ -64,7 +64,7 @@ func (d DualEncoder) Probabilities(ctx, cands models.Input, k int64) ([][]float6
 		}
 		rows = make([][]float64, len(alphas))
 		for i, a := range alphas {
-			rows[i] = softmax(a)
+			rows[i] = ensemble.Softmax(a)
 		}
 		return nil
 	})
@@ -82,49 +82,7 @@ func EnsembleProbabilities(members []DualEncoder, ctx, cands models.Input, k int
 			return nil, fmt.Errorf("ensemble member %d: %w", l+1, err)
 		}
 	}
-	return AverageProbabilities(per)
-}
-
-// AverageProbabilities averages per-member probabilities [L][B][k] into [B][k] (Eq. 7's 1/L Σ_l).
-func AverageProbabilities(per [][][]float64) ([][]float64, error) {
-	if len(per) == 0 {
-		return nil, fmt.Errorf("ensemble: no members")
-	}
-	out := make([][]float64, len(per[0]))
-	for i := range out {
-		out[i] = make([]float64, len(per[0][i]))
-	}
-	for l, p := range per {
-		if len(p) != len(out) {
-			return nil, fmt.Errorf("ensemble member %d scored %d contexts, member 1 %d", l+1, len(p), len(out))
-		}
-		for i, row := range p {
-			if len(row) != len(out[i]) {
-				return nil, fmt.Errorf("ensemble member %d gave context %d %d candidates, member 1 %d", l+1, i, len(row), len(out[i]))
-			}
-			for j, v := range row {
-				out[i][j] += v / float64(len(per))
-			}
-		}
-	}
-	return out, nil
-}
-
-func softmax(a []float64) []float64 {
-	hi := math.Inf(-1)
-	for _, v := range a {
-		hi = math.Max(hi, v)
-	}
-	out := make([]float64, len(a))
-	sum := 0.0
-	for i, v := range a {
-		out[i] = math.Exp(v - hi)
-		sum += out[i]
-	}
-	for i := range out {
-		out[i] /= sum
-	}
-	return out
+	return ensemble.Average(per)
 }
 
 // tensorRows copies a [B,k] tensor to Go as float64 rows.

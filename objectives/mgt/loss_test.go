@@ -128,26 +128,3 @@ func TestDualEncoderLossRejects(t *testing.T) {
 		})
 	}
 }
-
-func TestAverageProbabilitiesIsEq7(t *testing.T) {
-	// Two members, one context, three candidates: Eq. 7 averages the members' softmaxes, not their scores.
-	a1, a2 := []float64{2, 0, -1}, []float64{-1, 3, 0}
-	got, err := AverageProbabilities([][][]float64{{softmax(a1)}, {softmax(a2)}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range a1 {
-		z1 := math.Exp(a1[0]) + math.Exp(a1[1]) + math.Exp(a1[2])
-		z2 := math.Exp(a2[0]) + math.Exp(a2[1]) + math.Exp(a2[2])
-		want := (math.Exp(a1[i])/z1 + math.Exp(a2[i])/z2) / 2
-		if math.Abs(got[0][i]-want) > 1e-12 {
-			t.Errorf("candidate %d: %.12g, want %.12g", i, got[0][i], want)
-		}
-	}
-	if _, err := AverageProbabilities([][][]float64{{{0.5, 0.5}}, {{1}}}); err == nil {
-		t.Error("members with different candidate counts were averaged")
-	}
-	if _, err := AverageProbabilities(nil); err == nil {
-		t.Error("an ensemble of no members gave probabilities")
-	}
-}
