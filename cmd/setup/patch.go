@@ -95,6 +95,11 @@ func patchGo(dir string, lt *libtorch) error {
 		if n == 0 && name == "ts/tensor-generated.go" {
 			return fmt.Errorf("%s: no output buffer found to fix; gotch's generator changed", path)
 		}
+		if name == "ts/tensor-generated.go" {
+			if fixed, n = keepAlive(fixed); n == 0 {
+				return fmt.Errorf("%s: no libtorch call found to keep its arguments alive across; gotch's generator changed", path)
+			}
+		}
 		fixed = dropUnusedImport(fixed, "unsafe")
 		if err := os.WriteFile(path, []byte(fixed), 0o644); err != nil {
 			return err
@@ -153,6 +158,78 @@ var (
 	mallocRe = regexp.MustCompile(`^([ \t]*)(\w+) := \(\*lib\.Ctensor\)\(unsafe\.Pointer\(C\.malloc\(0\)\)\)\s*$`)
 	offsetRe = regexp.MustCompile(`^[ \t]*(\w+) := \(\*lib\.Ctensor\)\(unsafe\.Pointer\(uintptr\(unsafe\.Pointer\(\w+\)\) \+ unsafe\.Sizeof\(\w+\)\)\)\s*$`)
 )
+
+// keepAlive keeps every tensor and scalar a generated wrapper hands to libtorch reachable until the call
+// returns. A wrapper reads x.ctensor (or x.cscalar) and passes the C pointer on; when the caller makes no
+// further use of x (ts.MustArange(ts.IntScalar(n), ...), a temporary's op with del = false), x is garbage as
+// soon as its field is read, and a collection during the C call runs its finalizer, which frees the very
+// object libtorch is reading: a scalar read back as garbage ("Expected false to be true" from c10::Scalar's
+// accessors) or a tensor used after it is freed. runtime.KeepAlive after the call closes that window, as the
+// runtime's documentation prescribes for finalizers and cgo. Slices of tensors are kept whole. It returns the
+// patched source and the number of calls guarded.
+func keepAlive(src string) (string, int) {
+	lines := strings.SplitAfter(src, "\n")
+	var out strings.Builder
+	guarded := 0
+	for start := 0; start < len(lines); {
+		end := start + 1 // the function is lines[start:end]: up to the next line that opens one
+		for end < len(lines) && !strings.HasPrefix(lines[end], "func") {
+			end++
+		}
+		body := strings.Join(lines[start:end], "")
+		loops := map[string]string{} // a range loop's variable → the slice it ranges over
+		for _, m := range rangeRe.FindAllStringSubmatch(body, -1) {
+			loops[m[1]] = m[2]
+		}
+		seen := map[string]bool{}
+		var names []string
+		for _, m := range handleRe.FindAllStringSubmatch(body, -1) {
+			name := m[1]
+			if slice, ok := loops[name]; ok {
+				name = slice
+			}
+			if name != "retVal" && !seen[name] {
+				seen[name] = true
+				names = append(names, name)
+			}
+		}
+		for _, line := range lines[start:end] {
+			out.WriteString(line)
+			m := callRe.FindStringSubmatch(line)
+			if m == nil || len(names) == 0 {
+				continue
+			}
+			for _, name := range names {
+				out.WriteString(m[1] + "runtime.KeepAlive(" + name + ")\n")
+			}
+			guarded++
+		}
+		start = end
+	}
+	if guarded == 0 {
+		return src, 0
+	}
+	return addImport(out.String(), "runtime"), guarded
+}
+
+var (
+	handleRe = regexp.MustCompile(`\b([A-Za-z_]\w*)\.c(?:tensor|scalar)\b`)
+	rangeRe  = regexp.MustCompile(`for _, (\w+) := range (\w+) \{`)
+	callRe   = regexp.MustCompile(`^([ \t]*)(?:retVal = )?lib\.At\w*\(.*\)\s*$`)
+)
+
+// addImport adds pkg to the first import block of src when it is not imported yet.
+func addImport(src, pkg string) string {
+	if strings.Contains(src, "\""+pkg+"\"\n") {
+		return src
+	}
+	for _, open := range []string{"import(\n", "import (\n"} {
+		if i := strings.Index(src, open); i >= 0 {
+			return src[:i+len(open)] + "  \"" + pkg + "\"\n" + src[i+len(open):]
+		}
+	}
+	return src
+}
 
 // panicInsteadOfExit turns gotch's log.Fatal calls (every Must* function, the VarStore, the optimizer) into
 // panics. log.Fatal exits the process with no deferred call run and nothing a caller can do; a panic can be

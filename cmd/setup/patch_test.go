@@ -148,3 +148,58 @@ func TestStubFunctions(t *testing.T) {
 		t.Errorf("a stubbed body survived:\n%s", got)
 	}
 }
+
+// Every tensor and scalar a wrapper hands to libtorch stays reachable until the call returns: the receiver,
+// scalar and tensor arguments, optional ones, and the slices a range loop reads handles from.
+func TestKeepAlive(t *testing.T) {
+	head := "package ts\n\nimport(\n  \"fmt\"\n)\n\n"
+	for _, tc := range []struct {
+		name, fn string
+		want     []string // in the patched function, in order
+		guarded  int
+	}{
+		{
+			name:    "scalar argument",
+			fn:      "func Arange(end *Scalar, k gotch.DType)(retVal *Tensor, err error) { \n    lib.AtgArange(ptr, end.cscalar, k.CInt())\n  retVal = newTensor(*ptr)\n}\n",
+			want:    []string{"    lib.AtgArange(ptr, end.cscalar, k.CInt())\n    runtime.KeepAlive(end)\n  retVal = newTensor(*ptr)"},
+			guarded: 1,
+		},
+		{
+			name:    "receiver and tensor argument, in place",
+			fn:      "func(ts *Tensor) Add_(other *Tensor)(err error) { \n    lib.AtgAdd_(ptr, ts.ctensor, other.ctensor)\n  ts.ctensor = *ptr\n}\n",
+			want:    []string{"    lib.AtgAdd_(ptr, ts.ctensor, other.ctensor)\n    runtime.KeepAlive(ts)\n    runtime.KeepAlive(other)\n  ts.ctensor = *ptr"},
+			guarded: 1,
+		},
+		{
+			name: "a slice of tensors and an optional one",
+			fn: "func Cat(tensors []*Tensor, w *Tensor)(retVal *Tensor, err error) { \n  var cw lib.Ctensor\n  if w != nil {cw = w.ctensor}\n" +
+				"  for _, t := range tensors {ctensors = append(ctensors, t.ctensor)}\n  lib.AtgCat(ptr, ctensors, len(ctensors), cw)\n}\n",
+			want:    []string{"  lib.AtgCat(ptr, ctensors, len(ctensors), cw)\n  runtime.KeepAlive(w)\n  runtime.KeepAlive(tensors)\n"},
+			guarded: 1,
+		},
+		{
+			name:    "a call whose value is returned",
+			fn:      "func(ts *Tensor) Dim()(retVal int64, err error) { \n    retVal = lib.Atg_Dimi(ts.ctensor)\n}\n",
+			want:    []string{"    retVal = lib.Atg_Dimi(ts.ctensor)\n    runtime.KeepAlive(ts)\n"},
+			guarded: 1,
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, n := keepAlive(head + tc.fn)
+			if n != tc.guarded {
+				t.Errorf("guarded %d calls, want %d", n, tc.guarded)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("patched source lacks\n%s\n--- got:\n%s", w, got)
+				}
+			}
+			if !strings.Contains(got, "import(\n  \"runtime\"\n") {
+				t.Errorf("runtime is not imported:\n%s", got)
+			}
+		})
+	}
+	if got, n := keepAlive(head + "func f() {}\n"); n != 0 || got != head+"func f() {}\n" {
+		t.Errorf("a source without libtorch calls changed (%d guarded):\n%s", n, got)
+	}
+}
