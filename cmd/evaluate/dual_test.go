@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"math"
-	"os"
 	"path/filepath"
 	"sort"
 	"testing"
@@ -16,7 +15,6 @@ import (
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/models/sbert"
-	"convrep/safetensors"
 	"convrep/tokenizers"
 )
 
@@ -51,22 +49,7 @@ func mgtRun(t *testing.T, dir string, tok *tokenizers.Tokenizer, context, respon
 	if err := sbert.Write(model, sbert.Layout{Pooling: models.Mean, Dim: context.Config.HiddenSize, MaxSeqLength: 32}); err != nil {
 		t.Fatal(err)
 	}
-	var tensors []safetensors.Tensor
-	for prefix, m := range map[string]*models.Model{"param/": context, "param/mgt_response.": response} {
-		for name, p := range m.Params() {
-			st, err := torch.ToSafetensor(prefix+name, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tensors = append(tensors, st)
-		}
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "checkpoints"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := safetensors.WriteFile(filepath.Join(dir, "checkpoints", "step-000000012.safetensors"), nil, tensors); err != nil {
-		t.Fatal(err)
-	}
+	writeCheckpoint(t, filepath.Join(dir, "checkpoints", "step-000000012.safetensors"), context, response)
 	return dir
 }
 
