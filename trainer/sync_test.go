@@ -99,37 +99,18 @@ func (w *watchedObjective) Loss(batch any, train bool) (*ts.Tensor, map[string]*
 }
 
 // TestNoReadsBetweenLogSteps counts the device-to-host reads of each step (torch.Read, through which the
-// trainer reads every value): none at a step that neither logs nor checkpoints, one at a step that does.
+// trainer reads every value): none at a step that neither logs nor checkpoints, two at a step that does.
 func TestNoReadsBetweenLogSteps(t *testing.T) {
 	dir := t.TempDir()
-	exp := tinyExperiment(t, dir, "")
-	key := t.Name()
-	// 12 steps, logged every 4, checkpointed every 6: reads after steps 4, 6, 8, 12.
-	err := train(t, exp, []string{"objective.name=" + watchedName, `objective.inner="dse"`, fmt.Sprintf("objective.watch_key=%q", key),
-		"train.max_steps=12", "train.log_every=4", "train.checkpoint_every=6"}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, ok := watched.Load(key)
-	if !ok {
-		t.Fatal("the objective was never asked for a loss")
-	}
-	reads := v.(*watchLog).reads
-	if len(reads) != 12 {
-		t.Fatalf("%d training losses, want 12", len(reads))
-	}
-	// Step k runs from the k-th loss to the (k+1)-th: a read after step k falls between them. A log step reads
-	// the tally and the objective's metrics (DSE's pos_cos); a checkpoint step the tally and the metrics' window,
-	// which the checkpoint keeps.
-	for k := 1; k < len(reads); k++ {
-		want := int64(0)
-		if k%4 == 0 || k%6 == 0 {
-			want = 2
+	// 12 steps, logged every 4, checkpointed every 6: reads after steps 4, 6, 8, 12. A log step reads the tally
+	// and the objective's metrics (DSE's pos_cos); a checkpoint step the tally and the metrics' window, which
+	// the checkpoint keeps.
+	checkReadsPerStep(t, dir, func(step int) int64 {
+		if step%4 == 0 || step%6 == 0 {
+			return 2
 		}
-		if got := reads[k] - reads[k-1]; got != want {
-			t.Errorf("step %d made %d device-to-host reads, want %d", k, got, want)
-		}
-	}
+		return 0
+	}, "train.max_steps=12", "train.log_every=4", "train.checkpoint_every=6")
 	ms := readMetricLines(t, filepath.Join(dir, "out"))
 	if got := fmt.Sprint(metricStepsOf(ms)); got != "[4 8 12]" {
 		t.Fatalf("metrics at steps %s, want [4 8 12]", got)
@@ -242,6 +223,33 @@ func TestStepScopeFreesWhatAStepLeaves(t *testing.T) {
 	for _, m := range readMetricLines(t, filepath.Join(dir, "out")) {
 		if math.IsNaN(m.Loss) || m.Loss <= 0 || m.GradNorm <= 0 || len(m.Objective) == 0 {
 			t.Errorf("step %d: loss %v, gradient norm %v, metrics %v", m.Step, m.Loss, m.GradNorm, m.Objective)
+		}
+	}
+}
+
+// checkReadsPerStep trains the tiny DSE experiment in dir, wrapped by the watched objective, with the sets
+// given (12 steps), and wants step k to make want(k) device-to-host reads: those between its loss and the next.
+func checkReadsPerStep(t *testing.T, dir string, want func(step int) int64, sets ...string) {
+	t.Helper()
+	exp := tinyExperiment(t, dir, "")
+	key := t.Name()
+	err := train(t, exp, append([]string{"objective.name=" + watchedName, `objective.inner="dse"`, fmt.Sprintf("objective.watch_key=%q", key)},
+		sets...), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, ok := watched.Load(key)
+	if !ok {
+		t.Fatal("the objective was never asked for a loss")
+	}
+	reads := v.(*watchLog).reads
+	if len(reads) != 12 {
+		t.Fatalf("%d training losses, want 12", len(reads))
+	}
+	// Step k runs from the k-th loss to the (k+1)-th: a read after step k falls between them.
+	for k := 1; k < len(reads); k++ {
+		if got := reads[k] - reads[k-1]; got != want(k) {
+			t.Errorf("step %d made %d device-to-host reads, want %d", k, got, want(k))
 		}
 	}
 }

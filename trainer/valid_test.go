@@ -264,33 +264,16 @@ func TestEarlyStopping(t *testing.T) {
 // and count of the held-out batches), none at a step that neither logs, checkpoints nor validates.
 func TestValidationReadsOnlyAtEvalSteps(t *testing.T) {
 	dir := t.TempDir()
-	exp := tinyExperiment(t, dir, "")
-	key := t.Name()
-	err := train(t, exp, []string{"objective.name=" + watchedName, `objective.inner="dse"`, fmt.Sprintf("objective.watch_key=%q", key),
-		"train.max_steps=12", "train.log_every=4", "train.checkpoint_every=6", "train.valid_share=0.02", "train.eval_every=8"}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, ok := watched.Load(key)
-	if !ok {
-		t.Fatal("the objective was never asked for a loss")
-	}
-	reads := v.(*watchLog).reads
-	if len(reads) != 12 {
-		t.Fatalf("%d training losses, want 12", len(reads))
-	}
-	for k := 1; k < len(reads); k++ {
+	checkReadsPerStep(t, dir, func(step int) int64 {
 		want := int64(0)
-		if k%4 == 0 || k%6 == 0 {
+		if step%4 == 0 || step%6 == 0 {
 			want = 2 // as TestNoReadsBetweenLogSteps
 		}
-		if k%8 == 0 {
+		if step%8 == 0 {
 			want++
 		}
-		if got := reads[k] - reads[k-1]; got != want {
-			t.Errorf("step %d made %d device-to-host reads, want %d", k, got, want)
-		}
-	}
+		return want
+	}, "train.max_steps=12", "train.log_every=4", "train.checkpoint_every=6", "train.valid_share=0.02", "train.eval_every=8")
 	ms := readMetricLines(t, filepath.Join(dir, "out"))
 	for _, m := range ms {
 		if (m.ValidLoss != nil) != (m.Step == 8) || m.ValidPPL != nil {
