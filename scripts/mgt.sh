@@ -30,12 +30,10 @@
 #     each a context of up to 128 tokens and 20 candidate responses through the dual encoder: about 1.8e18 FLOPs,
 #     3-4 h per run on an H100-class GPU; 11 runs (the single encoder, 5 granularities, 5 seeds) about 40 h;
 #     evaluation 1-3 h; choosing checkpoints (20 per run, 6 runs, 7,365 validation queries each) about 30-60 min.
-#   --small on CPU (a 2-core machine shared with other jobs), measured: the single dual encoder 99 s (200 steps);
-#     the segments 3 s; each of the 3 granularities and 2 seed members about 2 min 10 s; the three Table 2
-#     evaluations about 1 min; about 11 min in all (546 s after the first stage), measured with 2 checkpoints per
-#     run and no selection. Selection, measured on those runs: 61 s for 4 runs x 2 checkpoints (about 7 s per
-#     checkpoint on MultiWOZ val's 7,365 queries); with 5 checkpoints per run an estimated 2.5 min more, and the
-#     fourth Table 2 row about 20 s.
+#   --small on CPU (this 2-core machine, otherwise idle), measured from scratch: 6 min 27 s in all; the single dual
+#     encoder 43 s (200 steps), the segments 2 s, each of the 3 granularities and 2 seed members 35-40 s, the
+#     selections on MultiWOZ val (5 checkpoints of the single run, 5 of each granularity) and the four Table 2 rows
+#     on test about 2.5 min.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 parse_args "$@"
