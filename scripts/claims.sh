@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# The four papers' central claims at small scale, from the small pretrained BERT of
+# ../shared/models/mini-bert-dialogue-mlm, on this machine's CPU: trains what is missing, evaluates it, and writes
+# runs/claims/report.md (cmd/claims report: per claim its table, the seeds, mean ± std, Cohen's d of every
+# comparison against the seed spread, and a verdict). The claims and their comparisons are in
+# experiments/claims.toml; the experiments are experiments/*_mini_cpu.toml (each says what was scaled and why).
+#   dse          DSE Tables 2 and 4: DSE > SimCSE-dropout > the mini BERT on 1- and 5-shot intent classification
+#                (CLINC150, SNIPS), AmazonQA response selection and out-of-scope detection (the authors' protocol)
+#   futuretod    FutureTOD Table 3: FutureTOD > DSE and > TOD-BERT's MLM+RCL on dialogue act prediction by
+#                fine-tuning (DSTC2 1% of train, GSIM few-shot) and on the frozen-encoder act probe (MultiWOZ)
+#   dialoguecse  DialogueCSE Table 2: I2 >= I1, and DialogueCSE above its start, on semantic retrieval (§5.1.2)
+#                built from MSR-E2E, which the DialogueCSE runs never train on
+#   mgt          MGT Table 2: the granularity ensemble > the seeds ensemble > the single dual encoder on MultiWOZ
+#                next-utterance retrieval (1 of 20), checkpoints chosen on MultiWOZ's validation split (§4.2)
+#
+# usage: scripts/claims.sh [CLAIM ...] [--out DIR] [--dry-run]
+#   CLAIM      one or more of dse, futuretod, dialoguecse, mgt (default: all four, in that order)
+#   --out DIR  where runs, results and the report go (default runs/claims)
+# Resumable: run it again and it continues (training resumes from its newest checkpoint; finished trainings and
+# evaluations are skipped). Each stage prints its number, the elapsed time and an ETA; DIR/CLAIM/stages.tsv keeps
+# the seconds every stage ran, which the report sums into the claim's wall time.
+#
+# Wall time on this 2-core machine, measured from a fresh clone (make claims): see README "The papers' claims at
+# small scale"; each claim takes well under an hour, all four a few hours.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+CLAIMS=()
+OUT=runs/claims
+while (($#)); do
+	case "$1" in
+	dse | futuretod | dialoguecse | mgt) CLAIMS+=("$1") ;;
+	all) CLAIMS+=(dse futuretod dialoguecse mgt) ;;
+	--out) OUT="${2:?--out needs a folder}"; shift ;;
+	--out=*) OUT="${1#*=}" ;;
+	--dry-run) DRY=1 ;;
+	-h | --help) usage; exit 0 ;;
+	*) echo "$(basename "$0"): unknown claim or argument $1 (claims: dse futuretod dialoguecse mgt)" >&2; exit 2 ;;
+	esac
+	shift
+done
+((${#CLAIMS[@]})) || CLAIMS=(dse futuretod dialoguecse mgt)
+SMALL=1 DEVICE=cpu
+SPEC=experiments/claims.toml
+SEEDS=(1 2 3)  # training seeds of every trained model
+setup_bins
+run "$BIN/claims" check --spec "$SPEC"
+
+# --- the plan: every claim's stages, in order -------------------------------------------------------------------
+STAGE_CLAIM=() STAGE_NAME=() STAGE_CMD=()
+stage() { # stage CLAIM NAME COMMAND...: one step of the plan
+	local c="$1" n="$2"
+	shift 2
+	STAGE_CLAIM+=("$c") STAGE_NAME+=("$n") STAGE_CMD+=("$(printf '%q ' "$@")")
+}
+tdir() { printf '%s/%s/train/%s/s%s\n' "$OUT" "$1" "$2" "$3"; } # tdir CLAIM MODEL SEED: a training run
+edir() { printf '%s/%s/eval/%s/s%s\n' "$OUT" "$1" "$2" "$3"; }  # edir CLAIM MODEL SEED: its results
+
+# trained CLAIM MODEL EXPERIMENT [--set k=v ...]: the model trained with each seed into tdir.
+trained() {
+	local c="$1" m="$2" toml="$3" s
+	shift 3
+	for s in "${SEEDS[@]}"; do
+		stage "$c" "train $m seed $s" train "$toml" --set "seed=$s" --set "output_dir=$(tdir "$c" "$m" "$s")" "$@"
+	done
+}
+
+# DSE Tables 2 and 4 (§4.2-4.3): similarity-based, no fine-tuning; intent and OOS as DSE App. B (64 tokens),
+# AmazonQA 1 of 100 (128 tokens); every task over 10 sampled splits or candidate draws.
+dse_tasks() { # dse_tasks CLAIM MODEL SEED MODEL_PATH
+	local d
+	d="$(edir "$1" "$2" "$3")"
+	stage "$1" "evaluate $2 seed $3" eval_dse "$d" "$4"
+}
+eval_dse() {
+	ev intent "$1/intent-clinc150.json" --model "$2" --dataset clinc150 --quiet
+	ev intent "$1/intent-snips.json" --model "$2" --dataset snips --quiet
+	ev oos "$1/oos-clinc150.json" --model "$2" --dataset clinc150 --quiet
+	ev response "$1/response-amazonqa.json" --model "$2" --dataset amazonqa --quiet
+}
+plan_dse() {
+	local s
+	trained dse dse experiments/dse_mini_cpu.toml
+	trained dse simcse experiments/simcse_mini_cpu.toml
+	dse_tasks dse backbone 0 "$MINI"
+	for s in "${SEEDS[@]}"; do
+		dse_tasks dse simcse "$s" "$(tdir dse simcse "$s")"
+		dse_tasks dse dse "$s" "$(tdir dse dse "$s")"
+	done
+}
+
+MINI=../shared/models/mini-bert-dialogue-mlm
+for c in "${CLAIMS[@]}"; do
+	"plan_$c"
+done
+
+# --- running the plan ---------------------------------------------------------------------------------------------
+hms() { printf '%d:%02d:%02d' $(($1 / 3600)) $(($1 % 3600 / 60)) $(($1 % 60)); }
+report() { run "$BIN/claims" report --spec "$SPEC" --runs "$OUT" --output "$OUT/report.md"; }
+total=${#STAGE_NAME[@]} start=$SECONDS ran=0 ran_s=0
+for ((i = 0; i < total; i++)); do
+	c="${STAGE_CLAIM[i]}" name="${STAGE_NAME[i]}"
+	elapsed=$((SECONDS - start)) eta=unknown
+	if ((ran > 0)); then
+		eta="$(hms $((ran_s * (total - i) / ran)))"
+	fi
+	log "[$((i + 1))/$total] $c: $name (elapsed $(hms "$elapsed"), ETA $eta)"
+	t0=$SECONDS
+	eval "${STAGE_CMD[i]}"
+	dt=$((SECONDS - t0))
+	if ((dt > 1)) && [[ "$DRY" == 0 ]]; then
+		# A stage that found its results already there takes no time and is not counted.
+		mkdir -p "$OUT/$c"
+		printf '%s\t%d\tdone\n' "$name" "$dt" >>"$OUT/$c/stages.tsv"
+		ran=$((ran + 1)) ran_s=$((ran_s + dt))
+	fi
+	if ((i + 1 == total)) || [[ "${STAGE_CLAIM[i + 1]}" != "$c" ]]; then
+		report
+	fi
+done
+log "all stages done in $(hms $((SECONDS - start))); the report: $OUT/report.md"
