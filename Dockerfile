@@ -71,7 +71,7 @@ ENV CGO_ENABLED=1 CGO_CPPFLAGS="-I/usr/local/cuda/include"
 RUN LIBTORCH=/opt/libtorch go run ./cmd/setup --no-install \
     && grep -q -- '-DCONVREP_NCCL' internal/torch/cgo_flags.go
 RUN mkdir -p /out \
-    && go build -trimpath -o /out/ ./cmd/train ./cmd/evaluate ./cmd/embed ./cmd/bench ./cmd/data ./cmd/mgtbuckets
+    && go build -trimpath -o /out/ ./cmd/train ./cmd/evaluate ./cmd/embed ./cmd/bench ./cmd/data ./cmd/mgtbuckets ./cmd/claims
 
 FROM nvidia/cuda:12.1.1-runtime-ubuntu22.04 AS runtime
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]

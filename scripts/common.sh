@@ -57,7 +57,7 @@ setup_bins() {
 		return
 	fi
 	go run ./cmd/setup
-	go build -o "$BIN/" ./cmd/train ./cmd/evaluate ./cmd/mgtbuckets
+	go build -o "$BIN/" ./cmd/train ./cmd/evaluate ./cmd/mgtbuckets ./cmd/claims
 }
 
 # python_with_torch sets PYTHON (unless set) to the first Python that imports torch, a virtual environment's,
