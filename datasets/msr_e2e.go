@@ -36,22 +36,44 @@ func msrFiles(root string) ([]string, error) {
 }
 
 func readMSR(root string, opt ReadOptions) ([]Dialogue, error) {
-	files, err := msrFiles(root)
+	var all []Dialogue
+	err := eachMSRFile(root, opt, func(src *source, domain string, r io.Reader) error {
+		ds, err := parseMSR(src, domain, r)
+		all = append(all, ds...)
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
-	if strings.HasSuffix(files[0], ".zip") {
-		return readMSRZip(files[0], opt)
-	}
-	return readFiles("msr_e2e", files, opt, func(src *source, path string, r io.Reader) ([]Dialogue, error) {
-		return parseMSR(src, msrDomain(path), r)
-	})
+	return all, nil
 }
 
-func readMSRZip(zipPath string, opt ReadOptions) ([]Dialogue, error) {
+// eachMSRFile hands every *_all.tsv under root to parse, in name order, with its source and domain: the
+// members of the archive when it is there, else the plain files of data/.
+func eachMSRFile(root string, opt ReadOptions, parse func(src *source, domain string, r io.Reader) error) error {
+	files, err := msrFiles(root)
+	if err != nil {
+		return err
+	}
+	if strings.HasSuffix(files[0], ".zip") {
+		return eachMSRMember(files[0], opt, parse)
+	}
+	for _, f := range files {
+		src := newSource("msr_e2e", f, opt)
+		err := readFile(f, func(r io.Reader) error { return parse(src, msrDomain(f), r) })
+		src.finish()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eachMSRMember is eachMSRFile for the archive: its *_all.tsv members, read in place.
+func eachMSRMember(zipPath string, opt ReadOptions, parse func(src *source, domain string, r io.Reader) error) error {
 	zr, err := openZip(zipPath)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer zr.Close()
 	var members []*zip.File
@@ -61,23 +83,18 @@ func readMSRZip(zipPath string, opt ReadOptions) ([]Dialogue, error) {
 		}
 	}
 	if len(members) == 0 {
-		return nil, fmt.Errorf("%s: no *_all.tsv member", zipPath)
+		return fmt.Errorf("%s: no *_all.tsv member", zipPath)
 	}
 	sort.Slice(members, func(i, j int) bool { return members[i].Name < members[j].Name })
-	var all []Dialogue
 	for _, f := range members {
 		src := newSource("msr_e2e", zipPath+"!"+f.Name, opt)
-		err := readMember(zipPath, f, func(r io.Reader) error {
-			ds, err := parseMSR(src, msrDomain(f.Name), r)
-			all = append(all, ds...)
-			return err
-		})
+		err := readMember(zipPath, f, func(r io.Reader) error { return parse(src, msrDomain(f.Name), r) })
 		src.finish()
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return all, nil
+	return nil
 }
 
 // msrDomain is the file's domain: "movie_all.tsv" -> "movie".
@@ -89,6 +106,7 @@ type msrMessage struct {
 	id      int
 	speaker Speaker
 	text    string
+	acts    []string // the dialogue-act columns as written, trimmed, empty ones left out
 }
 
 // parseMSR parses one *_all.tsv into one dialogue per session, sessions in the order they first appear.
@@ -96,39 +114,14 @@ type msrMessage struct {
 func parseMSR(src *source, domain string, r io.Reader) ([]Dialogue, error) {
 	var order []string
 	sessions := map[string][]msrMessage{}
-	br := bufio.NewReaderSize(r, 64<<10)
-	for n := 1; ; n++ {
-		line, err := br.ReadString('\n')
-		if err != nil && err != io.EOF {
-			if err := src.bad(lineName(n, ""), fmt.Errorf("unreadable, so is the rest of the file: %w", err)); err != nil {
-				return nil, err
-			}
-			break
+	err := scanMSR(src, r, func(_ int, session string, m msrMessage) {
+		if _, ok := sessions[session]; !ok {
+			order = append(order, session)
 		}
-		line = strings.TrimRight(line, "\r\n")
-		if n == 1 {
-			line = strings.TrimPrefix(line, "\ufeff")
-		}
-		if strings.TrimSpace(line) != "" && !(n == 1 && msrHeader(line)) {
-			session, m, perr := parseMSRLine(line)
-			if perr != nil {
-				name := lineName(n, "")
-				if session != "" {
-					name = fmt.Sprintf("line %d (session %s)", n, session)
-				}
-				if err := src.bad(name, perr); err != nil {
-					return nil, err
-				}
-			} else {
-				if _, ok := sessions[session]; !ok {
-					order = append(order, session)
-				}
-				sessions[session] = append(sessions[session], m)
-			}
-		}
-		if err == io.EOF {
-			break
-		}
+		sessions[session] = append(sessions[session], m)
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := make([]Dialogue, 0, len(order))
 	for _, s := range order {
@@ -142,6 +135,43 @@ func parseMSR(src *source, domain string, r io.Reader) ([]Dialogue, error) {
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// scanMSR hands every message line of one *_all.tsv to each, in file order, with its 1-based line number and
+// its session; blank lines and the header are passed over, and a malformed line goes to src.bad (an error, or
+// skipped under SkipBad).
+func scanMSR(src *source, r io.Reader, each func(line int, session string, m msrMessage)) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for n := 1; ; n++ {
+		line, err := br.ReadString('\n')
+		if err != nil && err != io.EOF {
+			if err := src.bad(lineName(n, ""), fmt.Errorf("unreadable, so is the rest of the file: %w", err)); err != nil {
+				return err
+			}
+			return nil
+		}
+		line = strings.TrimRight(line, "\r\n")
+		if n == 1 {
+			line = strings.TrimPrefix(line, "\ufeff")
+		}
+		if strings.TrimSpace(line) != "" && !(n == 1 && msrHeader(line)) {
+			session, m, perr := parseMSRLine(line)
+			if perr != nil {
+				name := lineName(n, "")
+				if session != "" {
+					name = fmt.Sprintf("line %d (session %s)", n, session)
+				}
+				if err := src.bad(name, perr); err != nil {
+					return err
+				}
+			} else {
+				each(n, session, m)
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
 }
 
 func msrHeader(line string) bool {
@@ -167,7 +197,13 @@ func parseMSRLine(line string) (string, msrMessage, error) {
 	if err != nil {
 		return session, msrMessage{}, err
 	}
-	return session, msrMessage{id: id, speaker: sp, text: msrText(cols[4])}, nil
+	var acts []string
+	for _, a := range cols[5:] {
+		if a = strings.TrimSpace(a); a != "" {
+			acts = append(acts, a)
+		}
+	}
+	return session, msrMessage{id: id, speaker: sp, text: msrText(cols[4]), acts: acts}, nil
 }
 
 // msrText undoes two artefacts of the export: taxi_all.tsv wraps a text holding a comma in double quotes,

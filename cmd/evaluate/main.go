@@ -3,6 +3,7 @@
 //	go run ./cmd/evaluate intent   --model runs/dse_small_cpu --dataset clinc150 --shots 1,5 --seeds 0-9 --output out/clinc.json
 //	go run ./cmd/evaluate oos      --model runs/dse_small_cpu --output out/oos.json
 //	go run ./cmd/evaluate response --model runs/dse_small_cpu --dataset amazonqa --output out/amazonqa.json
+//	go run ./cmd/evaluate sr       --model runs/dse_small_cpu --queries 2000 --seeds 0-2 --output out/sr.json   (MSR-E2E, from ../shared/data/pretrain)
 //	go run ./cmd/evaluate select   --model runs/mgt_single_small_cpu --checkpoints runs/mgt_single_small_cpu --dataset multiwoz --candidates 20 --top 3 --output out/chosen.json
 //	go run ./cmd/evaluate suite    --model experiments/dse_small_cpu.toml --output-dir out/untrained
 //	go run ./cmd/evaluate report   --output table.md out/untrained out/trained
@@ -44,6 +45,7 @@ func commands() []command {
 		{"intent", "few-shot intent classification with prototypes (CLINC150, SNIPS, or --train/--test files)", runIntent},
 		{"oos", "out-of-scope detection on CLINC150 (or --train/--test files with an oos label)", runOOS},
 		{"response", "k-to-100 response selection (AmazonQA, Ubuntu IRC, MultiWOZ, or a --test file)", runResponse},
+		{"sr", "semantic retrieval on MSR-E2E: 100 BM25 candidates re-ranked by cosine, MAP and MRR (DialogueCSE §5.1.2)", runSR},
 		{"select", "choose checkpoints by response selection on MultiWOZ's validation split (MGT §4.2's checkpoint selection)", runSelect},
 		{"suite", "every similarity-based task of the papers' tables, one JSON and Markdown file each", runSuite},
 		{"acts", "dialogue act prediction by fine-tuning: DSTC2, GSIM few-shot, MultiWOZ fractions (multi-label F1)", runActs},

@@ -27,6 +27,8 @@ func TestBadInputFailsBeforeTheModel(t *testing.T) {
 	empty := write(t, filepath.Join(dir, "empty.jsonl"), "")
 	unseen := write(t, filepath.Join(dir, "unseen.csv"), "text,label\nwhat's the weather,weather\n")
 	withOOS := write(t, filepath.Join(dir, "withoos.csv"), "text,label\nreserve a table,restaurant\nwhat's the weather,oos\n")
+	badActs := filepath.Join(dir, "pretrain")
+	write(t, filepath.Join(badActs, "msr_e2e", "data", "taxi_all.tsv"), "1\t1\tts\tuser\tbook a cab now\trequest(taxi)\n1\t2\tts\tuser\tfor two people\tinform numberofpeople=2\n")
 	cases := []struct {
 		name string
 		args []string
@@ -49,6 +51,11 @@ func TestBadInputFailsBeforeTheModel(t *testing.T) {
 		{"a model list outside response", []string{"intent", "--model", model + "," + model, "--train", train, "--test", test}, "only evaluate response"},
 		{"ensemble member that does not exist", []string{"response", "--model", model + "," + filepath.Join(dir, "nope"), "--test", train}, "ensemble member 2"},
 		{"ensemble with unpaired checkpoints", []string{"response", "--model", model + "," + model, "--checkpoint", "a,b,c", "--test", train}, "one checkpoint per model"},
+		{"sr with a --test file", []string{"sr", "--model", model, "--test", test}, "takes no --train, --test"},
+		{"sr on another dataset", []string{"sr", "--model", model, "--dataset", "clinc150"}, `--dataset "clinc150" has no semantic-retrieval data`},
+		{"sr without queries", []string{"sr", "--model", model, "--queries", "0"}, "--queries 0"},
+		{"sr without MSR-E2E", []string{"sr", "--model", model, "--data-root", dir}, "data/*_all.tsv"},
+		{"sr with a malformed act", []string{"sr", "--model", model, "--data-root", badActs}, `taxi_all.tsv: line 2 (session 1): dialogue act "inform numberofpeople=2"`},
 		{"unknown suite task", []string{"suite", "--model", model, "--output-dir", dir, "--tasks", "intent:nosuch"}, "unknown task"},
 	}
 	for _, c := range cases {
