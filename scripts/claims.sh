@@ -89,6 +89,100 @@ plan_dse() {
 	done
 }
 
+# FutureTOD Table 3 (§4.3): dialogue act prediction by fine-tuning (--protocol futuretod: batch 16, 50 epochs, rate
+# 5e-5, no dropout; one fine-tuning seed per trained model) on DSTC2 with 1% of its training turns (Table 3's 1%
+# setting) and on GSIM with 10 examples per act, and the frozen-encoder act probe (MGT §5.3, MultiWOZ). Inputs of
+# 64 tokens (the protocol's "model's limit" would be the mini BERT's 128; 64 halves the cost). Its DSE rows are the
+# DSE claim's runs (seeds 1 and 2).
+FT_SEEDS=(1 2)
+futuretod_tasks() { # futuretod_tasks MODEL SEED MODEL_PATH
+	stage futuretod "evaluate $1 seed $2" eval_futuretod "$(edir futuretod "$1" "$2")" "$3"
+}
+eval_futuretod() {
+	local ft=(--protocol futuretod --max-length 64 --seeds 0 --quiet)
+	ev acts "$1/acts-dstc2.json" --model "$2" --dataset dstc2 --fractions 0.01 "${ft[@]}"
+	ev acts "$1/acts-gsim.json" --model "$2" --dataset gsim --shots 10 "${ft[@]}"
+	ev probe "$1/probe-acts.json" --model "$2" --dataset multiwoz --probe acts --max-length 64 --seeds 0 --quiet
+}
+plan_futuretod() {
+	local s saved=("${SEEDS[@]}")
+	SEEDS=("${FT_SEEDS[@]}")
+	trained futuretod futuretod experiments/futuretod_mini_cpu.toml
+	trained futuretod rcl experiments/todbert_rcl_mini_cpu.toml
+	trained dse dse experiments/dse_mini_cpu.toml
+	SEEDS=("${saved[@]}")
+	for s in "${FT_SEEDS[@]}"; do
+		futuretod_tasks futuretod "$s" "$(tdir futuretod futuretod "$s")"
+		futuretod_tasks rcl "$s" "$(tdir futuretod rcl "$s")"
+		futuretod_tasks dse "$s" "$(tdir dse dse "$s")"
+	done
+}
+
+# DialogueCSE Table 2 (§5.1.2): semantic retrieval on MSR-E2E (evaluate sr: BM25's 100 candidates re-ranked by
+# cosine, MAP and MRR, 3 samples of 2,000 queries); the DialogueCSE runs never see MSR-E2E.
+plan_dialoguecse() {
+	local m s
+	trained dialoguecse i1 experiments/dialoguecse_i1_mini_cpu.toml
+	trained dialoguecse i2 experiments/dialoguecse_i2_mini_cpu.toml
+	stage dialoguecse "evaluate backbone" ev sr "$(edir dialoguecse backbone 0)/sr-msr_e2e.json" --model "$MINI" --quiet
+	for s in "${SEEDS[@]}"; do
+		for m in i1 i2; do
+			stage dialoguecse "evaluate $m seed $s" ev sr "$(edir dialoguecse "$m" "$s")/sr-msr_e2e.json" --model "$(tdir dialoguecse "$m" "$s")" --quiet
+		done
+	done
+}
+
+# MGT Table 2 (§3.3, §4.2), the pipeline of scripts/mgt.sh from the mini BERT: the single dual encoder, the pool's
+# segments from its response encoder, one dual encoder per granularity (L = 3), a seeds ensemble of 3 members
+# (seeds 43-45); checkpoints chosen on MultiWOZ's validation split (Top-1 of 1 of 20); the four rows on MultiWOZ test,
+# 1 of 20 over 10 candidate draws. One training run per row, as the paper's: the spread is the draws'.
+MGT_L=3 MGT_MEMBERS=3
+mgt_dir() { printf '%s/mgt/train/%s\n' "$OUT" "$1"; }
+plan_mgt() {
+	local l m single exp=experiments/mgt_mini_cpu.toml ens=experiments/mgt_ensemble_mini_cpu.toml
+	single="$(mgt_dir single)"
+	local enc=(--set "objective.segment_encoder=$single")
+	stage mgt "train single" train experiments/mgt_single_mini_cpu.toml --set "output_dir=$single"
+	stage mgt "segments" mgtbuckets "$exp" "${enc[@]}"
+	for ((l = 1; l <= MGT_L; l++)); do
+		stage mgt "train granularity $l" train "$exp" "${enc[@]}" --set "objective.segment=$l" --set "output_dir=$(mgt_dir "seg$l")"
+	done
+	for ((m = 1; m <= MGT_MEMBERS; m++)); do
+		stage mgt "train member $m" train "$ens" --set "objective.member=$m" --set "objective.models=$MGT_MEMBERS" --set "seed=$((42 + m))" --set "output_dir=$(mgt_dir "member$m")"
+	done
+	stage mgt "choose checkpoints on validation" mgt_select
+	stage mgt "evaluate on test" mgt_test
+}
+MGT_LEN=(--max-length 64) # 64 tokens of history and response in selection and test (the paper: 128)
+mgt_select() {
+	local val=(--dataset multiwoz --split val --candidates 20 --metric top1 --quiet "${MGT_LEN[@]}") l
+	ev select "$OUT/mgt/select/single.json" --model "$(mgt_dir single)" --checkpoints "$(mgt_dir single)" --top 3 "${val[@]}"
+	for ((l = 1; l <= MGT_L; l++)); do
+		ev select "$OUT/mgt/select/seg$l.json" --model "$(mgt_dir "seg$l")" --checkpoints "$(mgt_dir "seg$l")" --top 1 "${val[@]}"
+	done
+}
+chosen() { # chosen SELECTION.json [N]: the checkpoints evaluate select chose, comma-separated
+	if [[ "$DRY" == 1 ]]; then printf '<chosen:%s>\n' "$1"; return; fi
+	local line
+	line="$(head -n 1 "${1%.json}.txt")"
+	[[ -z "${2:-}" ]] || line="$(printf '%s\n' "$line" | cut -d, -f "1-$2")"
+	printf '%s\n' "$line"
+}
+mgt_test() {
+	local t=(--dataset multiwoz --split test --candidates 20 --quiet "${MGT_LEN[@]}") l segs="" best members="" m
+	for ((l = 1; l <= MGT_L; l++)); do
+		segs+="${segs:+,}$(mgt_dir "seg$l")"
+		best+="${best:+,}$(chosen "$OUT/mgt/select/seg$l.json")"
+	done
+	for ((m = 1; m <= MGT_MEMBERS; m++)); do members+="${members:+,}$(mgt_dir "member$m")"; done
+	local single
+	single="$(mgt_dir single)"
+	ev response "$(edir mgt single 1)/response-multiwoz.json" --model "$single" --checkpoint "$(chosen "$OUT/mgt/select/single.json" 1)" --name "Single dual encoder" "${t[@]}"
+	ev response "$(edir mgt top 1)/response-multiwoz.json" --model "$single" --checkpoint "$(chosen "$OUT/mgt/select/single.json")" --name "Ensemble (3 checkpoints)" "${t[@]}"
+	ev response "$(edir mgt seeds 1)/response-multiwoz.json" --model "$members" --name "Ensemble ($MGT_MEMBERS seeds)" "${t[@]}"
+	ev response "$(edir mgt mgt 1)/response-multiwoz.json" --model "$segs" --checkpoint "$best" --name "MGT ($MGT_L granularities)" "${t[@]}"
+}
+
 MINI=../shared/models/mini-bert-dialogue-mlm
 for c in "${CLAIMS[@]}"; do
 	"plan_$c"

@@ -127,10 +127,13 @@ train() {
 	run "${launch[@]}" "$@" "$toml"
 }
 
-# mgtbuckets EXPERIMENT.toml: builds (and caches) MGT's response pool and segments, and reports their cost.
+# mgtbuckets EXPERIMENT.toml [--set k=v ...]: builds (and caches) MGT's response pool and segments, and reports
+# their cost.
 mgtbuckets() {
-	log "MGT response pool and segments for $1"
-	run "$BIN/mgtbuckets" "$1"
+	local toml="$1"
+	shift
+	log "MGT response pool and segments for $toml"
+	run "$BIN/mgtbuckets" "$@" "$toml"
 }
 
 # ev TASK RESULT.json|DIR [flags]: one cmd/evaluate task; skipped when its result exists. suite takes a folder
