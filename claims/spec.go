@@ -10,9 +10,11 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"convrep/internal/tomlpos"
 )
 
-// Spec is a claims file (experiments/claims.toml): the claims to check, in report order.
+// Spec is a claims file (scripts/claims.toml): the claims to check, in report order.
 type Spec struct {
 	Path   string  `toml:"-"` // the file it was read from, for messages
 	Claims []Claim `toml:"claim"`
@@ -119,7 +121,7 @@ func ParseSpec(path string, src []byte) (*Spec, error) {
 			continue // a key inside an unknown table: the table is reported
 		}
 		reported = append(reported, k)
-		unknown = append(unknown, fmt.Sprintf("%s: unknown key %q", place(path, keyLine(src, k)), k.String()))
+		unknown = append(unknown, fmt.Sprintf("%s: unknown key %q", place(path, tomlpos.KeyLine(src, k)), k.String()))
 	}
 	if len(unknown) > 0 {
 		return nil, errors.New(strings.Join(unknown, "\n"))
@@ -305,27 +307,4 @@ func place(path string, line int) string {
 
 func hasPrefix(k, prefix toml.Key) bool {
 	return len(k) > len(prefix) && slices.Equal(k[:len(prefix)], prefix)
-}
-
-// keyLine finds the line of a key in the TOML source (the decoder keeps positions private): the first line
-// that assigns the key's last part inside a table its other parts name, or the table header itself; 0 when
-// neither is found (a dotted or inline key).
-func keyLine(src []byte, k toml.Key) int {
-	table := strings.Join(k[:len(k)-1], ".")
-	leaf := regexp.MustCompile(`^\s*"?` + regexp.QuoteMeta(k[len(k)-1]) + `"?\s*=`)
-	header := regexp.MustCompile(`^\s*\[+\s*([^\]]+?)\s*\]+`)
-	current := ""
-	for i, line := range strings.Split(string(src), "\n") {
-		if m := header.FindStringSubmatch(line); m != nil {
-			current = m[1]
-			if current == k.String() {
-				return i + 1
-			}
-			continue
-		}
-		if current == table && leaf.MatchString(line) {
-			return i + 1
-		}
-	}
-	return 0
 }

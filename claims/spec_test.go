@@ -8,7 +8,7 @@ import (
 )
 
 // validSpec is a spec with every key: the base the error cases below break one thing of.
-const validSpec = `# experiments/claims.toml
+const validSpec = `# scripts/claims.toml
 [[claim]]
 id = "dse"
 title = "DSE Tables 2 and 4"

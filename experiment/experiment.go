@@ -15,6 +15,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"convrep/internal/tomlpos"
 	"convrep/objectives"
 )
 
@@ -203,7 +204,7 @@ func decodeExperiment(path string, src []byte) (*Experiment, error) {
 		if len(k) > 0 && k[0] == "objective" {
 			continue // the objective reads its own table strictly
 		}
-		unknown = append(unknown, fmt.Sprintf("%s:%d: unknown key %q", path, keyLine(src, k), k.String()))
+		unknown = append(unknown, fmt.Sprintf("%s:%d: unknown key %q", path, tomlpos.KeyLine(src, k), k.String()))
 	}
 	if len(unknown) > 0 {
 		return nil, errors.New(strings.Join(unknown, "\n"))
@@ -212,28 +213,6 @@ func decodeExperiment(path string, src []byte) (*Experiment, error) {
 }
 
 var typeErrLine = regexp.MustCompile(`^toml: line (\d+) (.*)$`)
-
-// keyLine finds the line of a key in the TOML source (the decoder keeps positions private): the line
-// that assigns the key's last part inside the table its other parts name, or the table header itself.
-func keyLine(src []byte, k toml.Key) int {
-	table := strings.Join(k[:len(k)-1], ".")
-	leaf := regexp.MustCompile(`^\s*"?` + regexp.QuoteMeta(k[len(k)-1]) + `"?\s*=`)
-	header := regexp.MustCompile(`^\s*\[+\s*([^\]]+?)\s*\]+`)
-	current := ""
-	for i, line := range strings.Split(string(src), "\n") {
-		if m := header.FindStringSubmatch(line); m != nil {
-			current = m[1]
-			if current == k.String() {
-				return i + 1
-			}
-			continue
-		}
-		if current == table && leaf.MatchString(line) {
-			return i + 1
-		}
-	}
-	return 0
-}
 
 // applyOverride sets one section.key=value by decoding a one-key TOML document over the experiment, so the
 // same strict rules (known key, right type) apply.

@@ -3,7 +3,7 @@
 # ../shared/models/mini-bert-dialogue-mlm, on this machine's CPU: trains what is missing, evaluates it, and writes
 # runs/claims/report.md (cmd/claims report: per claim its table, the seeds, mean ± std, Cohen's d of every
 # comparison against the seed spread, and a verdict). The claims and their comparisons are in
-# experiments/claims.toml; the experiments are experiments/*_mini_cpu.toml (each says what was scaled and why).
+# scripts/claims.toml; the experiments are experiments/*_mini_cpu.toml (each says what was scaled and why).
 #   dse          DSE Tables 2 and 4: DSE > SimCSE-dropout > the mini BERT on 1- and 5-shot intent classification
 #                (CLINC150, SNIPS), AmazonQA response selection and out-of-scope detection (the authors' protocol)
 #   futuretod    FutureTOD Table 3: FutureTOD > DSE and > TOD-BERT's MLM+RCL on dialogue act prediction by
@@ -41,7 +41,7 @@ while (($#)); do
 done
 ((${#CLAIMS[@]})) || CLAIMS=(dse futuretod dialoguecse mgt)
 SMALL=1 DEVICE=cpu
-SPEC=experiments/claims.toml
+SPEC=scripts/claims.toml
 SEEDS=(1 2 3)  # training seeds of every trained model
 setup_bins
 run "$BIN/claims" check --spec "$SPEC"

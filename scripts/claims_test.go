@@ -12,7 +12,7 @@ import (
 	"convrep/claims"
 )
 
-// TestClaimsScriptCoversTheSpec runs scripts/claims.sh --dry-run and checks its plan against experiments/claims.toml
+// TestClaimsScriptCoversTheSpec runs scripts/claims.sh --dry-run and checks its plan against scripts/claims.toml
 // and the commands convrep has: the spec is checked before anything runs; every training starts from a
 // *_mini_cpu.toml and resumes; every evaluation is a cmd/evaluate task with its flags, on CPU; every model of every
 // claim gets result files under runs/claims/CLAIM/eval/MODEL/sN (what cmd/claims report reads); checkpoints are
@@ -20,7 +20,7 @@ import (
 func TestClaimsScriptCoversTheSpec(t *testing.T) {
 	root := repoRoot(t)
 	tasks, flags := evaluateTasks(t, root)
-	spec, err := claims.ReadSpec(filepath.Join(root, "experiments/claims.toml"))
+	spec, err := claims.ReadSpec(filepath.Join(root, "scripts/claims.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func TestClaimsScriptCoversTheSpec(t *testing.T) {
 		t.Fatalf("%v: %v\n%s", cmd.Args, err, out)
 	}
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	if !strings.HasPrefix(lines[0], "+ /nonexistent/bin/claims check --spec experiments/claims.toml") {
+	if !strings.HasPrefix(lines[0], "+ /nonexistent/bin/claims check --spec scripts/claims.toml") {
 		t.Errorf("first command %q, want the spec checked", lines[0])
 	}
 	evalDir := regexp.MustCompile(`^runs/claims/([a-z0-9]+)/eval/([a-z0-9]+)/s[0-9]+/[a-z0-9_-]+\.json$`)

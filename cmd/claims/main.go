@@ -1,8 +1,8 @@
 // Command claims checks papers' claims against the results cmd/evaluate wrote for the models trained to test
 // them, and writes the verdicts as a Markdown report with a JSON copy:
 //
-//	go run ./cmd/claims check  --spec experiments/claims.toml
-//	go run ./cmd/claims report --spec experiments/claims.toml --runs runs/claims --output runs/claims/report.md
+//	go run ./cmd/claims check  --spec scripts/claims.toml
+//	go run ./cmd/claims report --spec scripts/claims.toml --runs runs/claims --output runs/claims/report.md
 //
 // The spec lists the claims (see package convrep/claims); the results lie under the runs root as
 // <claim id>/eval/<model>/s<N>/*.json, with the claim's stage times in <claim id>/stages.tsv. A report with
@@ -129,7 +129,7 @@ func parse(e *env, fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-const defaultSpec = "experiments/claims.toml"
+const defaultSpec = "scripts/claims.toml"
 
 func runCheck(e *env, args []string) error {
 	fs := newFlags(e, "check", "[--spec "+defaultSpec+"]",

@@ -1,0 +1,41 @@
+package tomlpos
+
+import (
+	"testing"
+
+	"github.com/BurntSushi/toml"
+)
+
+func TestKeyLine(t *testing.T) {
+	src := []byte(`name = "x"
+
+[model]
+backbone = "a"
+"quoted" = 1
+
+[[claim]]
+id = "dse"
+  [[claim.row]]
+  task = "intent"
+inline = { a = 1 }
+`)
+	for _, c := range []struct {
+		key  toml.Key
+		want int
+	}{
+		{toml.Key{"name"}, 1},
+		{toml.Key{"model"}, 3},
+		{toml.Key{"model", "backbone"}, 4},
+		{toml.Key{"model", "quoted"}, 5},
+		{toml.Key{"claim"}, 7},
+		{toml.Key{"claim", "id"}, 8},
+		{toml.Key{"claim", "row", "task"}, 10},
+		{toml.Key{"claim", "row", "inline", "a"}, 0}, // inside an inline table: not found
+		{toml.Key{"model", "missing"}, 0},
+		{toml.Key{}, 0},
+	} {
+		if got := KeyLine(src, c.key); got != c.want {
+			t.Errorf("KeyLine(%v) = %d, want %d", c.key, got, c.want)
+		}
+	}
+}
