@@ -112,7 +112,7 @@ func ParseSpec(path string, src []byte) (*Spec, error) {
 	var s Spec
 	md, err := toml.NewDecoder(bytes.NewReader(src)).Decode(&s)
 	if err != nil {
-		return nil, decodeError(path, err)
+		return nil, tomlpos.DecodeError(path, err)
 	}
 	var unknown []string
 	var reported []toml.Key
@@ -276,26 +276,6 @@ func sortedKeys(m map[string]string) []string {
 	slices.Sort(out)
 	return out
 }
-
-// decodeError words a decoder error as "file:line: problem".
-func decodeError(path string, err error) error {
-	var pe toml.ParseError
-	var ppe *toml.ParseError
-	switch {
-	case errors.As(err, &pe):
-	case errors.As(err, &ppe):
-		pe = *ppe
-	default:
-		// Type errors are plain errors that carry the line in their text.
-		if m := typeErrLine.FindStringSubmatch(err.Error()); m != nil {
-			return fmt.Errorf("%s:%s: %s", path, m[1], m[2])
-		}
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return fmt.Errorf("%s:%d: %s", path, pe.Position.Line, pe.Message)
-}
-
-var typeErrLine = regexp.MustCompile(`^toml: line (\d+) (.*)$`)
 
 // place is "path:line", or the path alone when the line is unknown (0).
 func place(path string, line int) string {

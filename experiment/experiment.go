@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 
 	_ "convrep/objectives/all" // the built-in objectives read their [objective] tables
@@ -184,20 +183,7 @@ func decodeExperiment(path string, src []byte) (*Experiment, error) {
 	var e Experiment
 	md, err := toml.NewDecoder(bytes.NewReader(src)).Decode(&e)
 	if err != nil {
-		var pe toml.ParseError
-		var ppe *toml.ParseError
-		switch {
-		case errors.As(err, &pe):
-		case errors.As(err, &ppe):
-			pe = *ppe
-		default:
-			// Type errors are plain errors that carry the line in their text.
-			if m := typeErrLine.FindStringSubmatch(err.Error()); m != nil {
-				return nil, fmt.Errorf("%s:%s: %s", path, m[1], m[2])
-			}
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		return nil, fmt.Errorf("%s:%d: %s", path, pe.Position.Line, pe.Message)
+		return nil, tomlpos.DecodeError(path, err)
 	}
 	var unknown []string
 	for _, k := range md.Undecoded() {
@@ -211,8 +197,6 @@ func decodeExperiment(path string, src []byte) (*Experiment, error) {
 	}
 	return &e, nil
 }
-
-var typeErrLine = regexp.MustCompile(`^toml: line (\d+) (.*)$`)
 
 // applyOverride sets one section.key=value by decoding a one-key TOML document over the experiment, so the
 // same strict rules (known key, right type) apply.

@@ -1,8 +1,10 @@
-// Package tomlpos finds where a key stands in a TOML file, for errors that name the line: the decoder keeps
-// positions private.
+// Package tomlpos finds where things stand in a TOML file, for errors that name the file and the line: the
+// decoder keeps key positions private and words some errors without the file.
 package tomlpos
 
 import (
+	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 
@@ -34,4 +36,25 @@ func KeyLine(src []byte, k toml.Key) int {
 		}
 	}
 	return 0
+}
+
+var typeErrLine = regexp.MustCompile(`^toml: line (\d+) (.*)$`)
+
+// DecodeError words an error of the TOML decoder reading the file at path as "path:line: problem" (or
+// "path: problem" when the error carries no line).
+func DecodeError(path string, err error) error {
+	var pe toml.ParseError
+	var ppe *toml.ParseError
+	switch {
+	case errors.As(err, &pe):
+	case errors.As(err, &ppe):
+		pe = *ppe
+	default:
+		// Type errors are plain errors that carry the line in their text.
+		if m := typeErrLine.FindStringSubmatch(err.Error()); m != nil {
+			return fmt.Errorf("%s:%s: %s", path, m[1], m[2])
+		}
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return fmt.Errorf("%s:%d: %s", path, pe.Position.Line, pe.Message)
 }

@@ -39,3 +39,24 @@ inline = { a = 1 }
 		}
 	}
 }
+
+func TestDecodeError(t *testing.T) {
+	for _, c := range []struct {
+		name, src, want string
+	}{
+		{"syntax", "a = 1\nb = = 2\n", "f.toml:2: "},
+		{"type", "a = \"x\"\n", "f.toml:1: "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var v struct{ A int }
+			_, err := toml.Decode(c.src, &v)
+			if err == nil {
+				t.Fatal("decoded")
+			}
+			got := DecodeError("f.toml", err).Error()
+			if len(got) < len(c.want) || got[:len(c.want)] != c.want {
+				t.Errorf("DecodeError = %q, want it to start with %q", got, c.want)
+			}
+		})
+	}
+}
