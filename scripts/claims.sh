@@ -65,7 +65,7 @@ trained() {
 	done
 }
 
-# DSE Tables 2 and 4 (§4.2-4.3): similarity-based, no fine-tuning; intent and OOS as DSE App. B (64 tokens),
+# DSE Tables 2-4 (§4.2-4.3): similarity-based, no fine-tuning; intent and OOS as DSE App. B (64 tokens),
 # AmazonQA 1 of 100 (128 tokens); every task over 10 sampled splits or candidate draws.
 dse_tasks() { # dse_tasks CLAIM MODEL SEED MODEL_PATH
 	local d
