@@ -7,51 +7,14 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/sugarme/gotch"
 	"go.uber.org/zap/zaptest"
 
 	"convrep/evaluate"
 	"convrep/internal/shared"
-	"convrep/internal/torch"
 	"convrep/models"
-	"convrep/models/sbert"
+	"convrep/objectives/mgt/mgttest"
 	"convrep/tokenizers"
 )
-
-// tinyEncoder is a 2-layer BERT of width 16 over vocab tokens, initialised from libtorch seed.
-func tinyEncoder(t *testing.T, vocab int64, seed uint64) *models.Model {
-	t.Helper()
-	if err := torch.ManualSeed(seed); err != nil {
-		t.Fatal(err)
-	}
-	c := &models.Config{Arch: models.BERT, VocabSize: vocab, HiddenSize: 16, NumLayers: 2, NumHeads: 2,
-		IntermediateSize: 32, HiddenAct: "gelu", HiddenDropout: 0.1, AttentionDropout: 0.1, MaxPositions: 64,
-		TypeVocabSize: 2, LayerNormEps: 1e-12, InitializerRange: 0.02, TieWordEmbeddings: true}
-	m, err := models.New(c, models.Heads{}, gotch.CPU)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-// mgtRun writes a finished run folder of objective mgt as the trainer leaves one: model/ holds the context
-// encoder, its tokenizer and its pooling (unnormalised mean); the final checkpoint holds the context encoder
-// as param/<name> and the response encoder as param/mgt_response.<name>.
-func mgtRun(t *testing.T, dir string, tok *tokenizers.Tokenizer, context, response *models.Model) string {
-	t.Helper()
-	model := filepath.Join(dir, "model")
-	if err := context.Save(model); err != nil {
-		t.Fatal(err)
-	}
-	if err := tok.Save(model); err != nil {
-		t.Fatal(err)
-	}
-	if err := sbert.Write(model, sbert.Layout{Pooling: models.Mean, Dim: context.Config.HiddenSize, MaxSeqLength: 32}); err != nil {
-		t.Fatal(err)
-	}
-	writeCheckpoint(t, filepath.Join(dir, "checkpoints", "step-000000012.safetensors"), context, response)
-	return dir
-}
 
 // An MGT run loaded for response selection embeds contexts with its context encoder and candidates with its
 // response encoder, and ranks candidates by α = cᵀr (MGT Eq. 4): the session's Top-1 and MRR must be those
@@ -63,8 +26,8 @@ func TestMGTRunScoresByDotProductOfBothEncoders(t *testing.T) {
 		t.Fatal(err)
 	}
 	vocab := int64(tok.VocabSize())
-	ctxModel, respModel := tinyEncoder(t, vocab, 21), tinyEncoder(t, vocab, 22)
-	run := mgtRun(t, filepath.Join(t.TempDir(), "mgt_single"), tok, ctxModel, respModel)
+	ctxModel, respModel := mgttest.Encoder(t, vocab, 21), mgttest.Encoder(t, vocab, 22)
+	run := mgttest.Run(t, filepath.Join(t.TempDir(), "mgt_single"), tok, ctxModel, respModel)
 	log := zaptest.NewLogger(t)
 	ref := modelRef{ref: run, device: "cpu", maxLength: 32, batch: 4}
 

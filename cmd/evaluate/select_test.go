@@ -16,33 +16,10 @@ import (
 
 	"convrep/evaluate"
 	"convrep/internal/shared"
-	"convrep/internal/torch"
 	"convrep/models"
-	"convrep/safetensors"
+	"convrep/objectives/mgt/mgttest"
 	"convrep/tokenizers"
 )
-
-// writeCheckpoint writes an MGT checkpoint as the trainer does: the context encoder as param/<name>, the
-// response encoder as param/mgt_response.<name>.
-func writeCheckpoint(t *testing.T, path string, context, response *models.Model) {
-	t.Helper()
-	var tensors []safetensors.Tensor
-	for prefix, m := range map[string]*models.Model{"param/": context, "param/mgt_response.": response} {
-		for name, p := range m.Params() {
-			st, err := torch.ToSafetensor(prefix+name, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tensors = append(tensors, st)
-		}
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := safetensors.WriteFile(path, nil, tensors); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // byHand is response selection with every response a candidate of every query, computed directly from the two
 // encoders: α = cᵀr of mean-pooled embeddings (MGT Eq. 4), the truth ranked last among equal scores.
@@ -107,14 +84,14 @@ func TestSelectChoosesTheBestCheckpointsOnValidation(t *testing.T) {
 	want := map[string][2]float64{} // checkpoint -> top-1, MRR by hand
 	var last [2]*models.Model
 	for i, step := range []int{10, 20, 30, 40} {
-		ctx, resp := tinyEncoder(t, vocab, uint64(100+2*i)), tinyEncoder(t, vocab, uint64(101+2*i))
+		ctx, resp := mgttest.Encoder(t, vocab, uint64(100+2*i)), mgttest.Encoder(t, vocab, uint64(101+2*i))
 		path := filepath.Join(run, "checkpoints", fmt.Sprintf("step-%09d.safetensors", step))
-		writeCheckpoint(t, path, ctx, resp)
+		mgttest.WriteCheckpoint(t, path, ctx, resp)
 		top1, mrr := byHand(t, tok, ctx, resp, queries, responses)
 		want[path] = [2]float64{top1, mrr}
 		last = [2]*models.Model{ctx, resp}
 	}
-	mgtRun(t, filepath.Join(dir, "final"), tok, last[0], last[1]) // model/ of a finished run
+	mgttest.Run(t, filepath.Join(dir, "final"), tok, last[0], last[1]) // model/ of a finished run
 	if err := os.Rename(filepath.Join(dir, "final", "model"), filepath.Join(run, "model")); err != nil {
 		t.Fatal(err)
 	}

@@ -15,53 +15,11 @@ import (
 	"convrep/buckets"
 	"convrep/internal/shared"
 	"convrep/internal/torch"
-	"convrep/models"
 	"convrep/objectives"
+	"convrep/objectives/mgt/mgttest"
 	"convrep/safetensors"
 	"convrep/tokenizers"
 )
-
-// seededEncoder is a 2-layer BERT of width 16 over vocab tokens, initialised from libtorch seed.
-func seededEncoder(t *testing.T, vocab int64, seed uint64) *models.Model {
-	t.Helper()
-	if err := torch.ManualSeed(seed); err != nil {
-		t.Fatal(err)
-	}
-	c := &models.Config{Arch: models.BERT, VocabSize: vocab, HiddenSize: 16, NumLayers: 2, NumHeads: 2,
-		IntermediateSize: 32, HiddenAct: "gelu", HiddenDropout: 0.1, AttentionDropout: 0.1, MaxPositions: 64,
-		TypeVocabSize: 2, LayerNormEps: 1e-12, InitializerRange: 0.02, TieWordEmbeddings: true}
-	m, err := models.New(c, models.Heads{}, gotch.CPU)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
-}
-
-// fakeRun writes a finished mgt run folder as the trainer leaves one: model/ (the context encoder) and a final
-// checkpoint holding the context encoder as param/<name> and the response encoder as param/mgt_response.<name>.
-func fakeRun(t *testing.T, dir string, context, response *models.Model) string {
-	t.Helper()
-	if err := context.Save(filepath.Join(dir, "model")); err != nil {
-		t.Fatal(err)
-	}
-	var tensors []safetensors.Tensor
-	for prefix, m := range map[string]*models.Model{"param/": context, responseTensors: response} {
-		for name, p := range m.Params() {
-			st, err := torch.ToSafetensor(prefix+name, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tensors = append(tensors, st)
-		}
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "checkpoints"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := safetensors.WriteFile(filepath.Join(dir, "checkpoints", "step-000000007.safetensors"), nil, tensors); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
 
 // MGT §3.3: the segments come from the response encoder of the trained run segment_encoder names. Three runs:
 // A and B share a context encoder but not a response encoder, A and C the other way round. A and B must
@@ -76,11 +34,11 @@ func TestSegmentsComeFromTheNamedResponseEncoder(t *testing.T) {
 	}
 	vocab := int64(tok.VocabSize())
 	root := t.TempDir()
-	ctx1, ctx2 := seededEncoder(t, vocab, 1), seededEncoder(t, vocab, 2)
-	resp1, resp2 := seededEncoder(t, vocab, 3), seededEncoder(t, vocab, 4)
-	runA := fakeRun(t, filepath.Join(root, "a"), ctx1, resp1)
-	runB := fakeRun(t, filepath.Join(root, "b"), ctx1, resp2)
-	runC := fakeRun(t, filepath.Join(root, "c"), ctx2, resp1)
+	ctx1, ctx2 := mgttest.Encoder(t, vocab, 1), mgttest.Encoder(t, vocab, 2)
+	resp1, resp2 := mgttest.Encoder(t, vocab, 3), mgttest.Encoder(t, vocab, 4)
+	runA := mgttest.Run(t, filepath.Join(root, "a"), tok, ctx1, resp1)
+	runB := mgttest.Run(t, filepath.Join(root, "b"), tok, ctx1, resp2)
+	runC := mgttest.Run(t, filepath.Join(root, "c"), tok, ctx2, resp1)
 	env := objectives.DataEnv{Root: shared.MustPath(t, "data", "pretrain"), Corpora: []string{"woz2"}, MaxExamples: 120,
 		Tok: tok, TokDir: tokDir, MaxLength: 24, CacheDir: filepath.Join(root, "cache"), Device: gotch.CPU, Log: zaptest.NewLogger(t)}
 	build := func(run string) (*mgtData, error) {
@@ -159,3 +117,11 @@ func TestSegmentsComeFromTheNamedResponseEncoder(t *testing.T) {
 }
 
 func hex12(k buckets.Key) string { return fmt.Sprintf("%x", k[:12]) }
+
+// mgttest writes checkpoints in the trainer's layout without importing this package: its prefix for the
+// response encoder must stay this package's.
+func TestMGTTestWritesTheTrainersLayout(t *testing.T) {
+	if mgttest.ResponseTensors != responseTensors {
+		t.Errorf("mgttest.ResponseTensors = %q, want %q", mgttest.ResponseTensors, responseTensors)
+	}
+}
