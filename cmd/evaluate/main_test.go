@@ -29,11 +29,7 @@ func TestBadInputFailsBeforeTheModel(t *testing.T) {
 	withOOS := write(t, filepath.Join(dir, "withoos.csv"), "text,label\nreserve a table,restaurant\nwhat's the weather,oos\n")
 	badActs := filepath.Join(dir, "pretrain")
 	write(t, filepath.Join(badActs, "msr_e2e", "data", "taxi_all.tsv"), "1\t1\tts\tuser\tbook a cab now\trequest(taxi)\n1\t2\tts\tuser\tfor two people\tinform numberofpeople=2\n")
-	cases := []struct {
-		name string
-		args []string
-		want string
-	}{
+	checkRefusals(t, []refusal{
 		{"label column missing", []string{"intent", "--model", model, "--train", noLabel, "--test", test, "--label-column", "label"}, `"label"`},
 		{"no label column to take", []string{"intent", "--model", model, "--train", threeCols, "--test", test}, "Pass --label-column, one of: id, text, domain"},
 		{"empty file", []string{"intent", "--model", model, "--train", train, "--test", empty}, "empty"},
@@ -57,7 +53,20 @@ func TestBadInputFailsBeforeTheModel(t *testing.T) {
 		{"sr without MSR-E2E", []string{"sr", "--model", model, "--data-root", dir}, "data/*_all.tsv"},
 		{"sr with a malformed act", []string{"sr", "--model", model, "--data-root", badActs}, `taxi_all.tsv: line 2 (session 1): dialogue act "inform numberofpeople=2"`},
 		{"unknown suite task", []string{"suite", "--model", model, "--output-dir", dir, "--tasks", "intent:nosuch"}, "unknown task"},
-	}
+	})
+}
+
+// refusal is a command line evaluate must refuse, and a part of the error it must give.
+type refusal struct {
+	name string
+	args []string
+	want string
+}
+
+// checkRefusals runs each command line and wants its error, given before the model is read: an error naming
+// "config" means the model's config.json was reached.
+func checkRefusals(t *testing.T, cases []refusal) {
+	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			err := dispatch(context.Background(), c.args, zap.NewNop())

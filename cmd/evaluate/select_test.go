@@ -237,11 +237,7 @@ func TestSelectBadInput(t *testing.T) {
 	sel := func(extra ...string) []string {
 		return append([]string{"select", "--model", run, "--dataset", "multiwoz", "--output", out}, extra...)
 	}
-	cases := []struct {
-		name string
-		args []string
-		want string
-	}{
+	checkRefusals(t, []refusal{
 		{"no --checkpoints", sel(), "--checkpoints is required"},
 		{"a run with no checkpoints", sel("--checkpoints", empty), "no checkpoints"},
 		{"top larger than the count", sel("--checkpoints", a+","+b, "--top", "3"), "--top 3: want 1 to 2"},
@@ -261,16 +257,5 @@ func TestSelectBadInput(t *testing.T) {
 		{"response: unknown split", []string{"response", "--model", run, "--dataset", "multiwoz", "--split", "dev"}, `--split "dev"`},
 		{"response: val of a dataset without one", []string{"response", "--model", run, "--dataset", "ubuntu", "--split", "val"}, "only --dataset multiwoz has a validation split"},
 		{"response: val with a test file", []string{"response", "--model", run, "--test", val, "--split", "val"}, "goes with --dataset multiwoz"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			err := dispatch(context.Background(), c.args, zap.NewNop())
-			if err == nil || !strings.Contains(err.Error(), c.want) {
-				t.Fatalf("error %v, want one containing %q", err, c.want)
-			}
-			if strings.Contains(err.Error(), "config") {
-				t.Errorf("the model was reached: %v", err)
-			}
-		})
-	}
+	})
 }
