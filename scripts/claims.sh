@@ -163,22 +163,12 @@ mgt_select() {
 		ev select "$OUT/mgt/select/seg$l.json" --model "$(mgt_dir "seg$l")" --checkpoints "$(mgt_dir "seg$l")" --top 1 "${val[@]}"
 	done
 }
-chosen() { # chosen SELECTION.json [N]: the checkpoints evaluate select chose, comma-separated
-	if [[ "$DRY" == 1 ]]; then printf '<chosen:%s>\n' "$1"; return; fi
-	local line
-	line="$(head -n 1 "${1%.json}.txt")"
-	[[ -z "${2:-}" ]] || line="$(printf '%s\n' "$line" | cut -d, -f "1-$2")"
-	printf '%s\n' "$line"
-}
 mgt_test() {
-	local t=(--dataset multiwoz --split test --candidates 20 --quiet "${MGT_LEN[@]}") l segs="" best members="" m
+	local t=(--dataset multiwoz --split test --candidates 20 --quiet "${MGT_LEN[@]}") l best="" single segs members
 	for ((l = 1; l <= MGT_L; l++)); do
-		segs+="${segs:+,}$(mgt_dir "seg$l")"
 		best+="${best:+,}$(chosen "$OUT/mgt/select/seg$l.json")"
 	done
-	for ((m = 1; m <= MGT_MEMBERS; m++)); do members+="${members:+,}$(mgt_dir "member$m")"; done
-	local single
-	single="$(mgt_dir single)"
+	single="$(mgt_dir single)" segs="$(join_runs "$(mgt_dir seg)" "$MGT_L")" members="$(join_runs "$(mgt_dir member)" "$MGT_MEMBERS")"
 	ev response "$(edir mgt single 1)/response-multiwoz.json" --model "$single" --checkpoint "$(chosen "$OUT/mgt/select/single.json" 1)" --name "Single dual encoder" "${t[@]}"
 	ev response "$(edir mgt top 1)/response-multiwoz.json" --model "$single" --checkpoint "$(chosen "$OUT/mgt/select/single.json")" --name "Ensemble (3 checkpoints)" "${t[@]}"
 	ev response "$(edir mgt seeds 1)/response-multiwoz.json" --model "$members" --name "Ensemble ($MGT_MEMBERS seeds)" "${t[@]}"

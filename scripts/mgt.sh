@@ -48,33 +48,6 @@ evaluate_mgt() {
 	ev probe "$d/probe-acts.json" --model "$m" --dataset multiwoz --probe acts "$@"
 }
 
-# chosen SELECTION.json [N]: the checkpoints evaluate select chose (all, or the best N), comma-separated, from the
-# .txt it wrote beside the JSON; a placeholder under --dry-run, when nothing has been chosen.
-chosen() {
-	local txt="${1%.json}.txt"
-	if [[ "$DRY" == 1 ]]; then
-		printf '<chosen:%s>\n' "$txt"
-		return
-	fi
-	if [[ ! -s "$txt" ]]; then
-		echo "$(basename "$0"): $txt is missing: evaluate select did not finish" >&2
-		return 1
-	fi
-	local line
-	line="$(head -n 1 "$txt")"
-	if [[ -n "${2:-}" ]]; then
-		line="$(printf '%s\n' "$line" | cut -d, -f "1-$2")"
-	fi
-	printf '%s\n' "$line"
-}
-
-# join_runs PREFIX N: PREFIX1,PREFIX2,...,PREFIXN (an ensemble's --model list)
-join_runs() {
-	local out="" i
-	for ((i = 1; i <= $2; i++)); do out+="${out:+,}$1$i"; done
-	printf '%s\n' "$out"
-}
-
 if [[ "$SMALL" == 1 ]]; then
 	OUT="${OUT:-runs/repro/mgt_small}"
 	single=experiments/mgt_single_small_cpu.toml exp=experiments/mgt_small_cpu.toml ens=experiments/mgt_ensemble_small_cpu.toml
