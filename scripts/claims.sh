@@ -105,15 +105,13 @@ eval_futuretod() {
 	ev probe "$1/probe-acts.json" --model "$2" --dataset multiwoz --probe acts --max-length 64 --seeds 0 --quiet
 }
 plan_futuretod() {
-	local s saved=("${SEEDS[@]}")
-	SEEDS=("${FT_SEEDS[@]}")
+	local s SEEDS=("${FT_SEEDS[@]}") # this claim's seeds, for trained too
 	trained futuretod futuretod experiments/futuretod_mini_cpu.toml
 	trained futuretod rcl experiments/todbert_rcl_mini_cpu.toml
-	SEEDS=("${saved[@]}")
-	for s in "${FT_SEEDS[@]}"; do # the DSE claim's runs (skipped when it has trained them)
+	for s in "${SEEDS[@]}"; do # the DSE claim's runs (skipped when it has trained them)
 		stage futuretod "train dse seed $s" train experiments/dse_mini_cpu.toml --set "seed=$s" --set "output_dir=$(tdir dse dse "$s")"
 	done
-	for s in "${FT_SEEDS[@]}"; do
+	for s in "${SEEDS[@]}"; do
 		futuretod_tasks futuretod "$s" "$(tdir futuretod futuretod "$s")"
 		futuretod_tasks rcl "$s" "$(tdir futuretod rcl "$s")"
 		futuretod_tasks dse "$s" "$(tdir dse dse "$s")"
