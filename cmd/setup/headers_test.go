@@ -17,7 +17,8 @@ func noSystemHeaders(t *testing.T) {
 	t.Setenv("CGO_CPPFLAGS", "")
 }
 
-// headersIn makes a folder with an include/ holding the named (empty) headers and returns the folder.
+// headersIn makes a folder with an include/ holding the named headers and returns the folder: empty ones, but
+// nccl.h states NCCL 2.18.1, the release standInLibtorchCUDA's library reports by default.
 func headersIn(t *testing.T, names ...string) string {
 	t.Helper()
 	home := t.TempDir()
@@ -25,7 +26,11 @@ func headersIn(t *testing.T, names ...string) string {
 		t.Fatal(err)
 	}
 	for _, n := range names {
-		if err := os.WriteFile(filepath.Join(home, "include", n), nil, 0o644); err != nil {
+		var body []byte
+		if n == "nccl.h" {
+			body = []byte(ncclHeader(ncclVersion{2, 18, 1}))
+		}
+		if err := os.WriteFile(filepath.Join(home, "include", n), body, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -48,7 +53,7 @@ func TestNCCLHeaderDiscovery(t *testing.T) {
 		err      []string
 	}{
 		{name: "both in CUDA_HOME", home: []string{"cuda_runtime_api.h", "nccl.h"},
-			want: []string{"-DCONVREP_NCCL", "-I{home}/include"}, wantNot: []string{"-I{lt}"}},
+			want: []string{"-DCONVREP_NCCL", "-I{home}/include", "-DCONVREP_NCCL_LIB_VERSION_CODE=21801"}, wantNot: []string{"-I{lt}"}},
 		{name: "CUDA in CUDA_HOME, NCCL in CGO_CPPFLAGS", home: []string{"cuda_runtime_api.h"}, cpp: []string{"nccl.h"}, cppForm: "-O2 -I%s",
 			want: []string{"-DCONVREP_NCCL", "-I{home}/include", "-I{cpp}"}},
 		{name: "CGO_CPPFLAGS with a space after -I", cpp: []string{"cuda_runtime_api.h", "nccl.h"}, cppForm: "-I %s",
@@ -65,7 +70,7 @@ func TestNCCLHeaderDiscovery(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			noSystemHeaders(t)
-			lt := &libtorch{Include: filepath.Join(headersIn(t, tc.libtorch...), "include"), Lib: "/opt/libtorch/lib", CUDA: true}
+			lt := &libtorch{Include: filepath.Join(headersIn(t, tc.libtorch...), "include"), Lib: standInLibtorchCUDA(t, t.TempDir(), ncclLinkedIn, ncclVersion{2, 18, 1}), CUDA: true}
 			home := headersIn(t, tc.home...)
 			t.Setenv("CUDA_HOME", home)
 			cpp := filepath.Join(headersIn(t, tc.cpp...), "include")

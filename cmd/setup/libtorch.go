@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"strconv"
+	"strings"
 )
 
 // libtorch is the C++ library the build compiles and links against.
@@ -18,19 +20,28 @@ type libtorch struct {
 	Debian  bool   // headers in the system include path (never passed with -I: it breaks #include_next)
 	CUDA    bool   // libtorch_cuda.so is present
 	ABI     int    // _GLIBCXX_USE_CXX11_ABI of the library
+	Std     string // the C++ standard its headers demand: c++17, or c++20 from libtorch 2.13 on
 	Version string
+	From    string     // how it was found, for the set-up's report
+	NCCL    *ncclFacts // for a CUDA libtorch, after distDefines
 }
 
-// findLibtorch takes $LIBTORCH when set, else Debian's libtorch-dev, installing it when allowed.
+// findLibtorch takes $LIBTORCH when set, else Debian's libtorch-dev, installing it when allowed. $LIBTORCH
+// names a libtorch folder (include/, lib/: the zip from PyTorch's site, or an installed PyTorch's torch folder,
+// which has the same layout), or a Python interpreter whose torch package is then used (LIBTORCH=python3).
 func findLibtorch(install bool) (*libtorch, error) {
-	if dir := os.Getenv("LIBTORCH"); dir != "" {
-		lt := &libtorch{Include: filepath.Join(dir, "include"), Lib: filepath.Join(dir, "lib")}
+	if val := os.Getenv("LIBTORCH"); val != "" {
+		dir, from, err := libtorchDir(val)
+		if err != nil {
+			return nil, fmt.Errorf("LIBTORCH=%s: %w", val, err)
+		}
+		lt := &libtorch{Include: filepath.Join(dir, "include"), Lib: filepath.Join(dir, "lib"), From: from}
 		if err := lt.check(); err != nil {
-			return nil, fmt.Errorf("LIBTORCH=%s: %w", dir, err)
+			return nil, fmt.Errorf("LIBTORCH=%s: %w", val, err)
 		}
 		return lt, lt.inspect()
 	}
-	lt := &libtorch{Include: "/usr/include", Lib: debianLibDir(), Debian: true}
+	lt := &libtorch{Include: "/usr/include", Lib: debianLibDir(), Debian: true, From: "Debian's libtorch-dev"}
 	// Debian's libtorch links the generic libblas.so.3, which without OpenBLAS is the reference BLAS:
 	// matrix products ran about 12 times slower with it (measured on the encoder benchmark).
 	openblas := filepath.Join(lt.Lib, "openblas-pthread", "libblas.so.3")
@@ -62,6 +73,31 @@ func (lt *libtorch) check() error {
 	return nil
 }
 
+// libtorchDir resolves $LIBTORCH: a folder is taken as it is; anything else must be a Python interpreter (a
+// name on PATH or a path) whose `import torch` names the folder. from says which, for the report.
+func libtorchDir(val string) (dir, from string, err error) {
+	if st, err := os.Stat(val); err == nil && st.IsDir() {
+		return val, "LIBTORCH=" + val, nil
+	}
+	py, err := exec.LookPath(val)
+	if err != nil {
+		return "", "", fmt.Errorf("neither a libtorch folder nor a Python interpreter: %w", err)
+	}
+	out, err := exec.Command(py, "-c", "import os, torch; print(os.path.dirname(torch.__file__)); print(torch.__version__)").Output()
+	if err != nil {
+		detail := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			detail = ": " + tail(string(ee.Stderr), 3)
+		}
+		return "", "", fmt.Errorf("%s cannot import torch (%v)%s", py, err, detail)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 2 || !filepath.IsAbs(lines[0]) {
+		return "", "", fmt.Errorf("%s printed %q for torch's folder and version", py, out)
+	}
+	return lines[0], fmt.Sprintf("torch %s of %s", strings.TrimSpace(lines[1]), py), nil
+}
+
 var versionRe = regexp.MustCompile(`#define TORCH_VERSION_(MAJOR|MINOR|PATCH) (\d+)`)
 
 // inspect reads the version from the headers, and the C++ ABI from libc10's symbols: a library built with
@@ -84,8 +120,38 @@ func (lt *libtorch) inspect() error {
 	if bytes.Contains(c10, []byte("__cxx11")) {
 		lt.ABI = 1
 	}
-	return nil
+	lt.Std, err = cxxStandard(lt.Include)
+	return err
 }
+
+// cxxStandard is the C++ standard libtorch's headers demand. ATen.h and torch/all.h refuse older compilers
+// with `#if !defined(_MSC_VER) && __cplusplus < 201703L` (C++17 up to 2.12, 202002L from 2.13 on), so the
+// highest such bound in them is the standard to compile with; C++17 when none is found (1.13's ATen.h
+// asks for C++14, but gotch's wrappers need 17).
+func cxxStandard(include string) (string, error) {
+	best := 201703
+	for _, h := range []string{"ATen/ATen.h", "torch/csrc/api/include/torch/all.h", "c10/macros/Macros.h"} {
+		b, err := os.ReadFile(filepath.Join(include, h))
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue
+			}
+			return "", err
+		}
+		for _, m := range cplusplusRe.FindAllSubmatch(b, -1) {
+			if v, _ := strconv.Atoi(string(m[1])); v > best {
+				best = v
+			}
+		}
+	}
+	std, ok := map[int]string{201703: "c++17", 202002: "c++20", 202302: "c++23"}[best]
+	if !ok {
+		return "", fmt.Errorf("libtorch's headers in %s demand __cplusplus >= %dL, a standard this set-up does not know", include, best)
+	}
+	return std, nil
+}
+
+var cplusplusRe = regexp.MustCompile(`__cplusplus\s*<\s*(\d{6})L`)
 
 // debianLibDir is the multiarch library folder, e.g. /usr/lib/x86_64-linux-gnu.
 func debianLibDir() string {

@@ -24,7 +24,7 @@ func fakeLibtorch(t *testing.T, cuda, gloo, cxx11 bool) string {
 		"lib/libc10.so":                                  c10,
 	}
 	if cuda {
-		files["lib/libtorch_cuda.so"] = "\x7fELF"
+		standInLibtorchCUDA(t, dir, ncclLinkedIn, ncclVersion{2, 18, 1}) // as the official 2.1.0+cu121 zip
 		files["lib/libc10_cuda.so"] = "\x7fELF"
 	}
 	if gloo {
@@ -52,7 +52,7 @@ func TestOfficialLibtorchFlags(t *testing.T) {
 	}{
 		{
 			name: "CUDA with Gloo headers (the Docker image)", cuda: true, gloo: true, abi1: true,
-			want: []string{"-D_GLIBCXX_USE_CXX11_ABI=1", "-DCONVREP_GLOO", "-DCONVREP_NCCL",
+			want: []string{"-D_GLIBCXX_USE_CXX11_ABI=1", "-DCONVREP_GLOO", "-DCONVREP_NCCL", "-DCONVREP_NCCL_LIB_VERSION_CODE=21801",
 				"-ltorch -ltorch_cpu -lc10 -ltorch_cuda -lc10_cuda", "-Wl,--no-as-needed"},
 			wantNot: []string{"-lgloo", "-I/usr/include "},
 		},

@@ -13,6 +13,9 @@
 //	go run ./cmd/setup            # prepare, or do nothing when up to date
 //	go run ./cmd/setup -force     # rebuild the copy
 //	LIBTORCH=/path/to/libtorch go run ./cmd/setup   # a libtorch folder (include/, lib/), e.g. with CUDA
+//	LIBTORCH=python3 go run ./cmd/setup             # the libtorch of the torch this Python imports
+//	go run ./cmd/setup bundle --to DIR [--go]       # what a host with no network needs (bundle.go)
+//	CONVREP_OFFLINE=DIR go run ./cmd/setup          # the set-up on that host, from the bundle (offline.go)
 package main
 
 import (
@@ -30,7 +33,7 @@ const (
 	gotchModule  = "github.com/sugarme/gotch"
 	gotchVersion = "v0.9.1"
 	// patchLevel changes whenever this tool's patches change, so that old copies are rebuilt.
-	patchLevel = "convrep-setup-13"
+	patchLevel = "convrep-setup-14"
 	copyDir    = "third_party/gotch"
 	stampFile  = ".convrep-stamp"
 	stubList   = "STUBBED.txt"
@@ -38,14 +41,25 @@ const (
 )
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "bundle" {
+		if err := bundleMain(os.Args[2:]); err != nil {
+			if err != flag.ErrHelp {
+				fmt.Fprintln(os.Stderr, "setup bundle:", err)
+				os.Exit(1)
+			}
+		}
+		return
+	}
 	force := flag.Bool("force", false, "rebuild the patched gotch copy even when it is up to date")
 	noInstall := flag.Bool("no-install", false, "never run apt-get; fail when libtorch is missing")
 	build := flag.Bool("build", true, "compile gotch's C++ wrappers and the shim once, so the first test run does not pay for it")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./cmd/setup [flags]\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./cmd/setup [flags]\n       go run ./cmd/setup bundle --to DIR [--go]\n\n"+
 			"Prepares third_party/gotch (gotch %s patched for the libtorch found here) and the cgo flags of\n"+
-			"internal/torch. Uses $LIBTORCH when set (a folder with include/ and lib/), else Debian's libtorch-dev,\n"+
-			"installing libtorch-dev and libgloo-dev with apt-get when missing.\n\nflags:\n", gotchVersion)
+			"internal/torch. Uses $LIBTORCH when set (a folder with include/ and lib/, e.g. an installed PyTorch's\n"+
+			"torch folder, or a Python interpreter such as python3 whose torch is then used), else Debian's\n"+
+			"libtorch-dev, installing libtorch-dev and libgloo-dev with apt-get when missing.\n"+
+			"With $%s=DIR (a bundle written by `bundle`) it reaches no network.\n\nflags:\n", gotchVersion, offlineEnv)
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -61,21 +75,36 @@ func run(force, noInstall, build bool) error {
 	if err != nil {
 		return err
 	}
-	lt, err := findLibtorch(!noInstall)
+	off, err := openOffline(root)
 	if err != nil {
 		return err
 	}
-	src, err := gotchSource(root)
+	lt, err := findLibtorch(!noInstall && off == nil)
+	if err != nil {
+		return err
+	}
+	var src string
+	if off != nil {
+		fmt.Printf("setup: %s\n", off.describe())
+		src, err = off.gotchSource(root)
+	} else {
+		src, err = gotchSource(root)
+	}
 	if err != nil {
 		return err
 	}
 	stamp := stampOf(lt, src)
 	dst := filepath.Join(root, copyDir)
 	if !force && upToDate(root, dst, stamp) {
-		fmt.Printf("setup: up to date (%s, libtorch %s) in %s\n", copyDir, lt.Version, time.Since(start).Round(time.Millisecond))
+		if off != nil {
+			if err := off.vendor(root); err != nil {
+				return err
+			}
+		}
+		fmt.Printf("setup: up to date (%s, libtorch %s, CUDA %s, %s) in %s\n", copyDir, lt.Version, yesNo(lt.CUDA), lt.Std, time.Since(start).Round(time.Millisecond))
 		return nil
 	}
-	fmt.Printf("setup: libtorch %s (%s), CUDA %v, C++11 ABI %d\n", lt.Version, lt.Lib, lt.CUDA, lt.ABI)
+	fmt.Printf("setup: libtorch %s from %s (%s)\n", lt.Version, lt.From, lt.Lib)
 	fmt.Printf("setup: copying gotch %s from %s\n", gotchVersion, src)
 	tmp := dst + ".tmp"
 	if err := os.RemoveAll(tmp); err != nil {
@@ -104,6 +133,12 @@ func run(force, noInstall, build bool) error {
 	if err := writeShimFlags(root, lt); err != nil {
 		return err
 	}
+	fmt.Println("setup:", lt.report())
+	if off != nil {
+		if err := off.vendor(root); err != nil {
+			return err
+		}
+	}
 	fmt.Printf("setup: stubbed %d wrappers that libtorch %s cannot compile (listed in %s/%s)\n",
 		len(stubbed), lt.Version, copyDir, stubList)
 	if build {
@@ -122,7 +157,9 @@ func run(force, noInstall, build bool) error {
 // stampOf names everything the copy depends on: this tool's patches, gotch's source and the libtorch files.
 func stampOf(lt *libtorch, src string) string {
 	h := sha256.New()
-	fmt.Fprintln(h, patchLevel, gotchVersion, src, lt.Include, lt.Lib, lt.Version, lt.CUDA, lt.ABI)
+	fmt.Fprintln(h, patchLevel, gotchVersion, src, lt.Include, lt.Lib, lt.Version, lt.CUDA, lt.ABI, lt.Std)
+	// The shim's NCCL and CUDA headers are found through these (shim.go).
+	fmt.Fprintln(h, os.Getenv("CGO_CPPFLAGS"), os.Getenv("CUDA_HOME"))
 	for _, f := range []string{"libtorch.so", "libtorch_cpu.so", "libc10.so"} {
 		if st, err := os.Stat(filepath.Join(lt.Lib, f)); err == nil {
 			fmt.Fprintln(h, f, st.Size(), st.ModTime().UnixNano())
@@ -156,4 +193,26 @@ func repoRoot() (string, error) {
 		}
 		dir = parent
 	}
+}
+
+// report is the set-up's one line on what it builds against.
+func (lt *libtorch) report() string {
+	s := fmt.Sprintf("CUDA %s", yesNo(lt.CUDA))
+	if n := lt.NCCL; n != nil {
+		lib := n.Lib
+		if n.LibIsLibtorch {
+			lib += ", linked in"
+		}
+		s += fmt.Sprintf(", NCCL %s (library %s; header %s, NCCL %s)", n.LibV, lib, n.Header, n.HeaderV)
+	} else if lt.CUDA {
+		s += ", NCCL none"
+	}
+	return s + fmt.Sprintf(", C++ standard %s, C++11 ABI %d", lt.Std, lt.ABI)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }

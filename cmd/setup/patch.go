@@ -43,7 +43,11 @@ func copyTree(src, dst string) error {
 // cgo passes CPPFLAGS to C++ files, CFLAGS only to C files: the ABI define must be in CPPFLAGS.
 func cgoFlags(lt *libtorch) (cppflags, cxxflags, ldflags string) {
 	cppflags = fmt.Sprintf("-D_GLIBCXX_USE_CXX11_ABI=%d", lt.ABI)
-	cxxflags = "-std=c++17 -O1 -w -I" + filepath.Join(lt.Include, "torch/csrc/api/include")
+	std := lt.Std
+	if std == "" {
+		std = "c++17"
+	}
+	cxxflags = "-std=" + std + " -O1 -w -I" + filepath.Join(lt.Include, "torch/csrc/api/include")
 	if !lt.Debian {
 		cxxflags += " -I" + lt.Include
 	}

@@ -24,7 +24,9 @@ func writeShimFlags(root string, lt *libtorch) error {
 // distDefines selects the c10d backends the shim compiles. A CUDA libtorch gets NCCL only when the headers
 // c10d's NCCL code includes are there: nccl.h, and CUDA's runtime API (neither ships in a libtorch folder);
 // without them the set-up stops, naming the missing header and what to set, rather than leave the compiler
-// to fail deep inside c10d, or a build without NCCL to fail at the first run.
+// to fail deep inside c10d, or a build without NCCL to fail at the first run. nccl.h must also be the release
+// of the NCCL libtorch loads (checkNCCL); that release goes to nccl_check.h, which repeats the check at
+// compile time. What was found is kept in lt.NCCL for the report.
 func distDefines(lt *libtorch) (string, error) {
 	var d string
 	if lt.glooHeaders() {
@@ -36,28 +38,38 @@ func distDefines(lt *libtorch) (string, error) {
 	dirs := includeDirs(lt)
 	d += " -DCONVREP_NCCL"
 	added := map[string]bool{lt.Include: true, "/usr/include": true} // never -I/usr/include: it breaks #include_next
+	found := map[string]string{}
 	for _, h := range []struct{ name, fix string }{
 		{"cuda_runtime_api.h", "set CUDA_HOME to the CUDA toolkit whose include/ holds it, or add -I<folder> to CGO_CPPFLAGS"},
-		{"nccl.h", "install libnccl-dev of the NCCL this libtorch was built with (2.18.1 for 2.1.0+cu121), or add -I<folder> to CGO_CPPFLAGS"},
+		{"nccl.h", "install the nccl.h of the NCCL this libtorch loads (PyTorch's wheel carries it as nvidia-nccl-cu12/cu13; libnccl-dev=2.18.1-1+cuda12.1 for libtorch 2.1.0+cu121), or add -I<folder> to CGO_CPPFLAGS"},
 	} {
 		dir := findHeader(h.name, dirs)
 		if dir == "" {
 			return "", fmt.Errorf("libtorch in %s is a CUDA build, so the shim compiles c10d's NCCL backend, but %s is in none of %s: %s",
 				lt.Lib, h.name, strings.Join(dirs, ", "), h.fix)
 		}
+		found[h.name] = dir
 		if !added[dir] {
 			d += " -I" + dir
 			added[dir] = true
 		}
 	}
-	return d, nil
+	nccl, err := checkNCCL(lt, found["nccl.h"])
+	if err != nil {
+		return "", err
+	}
+	lt.NCCL = nccl
+	return d + fmt.Sprintf(" -DCONVREP_NCCL_LIB_VERSION_CODE=%d", nccl.LibV.code()), nil
 }
 
-// systemIncludeDirs are searched after the folders the environment names.
+// systemIncludeDirs are searched after the folders the environment names and PyTorch's wheel folders.
 var systemIncludeDirs = []string{"/usr/local/cuda/include", "/usr/include"}
 
 // includeDirs lists, in order, where a CUDA build looks for nccl.h and cuda_runtime_api.h: libtorch's include
-// folder, $CUDA_HOME/include, the -I folders of $CGO_CPPFLAGS, then systemIncludeDirs.
+// folder, $CUDA_HOME/include, the -I folders of $CGO_CPPFLAGS, the include folders of NVIDIA's wheels beside
+// an installed PyTorch's torch folder (site-packages/nvidia/nccl/include, nvidia/cuda_runtime/include for
+// CUDA 12, nvidia/cu13/include for CUDA 13: the headers of the very libraries that torch loads), then
+// systemIncludeDirs.
 func includeDirs(lt *libtorch) []string {
 	dirs := []string{lt.Include}
 	if home := os.Getenv("CUDA_HOME"); home != "" {
@@ -73,6 +85,7 @@ func includeDirs(lt *libtorch) []string {
 			dirs = append(dirs, f[2:])
 		}
 	}
+	dirs = append(dirs, wheelIncludeDirs(filepath.Dir(lt.Include))...)
 	var out []string
 	seen := map[string]bool{}
 	for _, d := range append(dirs, systemIncludeDirs...) {
@@ -82,6 +95,18 @@ func includeDirs(lt *libtorch) []string {
 		}
 	}
 	return out
+}
+
+// wheelIncludeDirs are the include folders of NVIDIA's wheels installed beside a torch folder
+// (site-packages/torch and site-packages/nvidia/*/include), NCCL's first; none for another libtorch.
+func wheelIncludeDirs(torchDir string) []string {
+	site := filepath.Dir(torchDir)
+	var dirs []string
+	for _, pattern := range []string{"nvidia/nccl/include", "nvidia/*/include", "nvidia/*/*/include"} {
+		m, _ := filepath.Glob(filepath.Join(site, pattern))
+		dirs = append(dirs, m...)
+	}
+	return dirs
 }
 
 // findHeader is the first of dirs that holds the file name, "" if none does.
