@@ -2,11 +2,28 @@
 GO ?= go
 SHARED ?= ../shared
 
+# CONVREP_OFFLINE=DIR: build with no network from a bundle of `go run ./cmd/setup bundle --to DIR [--go]` (made
+# where the module proxy is reachable): nothing is downloaded, the modules come from vendor/ (which the set-up
+# unpacks), and the bundle's Go toolchain is used when it holds one.
+ifneq ($(CONVREP_OFFLINE),)
+export GOPROXY := off
+export GOTOOLCHAIN := local
+export GOSUMDB := off
+ifneq ($(wildcard $(CONVREP_OFFLINE)/go.tar.xz),)
+GO := $(abspath $(CONVREP_OFFLINE))/go/bin/go
+endif
+endif
+
 .PHONY: setup test demo compare claims bench bench-compare fuzz
 
 # Installs libtorch when missing and prepares third_party/gotch; returns at once when nothing changed.
 setup:
+ifneq ($(CONVREP_OFFLINE),)
+	@test -x $(GO) || ! test -f $(CONVREP_OFFLINE)/go.tar.xz || tar -xJf $(CONVREP_OFFLINE)/go.tar.xz -C $(CONVREP_OFFLINE)
+	$(GO) run -mod=mod ./cmd/setup
+else
 	$(GO) run ./cmd/setup
+endif
 
 test: setup
 	$(GO) vet ./...
