@@ -3,6 +3,8 @@ package models
 import (
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
 )
 
 // ToDevice moves x, a batch tensor just built on the CPU, to dev and drops x; on the CPU it returns x. For a
@@ -17,8 +19,11 @@ func ToDevice(x *ts.Tensor, dev gotch.Device) *ts.Tensor {
 	if !dev.IsCuda() {
 		return x
 	}
-	// pin_memory(device) picks the pinned allocator of the device's type (the _pin_memory kernel is chosen by
-	// the device, native_functions.yaml); the CUDA device is the one the copy goes to.
-	pinned := x.MustPinMemory(dev, true)
+	// pin_memory() with no device pins for the default accelerator, the GPU the copy goes to (torch.PinMemory).
+	pinned, err := torch.PinMemory(x)
+	if err != nil {
+		panic(err)
+	}
+	x.MustDrop()
 	return pinned.MustToDevice(dev, pinned.DType(), true, false, true)
 }

@@ -92,50 +92,58 @@ func TestDockerfileStages(t *testing.T) {
 	}
 }
 
+// TestDockerfileLibtorch: the libtorch is PyTorch's wheel of TORCH_VERSION for the image's CUDA release, in a
+// virtual environment; the set-up takes it through the environment's Python, with Gloo's headers provided, and
+// the runtime keeps torch/lib and the wheel's nvidia/ libraries at the paths the binaries' rpath and
+// libtorch_cuda.so's RUNPATH name.
 func TestDockerfileLibtorch(t *testing.T) {
 	d := loadDockerfile(t)
-	url, ok := arg(d.build, "LIBTORCH_URL")
-	if !ok {
-		t.Fatal("no ARG LIBTORCH_URL in the build stage")
+	version, _ := arg(d.build, "TORCH_VERSION")
+	index, _ := arg(d.build, "TORCH_INDEX")
+	site, _ := arg(d.build, "SITE")
+	if !regexp.MustCompile(`^2\.(1[1-9]|[2-9]\d)\.\d+$`).MatchString(version) {
+		t.Errorf("ARG TORCH_VERSION=%q, want PyTorch 2.11 or later", version)
 	}
-	// The official file name: C++11 ABI, shared with its CUDA dependencies, 2.1.0 built for CUDA 12.1.
-	want := regexp.MustCompile(`^https://download\.pytorch\.org/libtorch/cu121/libtorch-cxx11-abi-shared-with-deps-2\.1\.0%2Bcu121\.zip$`)
-	if !want.MatchString(url) {
-		t.Errorf("LIBTORCH_URL = %s, want libtorch 2.1.0+cu121 with the cxx11 ABI", url)
+	m := regexp.MustCompile(`^https://download\.pytorch\.org/whl/cu(\d+)(\d)$`).FindStringSubmatch(index)
+	img := cudaImage.FindStringSubmatch(d.build.Image)
+	switch {
+	case m == nil:
+		t.Errorf("ARG TORCH_INDEX=%q, want PyTorch's wheel index of one CUDA release (…/whl/cu128)", index)
+	case img == nil || !strings.HasPrefix(img[1], m[1]+"."+m[2]+"."):
+		t.Errorf("TORCH_INDEX %s is for CUDA %s.%s, the build image is %s", index, m[1], m[2], d.build.Image)
 	}
-	var fetched, unzipped, setup, gloo bool
+	if fs, _ := arg(d.final, "SITE"); site == "" || fs != site {
+		t.Errorf("ARG SITE is %q in the build stage and %q in the runtime: the copied libraries must keep their paths", site, fs)
+	}
+	var installed, setup, gloo bool
 	for _, in := range d.runs(d.build) {
 		a := in.Args
-		if strings.Contains(a, `"$LIBTORCH_URL"`) {
-			fetched = true
-			unzipped = strings.Contains(a, "unzip -q /tmp/libtorch.zip -d /opt")
+		if strings.Contains(a, "python3 -m venv /opt/venv") && strings.Contains(a, `--index-url "$TORCH_INDEX" "torch==${TORCH_VERSION}"`) {
+			installed = true
 		}
-		if strings.Contains(a, "LIBTORCH=/opt/libtorch go run ./cmd/setup") {
+		if strings.Contains(a, "LIBTORCH=/opt/venv/bin/python go run ./cmd/setup") {
 			setup = true
 			if !strings.Contains(a, "--no-install") {
 				t.Errorf("line %d: the set-up runs without --no-install: it would fall back to apt-get", in.Line)
 			}
 		}
-		if strings.Contains(a, "third_party/gloo") && strings.Contains(a, "/opt/libtorch/include/gloo/config.h") {
+		if strings.Contains(a, "third_party/gloo") && strings.Contains(a, `"$SITE/torch/include/gloo/config.h"`) {
 			gloo = true
 		}
 	}
-	if !fetched || !unzipped {
-		t.Errorf("no RUN downloads $LIBTORCH_URL and unzips it into /opt (the zip holds libtorch/)")
+	if !installed {
+		t.Errorf("no RUN installs torch==${TORCH_VERSION} from $TORCH_INDEX into /opt/venv")
 	}
 	if !setup {
-		t.Errorf("no RUN runs the set-up tool with LIBTORCH=/opt/libtorch")
+		t.Errorf("no RUN runs the set-up tool with LIBTORCH=/opt/venv/bin/python")
 	}
 	if !gloo {
-		t.Errorf("no RUN provides /opt/libtorch/include/gloo/config.h from PyTorch's pinned third_party/gloo")
+		t.Errorf("no RUN provides $SITE/torch/include/gloo/config.h from PyTorch's pinned third_party/gloo")
 	}
-	// c10d's NCCL headers include cuda_runtime_api.h, which cgo must find.
-	if !envHas(d.build, "CGO_CPPFLAGS", "-I/usr/local/cuda/include") {
-		t.Errorf("the build stage does not put CUDA's include folder in CGO_CPPFLAGS")
-	}
-	// The binaries' rpath is the lib folder the set-up saw: the runtime keeps the same path.
-	if !hasCopy(d.final, d.build.Name, "/opt/libtorch/lib", "/opt/libtorch/lib") {
-		t.Errorf("the runtime stage does not COPY --from=%s /opt/libtorch/lib to the same path", d.build.Name)
+	for _, dir := range []string{"${SITE}/torch/lib", "${SITE}/nvidia"} {
+		if !hasCopy(d.final, d.build.Name, dir, dir) {
+			t.Errorf("the runtime stage does not COPY --from=%s %s to the same path", d.build.Name, dir)
+		}
 	}
 }
 

@@ -69,6 +69,10 @@ func TestMain(m *testing.M) {
 	switch os.Getenv("CONVREP_FAKE_WORKER") {
 	case "":
 		os.Exit(m.Run())
+	case "train": // cmd/train itself, on the arguments after --
+		os.Args = append([]string{"train"}, strings.Fields(os.Getenv("CONVREP_TRAIN_ARGS"))...)
+		main()
+		os.Exit(0)
 	case "ok":
 		fmt.Fprintf(os.Stderr, "worker %s of %s done\n", os.Getenv("RANK"), os.Getenv("WORLD_SIZE"))
 		os.Exit(0)
