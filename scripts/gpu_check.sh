@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
-# The first run of convrep on a GPU host, in one command: builds against the host's libtorch, runs the tests that
-# exercise the CUDA path, benchmarks convrep beside PyTorch eager on the same step, checks that two GPUs on NCCL
-# follow one GPU, and prints one verdict table. Nothing here has run on a GPU yet: no accelerator was ever lent to
-# the project (README, "What has run on a GPU"). Send the table and $OUT/ back with any issue you open.
+# convrep on a GPU host, in one command: builds against the host's libtorch, runs the tests that exercise the
+# CUDA path, benchmarks convrep beside PyTorch eager (and torch.compile) on the same step, checks that two GPUs on
+# NCCL follow one GPU, and prints one verdict table. What it printed on an H200 is in README, "What has run on a
+# GPU". Send the table and $OUT/ back with any issue you open.
 #
 # usage: scripts/gpu_check.sh [--cpu] [--gpus N] [--out DIR]
-#   (default)  CUDA: LIBTORCH must name a libtorch with CUDA (include/, lib/libtorch_cuda.so); e.g. the one inside a
-#              PyTorch installation: LIBTORCH=$(python3 -c 'import torch,os; print(os.path.dirname(torch.__file__))')
+#   (default)  CUDA: LIBTORCH must name a libtorch with CUDA (include/, lib/libtorch_cuda.so), e.g. an installed
+#              PyTorch's torch folder, or a Python interpreter whose torch is used: LIBTORCH=python3
+#   With CONVREP_OFFLINE=DIR (a bundle of `go run ./cmd/setup bundle`), nothing is fetched: run
+#   `CONVREP_OFFLINE=DIR make setup` first, which unpacks vendor/ and the bundle's Go toolchain.
 #   --cpu      the same checks on CPU (Gloo for NCCL, CPU autocast, the CPU generator): what runs on a machine
 #              without a GPU, to check the script itself
 #   --gpus N   GPUs for the NCCL check (default: all that nvidia-smi lists, at least 2 for that check to run)
 #   --out DIR  logs and JSON lines (default runs/gpu_check)
+#   GPU_CHECK_PARITY=PATTERN  the parity subtests to run (default all: every weight file of every fixture)
 # Exit status: 0 when every check passed, 1 otherwise. Each check's log is in DIR/<check>.log.
 set -uo pipefail
 # shellcheck source=common.sh
@@ -32,9 +35,17 @@ while (($#)); do
 	esac
 	shift
 done
+if [[ -n "${CONVREP_OFFLINE:-}" ]]; then
+	export GOPROXY=off GOTOOLCHAIN=local GOSUMDB=off
+	[[ -x "$CONVREP_OFFLINE/go/bin/go" ]] && export PATH="$(cd "$CONVREP_OFFLINE" && pwd)/go/bin:$PATH"
+fi
 if [[ "$DEVICE" == cuda ]]; then
-	if [[ -z "${LIBTORCH:-}" || ! -f "${LIBTORCH}/lib/libtorch_cuda.so" ]]; then
-		echo "gpu_check: set LIBTORCH to a libtorch with CUDA (no lib/libtorch_cuda.so under '${LIBTORCH:-}'), or pass --cpu" >&2
+	TORCHDIR="${LIBTORCH:-}"
+	if [[ -n "$TORCHDIR" && ! -d "$TORCHDIR" ]]; then # a Python interpreter, as cmd/setup takes it
+		TORCHDIR=$("$TORCHDIR" -c 'import os, torch; print(os.path.dirname(torch.__file__))' 2>/dev/null || true)
+	fi
+	if [[ -z "$TORCHDIR" || ! -f "${TORCHDIR}/lib/libtorch_cuda.so" ]]; then
+		echo "gpu_check: set LIBTORCH to a libtorch with CUDA or a Python whose torch has CUDA (no lib/libtorch_cuda.so under '${TORCHDIR}'), or pass --cpu" >&2
 		exit 2
 	fi
 	if [[ -z "$GPUS" ]]; then
@@ -96,6 +107,15 @@ gotest() {
 	return 1
 }
 
+# field NAME LOG: a field of the JSON line a benchmark printed last; pairs/s to one decimal, MFU in percent
+# ("n/a" on a CPU without --peak-tflops).
+field() {
+	tail -n 1 "$2" | "${PYTHON:-python3}" -c '
+import json, sys
+v = json.loads(sys.stdin.read()).get(sys.argv[1])
+print("n/a" if v is None else f"{100 * v:.1f}%" if sys.argv[1] == "mfu" else f"{v:.1f}")' "$1"
+}
+
 # 1. The build against this libtorch: the patched gotch, the shim with CUDA (and NCCL when its headers are
 # found), every command.
 build() {
@@ -111,10 +131,13 @@ if ((BUILT)); then
 	# 2. The tests whose logic depends on the device: HuggingFace parity of every weight file, the generator's
 	# state saved and restored, bf16 autocast with Float losses and fp32 master weights, exact resume (with
 	# train.deterministic, which the tiny experiment sets on a GPU).
-	gotest parity 'TestParityWithHuggingFace' ./models
+	gotest parity "${GPU_CHECK_PARITY:-TestParityWithHuggingFace}" ./models
 	gotest rng 'TestGeneratorStateOnDevice' ./internal/torch
 	gotest bf16 'TestBF16KeepsFP32MasterWeights' ./trainer
 	gotest resume 'TestKillAndResumeIsBitIdentical|TestResumeFromEveryCheckpoint|TestDeterministicRunMatchesDefault' ./trainer
+	# No libtorch warning per step (libtorch 2.11 deprecates pin_memory's device argument): cmd/train's standard
+	# error has as many lines after 12 steps as after 3.
+	gotest quiet 'TestStderrDoesNotGrowWithSteps' ./cmd/train
 
 	# 3. Two ranks equal one: the data-parallel tests on NCCL across two GPUs (Gloo across two processes on CPU):
 	# one process with the whole batch against two with half each, a SIGKILLed two-rank run resumed bit for bit,
@@ -125,11 +148,15 @@ if ((BUILT)); then
 		verdict ranks FAIL "needs 2 GPUs, found $GPUS (pass --gpus)"
 	fi
 
-	# 4. convrep beside PyTorch eager, the same DSE step (cmd/bench, scripts/bench_pytorch.py).
+	# 4. convrep beside PyTorch eager, the same DSE step (cmd/bench, scripts/bench_pytorch.py); each shape passes at
+	# the ratio issue 22 asks for. At the first shape, PyTorch under torch.compile too (compiling takes a minute).
 	if [[ "$DEVICE" == cuda ]]; then
-		SHAPES=("--layers 12 --hidden 768 --heads 12 --batch 256 --seq 32 --precision bf16 --steps 50")
+		BERT="--layers 12 --hidden 768 --heads 12 --seq 32 --precision bf16"
+		SHAPES=("$BERT --batch 64 --steps 50" "$BERT --batch 256 --steps 30" "$BERT --batch 1024 --steps 15")
+		NEEDS=(1.2 1.05 1.05)
 	else
 		SHAPES=("--layers 2 --hidden 64 --heads 2 --batch 8 --seq 16 --steps 50" "--layers 4 --hidden 256 --heads 4 --batch 64 --seq 32 --steps 20")
+		NEEDS=(1.0 1.0)
 	fi
 	python_with_torch || verdict python FAIL "no python3 imports torch: set PYTHON"
 	PY="${PYTHON:-python3}"
@@ -145,17 +172,22 @@ if ((BUILT)); then
 			verdict "$name" FAIL "scripts/bench_pytorch.py ${SHAPES[$i]}; see $OUT/$name-pytorch.log"
 			continue
 		fi
-		# pairs/s to one decimal, MFU in percent (null on a CPU without --peak-tflops).
-		rate='.pairs_per_s * 10 | round / 10'
-		mfu='if .mfu == null then "n/a" else (.mfu * 1000 | round / 10 | tostring) + "%" end'
-		go_rate=$(tail -n 1 "$OUT/$name-convrep.log" | jq -r "$rate")
-		py_rate=$(tail -n 1 "$OUT/$name-pytorch.log" | jq -r "$rate")
-		go_mfu=$(tail -n 1 "$OUT/$name-convrep.log" | jq -r "$mfu")
-		py_mfu=$(tail -n 1 "$OUT/$name-pytorch.log" | jq -r "$mfu")
+		go_rate=$(field pairs_per_s "$OUT/$name-convrep.log")
+		py_rate=$(field pairs_per_s "$OUT/$name-pytorch.log")
+		go_mfu=$(field mfu "$OUT/$name-convrep.log")
+		py_mfu=$(field mfu "$OUT/$name-pytorch.log")
 		ratio=$(awk -v a="$go_rate" -v b="$py_rate" 'BEGIN { printf "%.2f", a / b }')
 		result=PASS
-		awk -v r="$ratio" 'BEGIN { exit !(r >= 1.0) }' || result=FAIL
-		verdict "$name" "$result" "${SHAPES[$i]}: pairs/s convrep $go_rate, PyTorch eager $py_rate (${ratio}x); MFU $go_mfu vs $py_mfu"
+		awk -v r="$ratio" -v n="${NEEDS[$i]}" 'BEGIN { exit !(r >= n) }' || result=FAIL
+		verdict "$name" "$result" "${SHAPES[$i]}: pairs/s convrep $go_rate, PyTorch eager $py_rate (${ratio}x, needs ${NEEDS[$i]}x); MFU $go_mfu vs $py_mfu"
+		if ((i == 0)); then
+			if "$PY" scripts/bench_pytorch.py --compile --device "$DEVICE" "${flags[@]}" >"$OUT/$name-compile.log" 2>&1; then
+				c_rate=$(field pairs_per_s "$OUT/$name-compile.log")
+				verdict "${name}c" INFO "${SHAPES[$i]}: PyTorch under torch.compile $c_rate pairs/s (convrep $go_rate)"
+			else
+				verdict "${name}c" INFO "torch.compile did not run here; see $OUT/$name-compile.log"
+			fi
+		fi
 	done
 fi
 
@@ -168,6 +200,6 @@ fi
 	done
 } | tee "$OUT/verdict.md"
 for r in "${RESULTS[@]}"; do
-	[[ "$r" == PASS ]] || exit 1
+	[[ "$r" == PASS || "$r" == INFO ]] || exit 1
 done
 exit 0
