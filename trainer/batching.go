@@ -27,9 +27,10 @@ func epochSteps(n, perStep, world int, keep bool) int {
 // the micro-batch before it when it would give a rank fewer than minLastRows examples.
 func microBatches(idx []int, micro, perStep, world int) [][]int {
 	var out [][]int
+	partial := len(idx) < perStep
 	for len(idx) > 0 {
 		n := min(micro, len(idx))
-		if rest := len(idx) - n; len(idx) < perStep && rest > 0 && rest/max(world, 1) < minLastRows {
+		if rest := len(idx) - n; partial && rest > 0 && rest/max(world, 1) < minLastRows {
 			n = len(idx)
 		}
 		out, idx = append(out, idx[:n]), idx[n:]
