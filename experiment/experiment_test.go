@@ -217,11 +217,11 @@ func TestObjectiveTrainDefaults(t *testing.T) {
 	noHeadLR := strings.Replace(validExperiment, "head_lr = 1e-2\n", "", 1)
 	simcse := strings.Replace(strings.Replace(noHeadLR, `name = "dse"`, `name = "simcse"`, 1), "temperature = 0.05\n", "", 1)
 	for _, tc := range []struct {
-		name, body   string
-		set          []string
-		headLR       float64
-		scale        float64 // 0: head_lr was set
-		keepLastBtch bool
+		name, body string
+		set        []string
+		headLR     float64
+		scale      float64 // 0: head_lr was set
+		keepsLast  bool
 	}{
 		{"dse, head_lr left out", noHeadLR, nil, 1e-3 * 100, 100, true},
 		{"dse, head_lr set", validExperiment, nil, 1e-2, 0, true},
@@ -238,8 +238,8 @@ func TestObjectiveTrainDefaults(t *testing.T) {
 			if e.Train.HeadLR != tc.headLR || scale != tc.scale || defaulted != (tc.scale != 0) {
 				t.Errorf("head_lr %g (scale %g, defaulted %v), want %g (scale %g)", e.Train.HeadLR, scale, defaulted, tc.headLR, tc.scale)
 			}
-			if e.KeepsLastBatch() != tc.keepLastBtch {
-				t.Errorf("keeps the last batch: %v, want %v", e.KeepsLastBatch(), tc.keepLastBtch)
+			if e.KeepsLastBatch() != tc.keepsLast {
+				t.Errorf("keeps the last batch: %v, want %v", e.KeepsLastBatch(), tc.keepsLast)
 			}
 		})
 	}
