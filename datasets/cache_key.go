@@ -72,6 +72,7 @@ type keyRecord struct {
 	MergeSpeakers bool         `json:"merge_speakers"`
 	MetaLWOZMWOZ  bool         `json:"metalwoz_multiwoz"`
 	Extra         []string     `json:"extra,omitempty"`
+	QueryCut      string       `json:"query_cut,omitempty"` // k-1 variants only: the others' keys stay as they were
 }
 
 // fileRecord identifies one file: by content hash, or by path, size and
@@ -111,6 +112,9 @@ func (k CacheKey) digest() ([32]byte, []byte, error) {
 		Variant: p.Variant, MinWords: p.MinWords, Sep: p.Sep, Both: p.BothDirections,
 		MaxLength: k.MaxLength, Truncation: truncationName(k.Truncation),
 		MergeSpeakers: k.MergeSpeakers, MetaLWOZMWOZ: k.MetaLWOZMultiWOZ, Extra: k.Extra,
+	}
+	if p.MaxQueryUtterances() > 1 {
+		rec.QueryCut = string(p.QueryCut) // caches written before the setting hold tokens_left queries
 	}
 	for _, root := range k.CorpusFiles {
 		fr, err := fileRecords(root, contentHashLimit)

@@ -3,6 +3,8 @@ package datasets
 import (
 	"fmt"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"convrep/internal/shared"
@@ -91,32 +93,50 @@ func TestTokenizePairsTruncates(t *testing.T) {
 	pairs := manyPairs(t, 2)
 	cls, _ := tok.TokenID("[CLS]")
 	sep, _ := tok.TokenID("[SEP]")
-	for _, trunc := range []tokenizers.Truncation{tokenizers.TruncateRight, tokenizers.TruncateLeft} {
+	for _, c := range []struct {
+		trunc tokenizers.Truncation
+		cut   QueryCut
+	}{
+		{tokenizers.TruncateRight, QueryCutWords}, {tokenizers.TruncateLeft, QueryCutWords},
+		{tokenizers.TruncateRight, QueryCutTokensLeft}, {tokenizers.TruncateLeft, QueryCutTokensLeft},
+	} {
+		trunc := c.trunc
 		const maxLen = 8
+		pairs := slices.Clone(pairs)
+		for i := range pairs {
+			pairs[i].QueryCut = c.cut
+		}
 		tp, err := TokenizePairs(pairs, tok, maxLen, trunc, 2)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cut := 0
 		for i, p := range pairs {
-			// A k-1 query has k times the budget and keeps its end (TokenizePairs).
-			qLen, qTrunc := maxLen, trunc
+			// A k-1 query has k times the budget (TokenizePairs): with QueryCutTokensLeft it keeps its last
+			// tokens; with QueryCutWords its last int(0.9·k·maxLen) words, then the tokenizer cuts its end.
+			qLen, qTrunc, text := maxLen, trunc, p.Query
 			if p.QueryUtterances > 1 {
 				qLen, qTrunc = p.QueryUtterances*maxLen, tokenizers.TruncateLeft
+				if c.cut == QueryCutWords {
+					qTrunc = tokenizers.TruncateRight
+					if w, keep := strings.Fields(text), int(0.9*float64(qLen)); len(w) > keep {
+						text = strings.Join(w[len(w)-keep:], " ")
+					}
+				}
 			}
-			b, err := tok.EncodeBatch([]string{p.Query}, tokenizers.BatchOptions{MaxLength: qLen, Truncation: qTrunc})
+			b, err := tok.EncodeBatch([]string{text}, tokenizers.BatchOptions{MaxLength: qLen, Truncation: qTrunc})
 			if err != nil {
 				t.Fatal(err)
 			}
 			want := b.InputIDs[0][:b.Lengths[0]]
 			got := to64(tp.Query[i])
 			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("truncation %d pair %d %q: %v, want %v", trunc, i, p.Query, got, want)
+				t.Fatalf("truncation %d, query cut %s, pair %d %q: %v, want %v", trunc, c.cut, i, p.Query, got, want)
 			}
 			if len(got) > qLen || got[0] != cls || got[len(got)-1] != sep {
 				t.Fatalf("truncation %d pair %d: %v is not [CLS] … [SEP] within %d", trunc, i, got, qLen)
 			}
-			full, _ := tok.Encode(p.Query)
+			full, _ := tok.Encode(text)
 			if len(full) > qLen {
 				cut++
 			}

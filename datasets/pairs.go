@@ -17,8 +17,42 @@ type Pair struct {
 	Corpus   string
 	// QueryUtterances is how many utterances Query joins: k for the
 	// query of a k-1 pair, 1 otherwise (0 is read as 1). TokenizePairs
-	// gives such a query k times the token budget and keeps its end.
+	// gives such a query k times the token budget, fitted to it as QueryCut
+	// says.
 	QueryUtterances int
+	// QueryCut is how TokenizePairs fits a query of k > 1 utterances to its
+	// budget; "" is QueryCutWords.
+	QueryCut QueryCut
+}
+
+// QueryCut is how a query that joins k > 1 utterances is fitted to its
+// budget of B = k × max_length tokens (DSE §4.4).
+type QueryCut string
+
+const (
+	// QueryCutWords is the DSE authors' cut (pretrain/training.py,
+	// PSCTrainer.prepare_pairwise_input_multiturn_concatenate): the query
+	// keeps its last int(0.9·B) white-space separated words (Python's
+	// str.split), joined by single spaces, and is then encoded with
+	// max_length B and HuggingFace's truncation=True, which cuts the end
+	// when those words still make more than B tokens. The default.
+	QueryCutWords QueryCut = "words"
+	// QueryCutTokensLeft encodes the whole query and keeps [CLS] and its
+	// last B−1 tokens, so the utterance next to the response always stays:
+	// the paper's words (§4.4 says only that the utterances are joined),
+	// and convrep's cut before issue 23.
+	QueryCutTokensLeft QueryCut = "tokens_left"
+)
+
+// ParseQueryCut reads a query cut by name ("" is the default).
+func ParseQueryCut(s string) (QueryCut, error) {
+	switch c := QueryCut(strings.ToLower(strings.TrimSpace(s))); c {
+	case "", QueryCutWords:
+		return QueryCutWords, nil
+	case QueryCutTokensLeft:
+		return c, nil
+	}
+	return "", fmt.Errorf("query cut %q is not one of %s, %s", s, QueryCutWords, QueryCutTokensLeft)
 }
 
 // The pair constructions of the DSE paper.
@@ -66,6 +100,10 @@ type PairOptions struct {
 	// each side of a pair as the anchor, which makes the reverse pair a
 	// duplicate: same loss, and a false negative if both share a batch.
 	BothDirections bool
+	// QueryCut is how a k-1 query (k > 1) is fitted to its token budget;
+	// "" means QueryCutWords. DSEPairs gives it to each k-1 pair (a pair
+	// keeps "" for QueryCutWords).
+	QueryCut QueryCut
 }
 
 // variantWindows maps a variant to the query lengths (in utterances) it uses.
@@ -88,6 +126,9 @@ func (o PairOptions) Normalized() PairOptions {
 	if o.MinWords < 0 {
 		o.MinWords = -1 // every negative value keeps empty utterances alike
 	}
+	if o.QueryCut == "" {
+		o.QueryCut = QueryCutWords
+	}
 	return o
 }
 
@@ -97,6 +138,9 @@ func (o PairOptions) Validate() error {
 	if _, ok := variantWindows[o.Variant]; !ok && o.Variant != VariantDropout {
 		return fmt.Errorf("pair options: unknown variant %q (want %s, %s, %s, %s or %s)", o.Variant,
 			VariantDSE, VariantDSE21, VariantDSE31, VariantDSE123, VariantDropout)
+	}
+	if _, err := ParseQueryCut(string(o.QueryCut)); err != nil {
+		return fmt.Errorf("pair options: %w", err)
 	}
 	return nil
 }
@@ -130,8 +174,8 @@ func SepFor(sep string) string { return " " + sep + " " }
 //     forward only (§4.4); BothDirections reverses 1-1 pairs only. §4.4
 //     joins with [SEP] (the authors' released code builds 1-1 pairs only,
 //     data/process_pretrain.py generate_single_vs_single, so the paper's
-//     words are all there is on the join). Its token budget is set where
-//     it is tokenised (TokenizePairs).
+//     words are all there is on the join). Its token budget and its cut
+//     (opt.QueryCut) are applied where it is tokenised (TokenizePairs).
 //   - dropout keeps each distinct utterance text once over all dialogues
 //     (A.1 counts 879,185 "unique sentences"); Dialogue and Corpus are
 //     those of its first occurrence.
@@ -172,7 +216,11 @@ func appendWindowPairs(out []Pair, d Dialogue, utts []string, ok []bool, k int, 
 	for r := range utts {
 		if run >= k && ok[r] {
 			q := strings.Join(utts[r-k:r], opt.Sep)
-			out = append(out, Pair{Query: q, Response: utts[r], Dialogue: d.ID, Corpus: d.Corpus, QueryUtterances: k})
+			p := Pair{Query: q, Response: utts[r], Dialogue: d.ID, Corpus: d.Corpus, QueryUtterances: k}
+			if k > 1 && opt.QueryCut != QueryCutWords {
+				p.QueryCut = opt.QueryCut // "" is QueryCutWords
+			}
+			out = append(out, p)
 			if k == 1 && opt.BothDirections {
 				out = append(out, Pair{Query: utts[r], Response: q, Dialogue: d.ID, Corpus: d.Corpus, QueryUtterances: 1})
 			}

@@ -8,8 +8,8 @@ import (
 	"convrep/tokenizers"
 )
 
-// TestMultiUtteranceQueryKeepsItsEnd: a DSE3-1 query (DSE §4.4) longer than max_length keeps 3 ×
-// max_length tokens, the last ones, so the utterance next to the response survives whole; a 1-1 pair of
+// TestMultiUtteranceQueryKeepsItsEnd: with QueryCutTokensLeft, a DSE3-1 query (DSE §4.4) longer than
+// max_length keeps 3 × max_length tokens, the last ones, so the utterance next to the response survives whole; a 1-1 pair of
 // the same dialogue keeps the experiment's budget and side. This is the authors' budget
 // (pretrain/training.py, prepare_pairwise_input_multiturn_concatenate: num_turn * max_length).
 func TestMultiUtteranceQueryKeepsItsEnd(t *testing.T) {
@@ -21,7 +21,7 @@ func TestMultiUtteranceQueryKeepsItsEnd(t *testing.T) {
 	d := Dialogue{ID: "d", Corpus: "toy", Turns: []Turn{{User, u1}, {System, u2}, {User, u3}, {System, u4}}}
 	const maxLength = 12
 	for _, variant := range []string{VariantDSE31, VariantDSE123} {
-		pairs, err := DSEPairs([]Dialogue{d}, PairOptions{Variant: variant, MinWords: 3})
+		pairs, err := DSEPairs([]Dialogue{d}, PairOptions{Variant: variant, MinWords: 3, QueryCut: QueryCutTokensLeft})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,27 +83,87 @@ func containsRun(s, run []int64) bool {
 	return false
 }
 
-func TestQueryOptions(t *testing.T) {
+func TestFitQuery(t *testing.T) {
 	right := tokenizers.BatchOptions{MaxLength: 32, Truncation: tokenizers.TruncateRight}
+	left := func(n int) tokenizers.BatchOptions {
+		return tokenizers.BatchOptions{MaxLength: n, Truncation: tokenizers.TruncateLeft}
+	}
+	words := func(n int) tokenizers.BatchOptions {
+		return tokenizers.BatchOptions{MaxLength: n, Truncation: tokenizers.TruncateRight}
+	}
+	long := strings.Repeat("w ", 100) + "end" // 101 words
 	for _, c := range []struct {
+		cut                 QueryCut
 		k, limit, maxLength int
 		want                tokenizers.BatchOptions
+		wantWords           int // words of the text handed to the tokenizer
 	}{
-		{1, 512, 32, right},
-		{0, 512, 32, right},
-		{3, 512, 0, tokenizers.BatchOptions{}},
-		{3, 0, 32, tokenizers.BatchOptions{MaxLength: 96, Truncation: tokenizers.TruncateLeft}},
-		{3, 512, 32, tokenizers.BatchOptions{MaxLength: 96, Truncation: tokenizers.TruncateLeft}},
-		{3, 64, 32, tokenizers.BatchOptions{MaxLength: 64, Truncation: tokenizers.TruncateLeft}},
-		{2, 16, 32, tokenizers.BatchOptions{MaxLength: 32, Truncation: tokenizers.TruncateLeft}}, // never below max_length
+		{QueryCutTokensLeft, 1, 512, 32, right, 101},
+		{QueryCutTokensLeft, 0, 512, 32, right, 101},
+		{QueryCutTokensLeft, 3, 512, 0, tokenizers.BatchOptions{}, 101},
+		{QueryCutTokensLeft, 3, 0, 32, left(96), 101},
+		{QueryCutTokensLeft, 3, 512, 32, left(96), 101},
+		{QueryCutTokensLeft, 3, 64, 32, left(64), 101},
+		{QueryCutTokensLeft, 2, 16, 32, left(32), 101}, // never below max_length
+		// The authors' cut: int(0.9 × k × max_length) words, uncapped, then the tokenizer's right cut.
+		{QueryCutWords, 1, 512, 32, right, 101},
+		{QueryCutWords, 3, 512, 0, tokenizers.BatchOptions{}, 101},
+		{QueryCutWords, 2, 512, 32, words(64), 57}, // int(57.6)
+		{QueryCutWords, 3, 512, 32, words(96), 86}, // int(86.4)
+		{QueryCutWords, 3, 64, 32, words(64), 86},
+		{QueryCutWords, 2, 512, 16, words(32), 28}, // int(28.8)
+		{QueryCutWords, 2, 512, 64, words(128), 101},
 	} {
 		in := right
 		in.MaxLength = c.maxLength
 		if c.maxLength == 0 {
 			in = tokenizers.BatchOptions{}
 		}
-		if got := queryOptions(in, c.k, c.limit); got != c.want {
-			t.Errorf("k=%d limit=%d max_length=%d: %+v, want %+v", c.k, c.limit, c.maxLength, got, c.want)
+		text, got := fitQuery(Pair{Query: long, QueryUtterances: c.k, QueryCut: c.cut}, in, c.limit)
+		if got != c.want {
+			t.Errorf("%s k=%d limit=%d max_length=%d: %+v, want %+v", c.cut, c.k, c.limit, c.maxLength, got, c.want)
 		}
+		if w := strings.Fields(text); len(w) != c.wantWords || w[len(w)-1] != "end" {
+			t.Errorf("%s k=%d max_length=%d: the text has %d words ending %q, want %d ending \"end\"", c.cut, c.k, c.maxLength, len(w), w[len(w)-1], c.wantWords)
+		}
+	}
+}
+
+// TestAuthorsQueryCut: a 2-1 query cut as the DSE authors cut it keeps its last int(0.9 × 2 × max_length)
+// words (split as Python splits) and then loses its end when those words make more tokens than the budget.
+func TestAuthorsQueryCut(t *testing.T) {
+	tok := tinyBERT(t)
+	const maxLength = 8 // budget 16 tokens, 14 words
+	for _, c := range []struct {
+		name, query, kept string
+		endCut            bool // the kept words make more than the budget: the tokenizer cuts their end
+	}{
+		{"short: whole", "hello there [SEP] how are you", "hello there [SEP] how are you", false},
+		{"words cut from the front", "a b c d e f g h i j k l m n o p", "c d e f g h i j k l m n o p", false},
+		{"python white space", "a b\x1cc d e f g h i j k l m n o", "b c d e f g h i j k l m n o", false}, // str.split cuts at U+001C
+		{"tokens cut from the end", "one 01223323737 two three four five six seven eight nine ten",
+			"one 01223323737 two three four five six seven eight nine ten", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pairs := []Pair{{Query: c.query, Response: "fine", QueryUtterances: 2}}
+			tp, err := TokenizePairs(pairs, tok, maxLength, tokenizers.TruncateRight, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := tok.EncodeBatch([]string{c.kept}, tokenizers.BatchOptions{MaxLength: 2 * maxLength, Truncation: tokenizers.TruncateRight})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, w := to64(tp.Query[0]), want.InputIDs[0][:want.Lengths[0]]; !slices.Equal(got, w) {
+				t.Errorf("query %v, want %v", got, w)
+			}
+			full, err := tok.Encode(c.kept)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cut := len(full) > 2*maxLength; cut != c.endCut || len(tp.Query[0]) != min(len(full), 2*maxLength) {
+				t.Errorf("%d tokens of %d kept (end cut: %v, want %v)", len(tp.Query[0]), len(full), cut, c.endCut)
+			}
+		})
 	}
 }

@@ -17,6 +17,9 @@ func (e *Experiment) Digest() string {
 		c.Train.MaxSteps = 0
 	}
 	c.Data.CacheDir = ""
+	if d := c.Train.DropLast; d != nil && *d {
+		c.Train.DropLast = nil // dropping was all there was before the setting: those digests stay
+	}
 	b, _ := json.Marshal(c)
 	// How the ranks talk changes no result, and neither does their number; whether negatives stay on their
 	// rank does (the digests of runs written before [distributed] existed stay as they were).

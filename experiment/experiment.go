@@ -33,6 +33,8 @@ type Experiment struct {
 
 	path      string            // the file it was read from
 	objective objectives.Config // the [objective] table, read by its objective
+	// headLRScale is what train.lr was scaled by to give train.head_lr when the file left it out; 0 when set.
+	headLRScale float64
 }
 
 // Path is the file the experiment was read from.
@@ -116,6 +118,11 @@ type TrainConfig struct {
 	ValidShare            float64 `toml:"valid_share" json:"valid_share,omitempty"`
 	EvalEvery             int64   `toml:"eval_every" json:"eval_every,omitempty"`
 	EarlyStoppingPatience int64   `toml:"early_stopping_patience" json:"early_stopping_patience,omitempty"`
+	// DropLast drops each epoch's last partial batch (torch's DataLoader drop_last); false keeps it as a
+	// smaller final step. Unset, the objective decides (objectives.TrainDefaults): DSE keeps it, as its
+	// authors' loader does, the others drop it. The digest leaves out true, which every run made before the
+	// setting did.
+	DropLast *bool `toml:"drop_last" json:"drop_last,omitempty"`
 }
 
 // DistributedConfig tunes data-parallel training (trainer/dist.go). train.batch_size is the global batch.
@@ -143,10 +150,32 @@ func (e *Experiment) defaults() {
 	setDefault(&e.Distributed.Backend, "auto")
 	setDefault(&e.Distributed.BucketMB, 25)
 	setDefault(&e.Distributed.TimeoutS, 600)
+	// The objective's own defaults; a table that does not parse is reported by validate.
+	var td objectives.TrainDefaults
+	if cfg, err := objectives.Parse(e.Objective); err == nil {
+		td = objectives.TrainDefaultsOf(cfg)
+	}
 	if e.Train.HeadLR == 0 {
-		e.Train.HeadLR = e.Train.LR
+		e.headLRScale = 1
+		if td.HeadLRScale > 0 {
+			e.headLRScale = td.HeadLRScale
+		}
+		e.Train.HeadLR = e.Train.LR * e.headLRScale
+	}
+	if e.Train.DropLast == nil {
+		drop := !td.KeepLastBatch
+		e.Train.DropLast = &drop
 	}
 }
+
+// HeadLRDefault says whether train.head_lr was left out, and if so by what the objective scaled train.lr
+// to make it (1 for most objectives, 100 for DSE).
+func (e *Experiment) HeadLRDefault() (scale float64, defaulted bool) {
+	return e.headLRScale, e.headLRScale != 0
+}
+
+// KeepsLastBatch is whether each epoch ends with its last partial batch (train.drop_last false).
+func (e *Experiment) KeepsLastBatch() bool { return e.Train.DropLast != nil && !*e.Train.DropLast }
 
 func setDefault[T comparable](p *T, v T) {
 	var zero T

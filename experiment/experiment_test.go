@@ -208,3 +208,53 @@ func TestValidationKeys(t *testing.T) {
 		}
 	}
 }
+
+// The objective fills the [train] keys a file leaves out where its authors' code differs (objectives.TrainDefaults):
+// DSE's head at lr × 100 (pretrain/main.py --lr_scale) and its last partial batch kept (drop_last=False); the
+// others' head at lr and the last partial batch dropped. A key the file sets wins, and a dropped last batch
+// leaves the digest as it was before the setting.
+func TestObjectiveTrainDefaults(t *testing.T) {
+	noHeadLR := strings.Replace(validExperiment, "head_lr = 1e-2\n", "", 1)
+	simcse := strings.Replace(strings.Replace(noHeadLR, `name = "dse"`, `name = "simcse"`, 1), "temperature = 0.05\n", "", 1)
+	for _, tc := range []struct {
+		name, body string
+		set        []string
+		headLR     float64
+		scale      float64 // 0: head_lr was set
+		keepsLast  bool
+	}{
+		{"dse, head_lr left out", noHeadLR, nil, 1e-3 * 100, 100, true},
+		{"dse, head_lr set", validExperiment, nil, 1e-2, 0, true},
+		{"dse, drop_last set", noHeadLR, []string{"train.drop_last=true"}, 1e-3 * 100, 100, false},
+		{"simcse, head_lr left out", simcse, nil, 1e-3, 1, false},
+		{"simcse, drop_last false", simcse, []string{"train.drop_last=false", "train.head_lr=0.5"}, 0.5, 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, err := Load(writeExperiment(t, tc.body), tc.set)
+			if err != nil {
+				t.Fatal(err)
+			}
+			scale, defaulted := e.HeadLRDefault()
+			if e.Train.HeadLR != tc.headLR || scale != tc.scale || defaulted != (tc.scale != 0) {
+				t.Errorf("head_lr %g (scale %g, defaulted %v), want %g (scale %g)", e.Train.HeadLR, scale, defaulted, tc.headLR, tc.scale)
+			}
+			if e.KeepsLastBatch() != tc.keepsLast {
+				t.Errorf("keeps the last batch: %v, want %v", e.KeepsLastBatch(), tc.keepsLast)
+			}
+		})
+	}
+	dropped, err := Load(writeExperiment(t, validExperiment), []string{"train.drop_last=true"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := *dropped
+	c.Train.DropLast = nil
+	kept, err := Load(writeExperiment(t, validExperiment), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dropped.Digest() != c.Digest() || kept.Digest() == dropped.Digest() {
+		t.Errorf("digests: drop_last true %s, unset %s, false %s; want the first two equal, the third apart",
+			dropped.Digest(), c.Digest(), kept.Digest())
+	}
+}

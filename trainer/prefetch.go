@@ -23,13 +23,16 @@ type prefetcher struct {
 	done chan struct{}
 }
 
-// prefetched is one step's micro-batches, or the error that ended the building.
+// prefetched is one step's micro-batches and this rank's examples in each, or the error that ended the
+// building.
 type prefetched struct {
 	batches []objectives.Batch
+	rows    []int
 	err     error
 }
 
-// prefetch starts building the steps [from, to) of epoch's batch order; close stops it.
+// prefetch starts building the steps [from, to) of epoch's batch order; close stops it. A last step past the
+// full ones (a kept partial batch, epochSteps) takes the rest of the order (microBatches).
 func (t *Trainer) prefetch(order []int, epoch, from, to int) *prefetcher {
 	p := &prefetcher{out: make(chan prefetched), stop: make(chan struct{}), done: make(chan struct{})}
 	micro := t.exp.Train.BatchSize
@@ -41,12 +44,13 @@ func (t *Trainer) prefetch(order []int, epoch, from, to int) *prefetcher {
 		defer runtime.UnlockOSThread()
 		t.enterEpoch(epoch)
 		for b := from; b < to; b++ {
-			idx := order[b*perStep : (b+1)*perStep]
+			idx := order[b*perStep : min((b+1)*perStep, len(order))]
 			var next prefetched
-			for k := 0; k < len(idx)/micro; k++ {
+			for _, part := range microBatches(idx, micro, perStep, t.cl.world()) {
 				var mb objectives.Batch
+				rows := t.cl.shard(part)
 				err := torch.Catch("build a batch", func() (err error) {
-					mb, err = t.data.Batch(t.cl.shard(idx[k*micro:(k+1)*micro]), t.dev)
+					mb, err = t.data.Batch(rows, t.dev)
 					return err
 				})
 				if err != nil {
@@ -54,7 +58,7 @@ func (t *Trainer) prefetch(order []int, epoch, from, to int) *prefetcher {
 					next = prefetched{err: err}
 					break
 				}
-				next.batches = append(next.batches, mb)
+				next.batches, next.rows = append(next.batches, mb), append(next.rows, len(rows))
 			}
 			select {
 			case p.out <- next:
@@ -70,14 +74,14 @@ func (t *Trainer) prefetch(order []int, epoch, from, to int) *prefetcher {
 	return p
 }
 
-// next is the next step's micro-batches, which the caller then owns.
-func (p *prefetcher) next() ([]objectives.Batch, error) {
+// next is the next step's micro-batches, which the caller then owns, and this rank's examples in each.
+func (p *prefetcher) next() ([]objectives.Batch, []int, error) {
 	select {
 	case n := <-p.out:
-		return n.batches, n.err
+		return n.batches, n.rows, n.err
 	case <-p.done:
 		// Never reached by a caller that asks for no more steps than it started; say so rather than hang.
-		return nil, errPrefetchEnded
+		return nil, nil, errPrefetchEnded
 	}
 }
 

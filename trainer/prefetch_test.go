@@ -55,7 +55,7 @@ func TestPrefetcherGivesTheStepsInOrder(t *testing.T) {
 	p := tr.prefetch(order, 3, 1, 4) // steps 1..3 of epoch 3: examples 11..0 in micro-batches of 2
 	var got [][]int64
 	for range 3 {
-		mbs, err := p.next()
+		mbs, _, err := p.next()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -67,7 +67,7 @@ func TestPrefetcherGivesTheStepsInOrder(t *testing.T) {
 		}
 		dropBatches(mbs)
 	}
-	if _, err := p.next(); !errors.Is(err, errPrefetchEnded) {
+	if _, _, err := p.next(); !errors.Is(err, errPrefetchEnded) {
 		t.Errorf("a fourth step: %v, want errPrefetchEnded", err)
 	}
 	p.close()
@@ -90,7 +90,7 @@ func TestPrefetcherDropsWhatIsNotTaken(t *testing.T) {
 	d := &countedData{n: 16, failAt: -1}
 	tr := prefetchTrainer(d)
 	p := tr.prefetch(seq(16), 0, 0, 4)
-	mbs, err := p.next()
+	mbs, _, err := p.next()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,12 +113,12 @@ func TestPrefetcherReportsTheFailingStep(t *testing.T) {
 	tr := prefetchTrainer(d)
 	p := tr.prefetch(seq(16), 0, 0, 4)
 	defer p.close()
-	mbs, err := p.next()
+	mbs, _, err := p.next()
 	if err != nil {
 		t.Fatalf("step 0: %v", err)
 	}
 	dropBatches(mbs)
-	if mbs, err = p.next(); err == nil || mbs != nil {
+	if mbs, _, err = p.next(); err == nil || mbs != nil {
 		t.Fatalf("step 1: %d batches, error %v; want none and the dataset's error", len(mbs), err)
 	}
 	if n := d.live.Load(); n != 0 {

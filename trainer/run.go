@@ -57,7 +57,7 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 		zap.Int64("from_step", t.pos.Step), zap.String("output", e.OutputDir), zap.Int("ranks", t.cl.world()))
 
 	perStep := e.Train.BatchSize * e.Train.GradAccumulation
-	perEpoch := t.data.Len() / perStep
+	perEpoch := int(t.perEpoch) // with a kept last partial batch, one more than the full ones (epochSteps)
 	var err error
 	if t.tally, err = newTally(t.window.loss.LossSum, t.pos.Step+1, t.dev); err != nil {
 		return err
@@ -113,10 +113,10 @@ func (t *Trainer) runEpoch(ctx context.Context, batches *prefetcher, perEpoch, p
 			return ErrStopped
 		}
 		stepStart := time.Now()
-		mbs, err := batches.next()
+		mbs, rows, err := batches.next()
 		wait := time.Since(stepStart)
 		if err == nil {
-			err = t.step(mbs)
+			err = t.step(mbs, rows)
 		}
 		dropBatches(mbs)
 		if err != nil {
@@ -185,28 +185,38 @@ func (t *Trainer) runEpoch(ctx context.Context, batches *prefetcher, perEpoch, p
 // handles put no pressure on Go's collector, so finalizers alone would free it late); what outlives the step
 // is taken out of the scope where it is made: the gradient norm the tally keeps, the objective metrics' sums
 // (objWindow.add), the optimiser's moments (optim.zeroMoments).
-func (t *Trainer) step(batches []objectives.Batch) (err error) {
+func (t *Trainer) step(batches []objectives.Batch, rows []int) (err error) {
 	scope := torch.NewScope()
 	defer func() { err = errors.Join(err, scope.Free()) }()
 	return torch.Catch("train step", func() error {
 		parts := len(batches)
-		var loss *ts.Tensor // the step's loss in float64: the mean of its micro-batches'
+		if len(rows) != parts {
+			return fmt.Errorf("%d micro-batches but %d row counts", parts, len(rows))
+		}
+		total := 0
+		for _, r := range rows {
+			total += r
+		}
+		var loss *ts.Tensor // the step's loss in float64: the mean of its micro-batches', weighed by their rows
 		defer func() { torch.Drop(loss) }()
 		for k := range batches {
+			// Micro-batch k counts rows[k]/total of the step: 1/parts when all are full (total/rows[k] is then
+			// grad_accumulation exactly), less for the small last one of a kept partial batch.
+			share := float64(total) / float64(rows[k])
 			l, m, err := t.loss(batches[k].Value)
 			if err != nil {
 				return err
 			}
 			t.objm.add(m) // summed on the device, read once per metrics line (objmetrics.go)
 			// Detached, so that the tally keeps no graph alive; in float64, as the losses were summed on the host.
-			v := l.MustDetach(false).MustTotype(gotch.Double, true).MustDivScalar(ts.FloatScalar(float64(parts)), true)
+			v := l.MustDetach(false).MustTotype(gotch.Double, true).MustDivScalar(ts.FloatScalar(share), true)
 			if loss == nil {
 				loss = v
 			} else {
 				loss.MustAdd_(v)
 				v.MustDrop()
 			}
-			scaled := l.MustDivScalar(ts.FloatScalar(float64(parts)), false)
+			scaled := l.MustDivScalar(ts.FloatScalar(share), false)
 			if k == parts-1 {
 				t.cl.arm() // the ranks average the accumulated gradients during this last backward pass
 			}

@@ -27,12 +27,16 @@ func TestRunStepsBounds(t *testing.T) {
 		examples            int
 		batch, accum, epoch int
 		maxSteps            int64
+		keepLast            bool
 		perEpoch, total     int64
 		want                string // error; "" for none
 	}{
 		{name: "epochs", examples: 100, batch: 8, accum: 2, epoch: 3, perEpoch: 6, total: 18},
 		{name: "max_steps fewer", examples: 100, batch: 8, accum: 1, epoch: 3, maxSteps: 5, perEpoch: 12, total: 5},
 		{name: "max_steps alone", examples: 100, batch: 8, accum: 1, maxSteps: 50, perEpoch: 12, total: 50},
+		{name: "last partial batch kept", examples: 100, batch: 8, accum: 2, epoch: 3, keepLast: true, perEpoch: 7, total: 21},
+		{name: "a rest of one dropped", examples: 97, batch: 8, accum: 2, epoch: 3, keepLast: true, perEpoch: 6, total: 18},
+		{name: "only a partial batch", examples: 7, batch: 8, accum: 1, epoch: 1, keepLast: true, perEpoch: 1, total: 1},
 		{name: "product wraps to zero", examples: 100, batch: 1 << 32, accum: 1 << 32, epoch: 1,
 			want: "train.batch_size 4294967296 × train.grad_accumulation 4294967296 is no batch"},
 		{name: "product wraps negative", examples: 100, batch: 1 << 62, accum: 3, epoch: 1, want: "is no batch"},
@@ -43,8 +47,9 @@ func TestRunStepsBounds(t *testing.T) {
 		{name: "negative epochs", examples: 100, batch: 8, accum: 1, epoch: -1, want: "train.epochs -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			perEpoch, total, err := runSteps(tc.examples, experiment.TrainConfig{BatchSize: tc.batch, GradAccumulation: tc.accum,
-				Epochs: tc.epoch, MaxSteps: tc.maxSteps})
+			drop := !tc.keepLast
+			perEpoch, total, err := runSteps(tc.examples, 1, experiment.TrainConfig{BatchSize: tc.batch, GradAccumulation: tc.accum,
+				Epochs: tc.epoch, MaxSteps: tc.maxSteps, DropLast: &drop})
 			if tc.want != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.want) {
 					t.Fatalf("runSteps = %d, %d, %v; want an error with %q", perEpoch, total, err, tc.want)

@@ -237,8 +237,16 @@ func corpusFiles(d experiment.DataConfig) ([]string, error) {
 func (t *Trainer) buildOptimizer() error {
 	e := t.exp
 	var err error
-	if t.perEpoch, t.total, err = runSteps(t.data.Len(), e.Train); err != nil {
+	if t.perEpoch, t.total, err = runSteps(t.data.Len(), t.cl.world(), e.Train); err != nil {
 		return err
+	}
+	if scale, ok := e.HeadLRDefault(); ok {
+		t.log.Info("train.head_lr not set: the objective's default, train.lr × its scale",
+			zap.Float64("head_lr", e.Train.HeadLR), zap.Float64("lr", e.Train.LR), zap.Float64("scale", scale))
+	}
+	if keepLast(e.Train) {
+		t.log.Info("each epoch keeps its last partial batch (train.drop_last = false)",
+			zap.Int("examples", t.data.Len()), zap.Int64("steps_per_epoch", t.perEpoch))
 	}
 	groups, frozen, err := optimGroups(t.obj, t.bb.Model, e.Train)
 	if err != nil {
@@ -265,15 +273,19 @@ func (t *Trainer) buildOptimizer() error {
 	return err
 }
 
-// runSteps is the number of optimiser steps in an epoch of examples and in the whole run: epochs of them,
-// or max_steps when that is fewer (or epochs is 0). Validation bounds each [train] size; the products are
-// checked here again, so no setting can make them wrap.
-func runSteps(examples int, tc experiment.TrainConfig) (perEpoch, total int64, err error) {
+// runSteps is the number of optimiser steps in an epoch of examples on world ranks (the last partial batch
+// counted when the run keeps it, epochSteps) and in the whole run: epochs of them, or max_steps when that is
+// fewer (or epochs is 0). Validation bounds each [train] size; the products are checked here again, so no
+// setting can make them wrap.
+func runSteps(examples, world int, tc experiment.TrainConfig) (perEpoch, total int64, err error) {
 	perStep := int64(tc.BatchSize) * int64(tc.GradAccumulation)
 	if tc.BatchSize < 1 || tc.GradAccumulation < 1 || perStep/int64(tc.GradAccumulation) != int64(tc.BatchSize) {
 		return 0, 0, fmt.Errorf("train.batch_size %d × train.grad_accumulation %d is no batch", tc.BatchSize, tc.GradAccumulation)
 	}
 	perEpoch = int64(examples) / perStep
+	if keepLast(tc) {
+		perEpoch = int64(epochSteps(examples, int(perStep), world, true))
+	}
 	if perEpoch == 0 {
 		return 0, 0, fmt.Errorf("%d examples make no full batch of %d×%d", examples, tc.BatchSize, tc.GradAccumulation)
 	}

@@ -114,8 +114,8 @@ func (t *Trainer) recordValidation(resuming bool) error {
 }
 
 // evaluate measures the model on the validation examples: batches of train.batch_size in a fixed order (the
-// last partial one left out, as in training), each rank its share, in eval mode under no-grad. It leaves
-// libtorch's generators as it found them, so the run's dropout stream is the same with or without it.
+// last partial one left out, whatever train.drop_last says), each rank its share, in eval mode under no-grad.
+// It leaves libtorch's generators as it found them, so the run's dropout stream is the same with or without it.
 // It reads the device once.
 func (t *Trainer) evaluate() (loss float64, err error) {
 	_, perplexity := t.obj.(objectives.Validator)

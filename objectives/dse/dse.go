@@ -7,10 +7,26 @@
 // hard-negative contrastive loss of Eq. 1-3 (see HardConLoss).
 //
 // Settings ([objective] table): temperature τ (default 0.05, Appendix A.2), mode ("hardneg", the default,
-// or "orig"), head_dim (128). The head's parameters live in the model's VarStore under contrast_head.0 and
-// contrast_head.2 (the indices of DSE's nn.Sequential), in a group of their own trained at train.head_lr
-// (Appendix A.2: 3e-4 for the head, 3e-6 for the encoder). The model the trainer saves is the encoder's own
-// parameters, without the head, as in DSE.
+// or "orig"), head_dim (128), head_init and query_cut. The head's parameters live in the model's VarStore
+// under contrast_head.0 and contrast_head.2 (the indices of DSE's nn.Sequential), in a group of their own
+// trained at train.head_lr (Appendix A.2: 3e-4 for the head, 3e-6 for the encoder). The model the trainer
+// saves is the encoder's own parameters, without the head, as in DSE.
+//
+// Where the paper leaves a choice open, the defaults are what the authors' code (amazon-research/dse,
+// pretrain/) does, and the other reading stays a setting:
+//   - head_init "normal": the head drawn N(0, initializer_range), 0.02 for the paper's backbones, as
+//     from_pretrained initialises it (models/Transformers.py, PSCBert; transformers' _init_weights);
+//     "uniform" is torch.nn.Linear's U(±1/√d) (HeadInit).
+//   - query_cut "words": a k-1 query keeps its last int(0.9·k·max_length) words and the tokenizer then
+//     cuts its end (training.py, prepare_pairwise_input_multiturn_concatenate); "tokens_left" cuts tokens
+//     from the left so the utterance next to the response stays (datasets.QueryCut).
+//   - train.head_lr, when the experiment leaves it out, is train.lr × 100 (main.py's --lr_scale default,
+//     utils/optimizer.py get_optimizer), and each epoch's last partial batch is kept (dataloader.py: torch's
+//     DataLoader, drop_last=False) unless train.drop_last says otherwise (TrainDefaults). The loss of a
+//     smaller batch is Eq. 3 over its own B' ≥ 2 pairs: each anchor's negatives are the other 2B'−2 views,
+//     the mean is over its 2B' anchors, so its scale is that of any batch (log(2B'−1) at chance) and the
+//     step weighs it as a full one. The trainer leaves out a last batch of fewer than 2 pairs (no negative;
+//     the authors' HardNeg loss is NaN there, a mean over no negatives).
 package dse
 
 import (
@@ -18,6 +34,7 @@ import (
 
 	"github.com/sugarme/gotch/ts"
 
+	"convrep/datasets"
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/objectives"
@@ -39,21 +56,36 @@ func init() { objectives.Register(Name, parseDSE) }
 
 // Config are DSE's settings.
 type Config struct {
-	Temperature float64 // τ (Appendix A.2: 0.05)
-	Mode        Mode    // hardneg (Eq. 1-3) or orig
-	HeadDim     int64   // the head's output size (Appendix A.2: 128)
+	Temperature float64           // τ (Appendix A.2: 0.05)
+	Mode        Mode              // hardneg (Eq. 1-3) or orig
+	HeadDim     int64             // the head's output size (Appendix A.2: 128)
+	HeadInit    HeadInit          // how the head is drawn (normal, as the authors' code)
+	QueryCut    datasets.QueryCut // how a k-1 query meets its budget (words, as the authors' code)
 }
+
+// HeadLRScale is DSE's lr_scale: the head trains at lr × 100 unless train.head_lr says otherwise
+// (pretrain/main.py, --lr_scale default 100; pretrain/utils/optimizer.py, get_optimizer). Appendix A.2's
+// rates, 3e-4 and 3e-6, are the same ratio.
+const HeadLRScale = 100
 
 func parseDSE(s objectives.Settings) (objectives.Config, error) {
 	r := s.Reader()
 	c := Config{Temperature: r.Number("temperature", 0.05), HeadDim: r.Integer("head_dim", 128)}
 	modeName := r.Text("mode", string(HardNeg))
+	initName := r.Text("head_init", string(HeadInitNormal))
+	cutName := r.Text("query_cut", string(datasets.QueryCutWords))
 	if err := r.Done(); err != nil {
 		return nil, err
 	}
 	var err error
 	if c.Mode, err = ParseMode(modeName); err != nil {
 		return nil, fmt.Errorf("setting mode: %w", err)
+	}
+	if c.HeadInit, err = ParseHeadInit(initName); err != nil {
+		return nil, fmt.Errorf("setting head_init: %w", err)
+	}
+	if c.QueryCut, err = datasets.ParseQueryCut(cutName); err != nil {
+		return nil, fmt.Errorf("setting query_cut: %w", err)
 	}
 	if err := CheckContrast(c.Temperature, c.Mode); err != nil {
 		return nil, fmt.Errorf("setting temperature: %w", err)
@@ -64,16 +96,21 @@ func parseDSE(s objectives.Settings) (objectives.Config, error) {
 	return c, nil
 }
 
+// TrainDefaults: the authors' head rate (lr × HeadLRScale) and their loader's last partial batch.
+func (c Config) TrainDefaults() objectives.TrainDefaults {
+	return objectives.TrainDefaults{HeadLRScale: HeadLRScale, KeepLastBatch: true}
+}
+
 // Needs: DSE needs nothing beyond the encoder.
 func (c Config) Needs() objectives.Requirements { return objectives.Requirements{} }
 
 // Build adds the contrastive head to m.
 func (c Config) Build(m *models.Model) (objectives.Objective, error) {
-	head, err := newContrastHead(m, dseHead, c.HeadDim)
+	head, err := newContrastHead(m, dseHead, c.HeadDim, c.HeadInit)
 	if err != nil {
 		return nil, err
 	}
-	return &dse{model: m, head: head, tau: c.Temperature, mode: c.Mode}, nil
+	return &dse{model: m, head: head, tau: c.Temperature, mode: c.Mode, cut: c.QueryCut}, nil
 }
 
 // dseHead is the VarStore prefix of DSE's contrastive head.
@@ -84,6 +121,7 @@ type dse struct {
 	head   *contrastHead
 	tau    float64
 	mode   Mode
+	cut    datasets.QueryCut
 	gather objectives.Gather // nil: negatives from this process's rows only
 }
 
@@ -95,7 +133,7 @@ func (d *dse) Groups() []objectives.Group { return objectives.WithHead(d.model, 
 
 // Dataset is the consecutive-utterance pairs of data.pairs (§3.1; dse2-1, dse3-1, dse123-1 for §4.4).
 func (d *dse) Dataset(env objectives.DataEnv) (objectives.Dataset, error) {
-	return NewPairs(env, env.Pairs)
+	return NewPairs(env, env.Pairs, d.cut)
 }
 
 func (d *dse) Name() string { return Name }

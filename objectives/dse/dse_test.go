@@ -166,6 +166,8 @@ func TestDSEBadSettings(t *testing.T) {
 		{"unknown mode", objectives.Settings{"mode": "hardest"}, "hardest"},
 		{"zero head_dim", objectives.Settings{"head_dim": int64(0)}, "head_dim"},
 		{"fractional head_dim", objectives.Settings{"head_dim": 12.5}, "head_dim"},
+		{"unknown head_init", objectives.Settings{"head_init": "xavier"}, "head_init"},
+		{"unknown query_cut", objectives.Settings{"query_cut": "tokens_right"}, "query_cut"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := testutil.New("dse", testutil.TinyBERT(t, 4), tc.settings)

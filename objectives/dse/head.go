@@ -3,7 +3,9 @@ package dse
 import (
 	"fmt"
 	"math"
+	"strings"
 
+	"github.com/sugarme/gotch/nn"
 	"github.com/sugarme/gotch/ts"
 
 	"convrep/internal/torch"
@@ -18,19 +20,55 @@ type contrastHead struct {
 	w1, w2 *ts.Tensor // [d,d] and [out,d], torch.nn.Linear's layout
 }
 
-// newContrastHead adds the head to m.VS under name.
-func newContrastHead(m *models.Model, name string, out int64) (*contrastHead, error) {
+// HeadInit is how the contrastive head's weights are drawn.
+type HeadInit string
+
+const (
+	// HeadInitNormal draws N(0, initializer_range) (0.02 for the paper's backbones): DSE's PSCBert is a
+	// BertPreTrainedModel built by from_pretrained, which initialises every weight the checkpoint lacks, the
+	// head's included, with transformers' _init_weights (pretrain/models/Transformers.py; modeling_bert.py,
+	// BertPreTrainedModel._init_weights, v4.29.2). The default.
+	HeadInitNormal HeadInit = "normal"
+	// HeadInitUniform draws torch.nn.Linear's own U(−1/√fan_in, 1/√fan_in), what a head built outside
+	// from_pretrained gets (std 1/√(3d): 0.036 at d = 256, 0.018 at d = 1024); Appendix A.2 names no
+	// initialisation.
+	HeadInitUniform HeadInit = "uniform"
+)
+
+// ParseHeadInit reads a head_init setting.
+func ParseHeadInit(s string) (HeadInit, error) {
+	switch h := HeadInit(strings.ToLower(strings.TrimSpace(s))); h {
+	case HeadInitNormal, HeadInitUniform:
+		return h, nil
+	}
+	return "", fmt.Errorf("head initialisation %q is not one of normal, uniform", s)
+}
+
+// newContrastHead adds the head to m.VS under name, its weights drawn as init says.
+func newContrastHead(m *models.Model, name string, out int64, init HeadInit) (*contrastHead, error) {
 	if _, err := m.VS.Root().Get(name + ".0.weight"); err == nil {
 		return nil, fmt.Errorf("the model already has a %s", name)
 	}
 	d := m.Config.HiddenSize
+	var draw nn.Init
+	switch init {
+	case HeadInitNormal:
+		std := m.Config.InitializerRange
+		if std <= 0 {
+			std = 0.02 // transformers' PretrainedConfig default
+		}
+		draw = nn.NewRandnInit(0, std)
+	case HeadInitUniform:
+		// fan_in is d for both layers.
+		draw = objectives.Uniform{Bound: 1 / math.Sqrt(float64(d))}
+	default:
+		return nil, fmt.Errorf("build the %s: unknown head initialisation %q", name, init)
+	}
 	h := &contrastHead{}
 	err := torch.Catch("build the "+name, func() error {
 		p := m.VS.Root().Sub(name)
-		// torch.nn.Linear's default initialisation, U(−1/√fan_in, 1/√fan_in); fan_in is d for both layers.
-		init := objectives.Uniform{Bound: 1 / math.Sqrt(float64(d))}
-		h.w1 = p.Sub("0").MustNewVar("weight", []int64{d, d}, init)
-		h.w2 = p.Sub("2").MustNewVar("weight", []int64{out, d}, init)
+		h.w1 = p.Sub("0").MustNewVar("weight", []int64{d, d}, draw)
+		h.w2 = p.Sub("2").MustNewVar("weight", []int64{out, d}, draw)
 		return nil
 	})
 	if err != nil {

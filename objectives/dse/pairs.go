@@ -19,10 +19,12 @@ type pairSet struct {
 	pad   int64
 }
 
-func NewPairs(env objectives.DataEnv, variant string) (objectives.Dataset, error) {
+// NewPairs is the pairs of variant, a k-1 query fitted to its budget as cut says ("" = datasets.QueryCutWords).
+func NewPairs(env objectives.DataEnv, variant string, cut datasets.QueryCut) (objectives.Dataset, error) {
 	log := env.Logger()
 	sep, _ := env.Tok.SpecialToken("sep_token")
-	popt := datasets.PairOptions{Variant: variant, MinWords: env.MinWords, Sep: datasets.SepFor(sep), BothDirections: env.BothDirections}
+	popt := datasets.PairOptions{Variant: variant, MinWords: env.MinWords, Sep: datasets.SepFor(sep), BothDirections: env.BothDirections,
+		QueryCut: cut}
 	if err := popt.Validate(); err != nil {
 		return nil, fmt.Errorf("data: %w", err)
 	}

@@ -31,9 +31,15 @@ func camRestEnv(t *testing.T, maxLength int) objectives.DataEnv {
 // TestNewPairsMultiUtteranceBudget: DSE3-1's queries get 3 × max_length tokens (DSE §4.4 as the authors ran
 // it), responses max_length; the model's positions cap the queries' budget.
 func TestNewPairsMultiUtteranceBudget(t *testing.T) {
+	for _, cut := range []datasets.QueryCut{datasets.QueryCutWords, datasets.QueryCutTokensLeft} {
+		t.Run(string(cut), func(t *testing.T) { checkMultiUtteranceBudget(t, cut) })
+	}
+}
+
+func checkMultiUtteranceBudget(t *testing.T, cut datasets.QueryCut) {
 	const maxLength = 16
 	env := camRestEnv(t, maxLength)
-	d, err := NewPairs(env, datasets.VariantDSE31)
+	d, err := NewPairs(env, datasets.VariantDSE31, cut)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,9 +61,9 @@ func TestNewPairsMultiUtteranceBudget(t *testing.T) {
 		t.Errorf("longest query %d tokens: the 3-utterance queries were cut to max_length %d", longest, maxLength)
 	}
 
-	// 3 × 32 = 96 is over the fixture's 64 positions: the queries get 64, still cut from the left.
+	// 3 × 32 = 96 is over the fixture's 64 positions: the queries get 64, whatever the cut.
 	env = camRestEnv(t, 32)
-	if d, err = NewPairs(env, datasets.VariantDSE31); err != nil {
+	if d, err = NewPairs(env, datasets.VariantDSE31, cut); err != nil {
 		t.Fatal(err)
 	}
 	ps = d.(*pairSet).pairs

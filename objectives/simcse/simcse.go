@@ -87,7 +87,7 @@ func (o *simcse) Groups() []objectives.Group { return objectives.WithHead(o.mode
 func (o *simcse) Dataset(env objectives.DataEnv) (objectives.Dataset, error) {
 	switch env.Pairs {
 	case datasets.VariantDropout, datasets.VariantDSE: // "dse" is the default of a file that names none
-		return dse.NewPairs(env, datasets.VariantDropout)
+		return dse.NewPairs(env, datasets.VariantDropout, "")
 	}
 	return nil, fmt.Errorf("data.pairs = %q: simcse trains on %q pairs (one utterance twice)", env.Pairs, datasets.VariantDropout)
 }
