@@ -10,7 +10,7 @@ import (
 func TestCountCallsIn(t *testing.T) {
 	for _, tc := range []struct {
 		name, src, want string
-		counted        int
+		counted         int
 	}{
 		{
 			name:    "a generated op",
