@@ -24,7 +24,7 @@ std::atomic<int64_t> nodes{0};
 std::mutex mu;
 at::CallbackHandle handle = 0; // 0: none registered (at::INVALID_CALLBACK_HANDLE in 2.x)
 
-std::unique_ptr<at::ObserverContext> count(const at::RecordFunction &fn) {
+std::unique_ptr<at::ObserverContext> on_record(const at::RecordFunction &fn) {
   if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) {
     nodes.fetch_add(1, std::memory_order_relaxed);
   } else {
@@ -40,7 +40,7 @@ char *convrep_count_ops(int on) {
     std::lock_guard<std::mutex> lock(mu);
     if (on && handle == 0) {
       handle = at::addGlobalCallback(
-          at::RecordFunctionCallback(count).scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
+          at::RecordFunctionCallback(on_record).scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
     } else if (!on && handle != 0) {
       at::removeCallback(handle);
       handle = 0;
