@@ -104,8 +104,9 @@ func (o *Output) Drop() {
 	o.Hidden, o.Last, o.Pooled = nil, nil, nil
 }
 
-// Forward runs the encoder. With train, dropout is on.
+// Forward runs the encoder. With train, dropout is on. Its libtorch calls count as torch.PhaseForward.
 func (m *Model) Forward(in Input, train bool) (*Output, error) {
+	defer torch.EnterPhase(torch.PhaseForward)()
 	if err := m.checkInput(in); err != nil {
 		return nil, err
 	}

@@ -184,7 +184,7 @@ func (t *Trainer) runEpoch(ctx context.Context, batches *prefetcher, perEpoch, p
 // pass. A torch.Scope frees at its end whatever the step made and did not drop (cmd/setup's light gotch
 // handles put no pressure on Go's collector, so finalizers alone would free it late); what outlives the step
 // is taken out of the scope where it is made: the gradient norm the tally keeps, the objective metrics' sums
-// (objWindow.add), the optimiser's moments (optim.zeroMoments).
+// (objWindow.add), the optimiser's moments (optim's stepGroup).
 func (t *Trainer) step(batches []objectives.Batch, rows []int) (err error) {
 	scope := torch.NewScope()
 	defer func() { err = errors.Join(err, scope.Free()) }()

@@ -49,6 +49,7 @@ type options struct {
 	MaxBatch                                               int64
 	Seed                                                   int64
 	CPUProfile                                             string // file for a CPU profile of the timed steps
+	CountCalls                                             bool   // count the libtorch calls of one more step
 }
 
 // result is the JSON line; scripts/bench_pytorch.py prints the same fields.
@@ -75,6 +76,9 @@ type result struct {
 	Warmup       int      `json:"warmup"`
 	Threads      int      `json:"threads"` // libtorch's intra-op threads during the run
 	Device       string   `json:"device"`
+	// LibtorchCalls are the calls into libtorch of one step after the timed ones, per phase (torch.Counts:
+	// calls from Go, operators the dispatcher ran, autograd nodes); null with --count-calls=false.
+	LibtorchCalls *torch.Counts `json:"libtorch_calls"`
 }
 
 func (o *options) validate() error {
@@ -181,12 +185,20 @@ func benchmark(o options) (result, error) {
 	if err = errors.Join(err, cpuErr, stop()); err != nil {
 		return result{}, err
 	}
+	var counts *torch.Counts
+	if o.CountCalls {
+		c, err := s.countedStep()
+		if err != nil {
+			return result{}, fmt.Errorf("counted step: %w", err)
+		}
+		counts = &c
+	}
 	pairsPerS := float64(o.Batch) / stepS
 	r := result{Impl: "convrep", StepS: stepS, CPUS: (cpu1 - cpu0) / float64(o.Steps), PairsPerS: pairsPerS,
 		TokensPerS: float64(2*o.Batch*o.Seq) / stepS, Loss: loss, Precision: o.Precision,
 		FlopsPerPair: flopsPerPair(o.Layers, o.Hidden, o.Intermediate, o.Seq), Layers: o.Layers, Hidden: o.Hidden,
 		Heads: o.Heads, Intermediate: o.Intermediate, Vocab: o.Vocab, Batch: o.Batch, Seq: o.Seq, Steps: o.Steps,
-		Warmup: o.Warmup, Threads: torch.NumThreads(), Device: o.Device}
+		Warmup: o.Warmup, Threads: torch.NumThreads(), Device: o.Device, LibtorchCalls: counts}
 	r.ModelTFLOPS = r.FlopsPerPair * pairsPerS / 1e12
 	peak := o.PeakTFLOPS
 	if peak == 0 {

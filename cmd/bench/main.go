@@ -62,16 +62,22 @@ func parseFlags(args []string, errOut io.Writer) (options, error) {
 	fs.Int64Var(&o.MaxBatch, "max-batch", 1024, "the largest batch --find-max-batch tries")
 	fs.Int64Var(&o.Seed, "seed", 42, "seed of the initialisation, the dropout masks and the token ids")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a Go CPU profile of the timed steps to this file (go tool pprof)")
+	fs.BoolVar(&o.CountCalls, "count-calls", true, "after the timed steps, run one more that counts its libtorch calls per phase "+
+		"(libtorch_calls; counting slows the step, so it is not timed)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: bench [flags]\n\n"+
 			"Times a DSE training step (forward of both views, contrastive loss, backward, AdamW) of a randomly\n"+
 			"initialised BERT on random token ids and prints one JSON line:\n"+
 			"{\"impl\":\"convrep\",\"step_s\":...,\"cpu_s\":...,\"pairs_per_s\":...,\"tokens_per_s\":...,\"loss\":...,\n"+
-			" \"flops_per_pair\":...,\"model_tflops\":...,\"peak_tflops\":...,\"mfu\":...,\"precision\":...,<shape>,\"threads\":...,\"device\":...}\n"+
+			" \"flops_per_pair\":...,\"model_tflops\":...,\"peak_tflops\":...,\"mfu\":...,\"precision\":...,<shape>,\"threads\":...,\"device\":...,\n"+
+			" \"libtorch_calls\":{\"forward\":{\"calls\":...,\"ops\":...,\"backward_nodes\":...},\"loss\":...,\"backward\":...,\"optimizer\":...,\"other\":...}}\n"+
 			"step_s is the mean wall time of a timed step, cpu_s the process CPU time per step (steadier on a busy\n"+
 			"machine); tokens count both views (2·batch·seq per step). flops_per_pair is the model's FLOPs for one pair,\n"+
 			"forward and backward, both sentences: 2·(6·N·T + 12·L·H·T²) with N = L·(4H² + 2H·I) the encoder's matmul\n"+
-			"weights (PaLM appendix B; embeddings are look-ups and not counted); mfu = flops_per_pair·pairs_per_s / peak.\n\nflags:\n")
+			"weights (PaLM appendix B; embeddings are look-ups and not counted); mfu = flops_per_pair·pairs_per_s / peak.\n"+
+			"libtorch_calls counts one step after the timed ones, per phase: calls from Go into libtorch (on a GPU about\n"+
+			"one kernel launch each, or more), operators libtorch's dispatcher ran at every nesting level (the backward\n"+
+			"pass's are the autograd engine's), and the autograd nodes it applied.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	rest, err := cli.Parse(fs, args)

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"convrep/internal/torch"
 )
 
 // A tiny shape runs two timed steps and prints one JSON line whose numbers agree with each other and whose
@@ -34,7 +36,7 @@ func TestBenchPrintsOneConsistentJSONLine(t *testing.T) {
 	}
 	for _, k := range []string{"impl", "step_s", "cpu_s", "pairs_per_s", "tokens_per_s", "loss", "flops_per_pair",
 		"model_tflops", "peak_tflops", "mfu", "precision", "layers", "hidden", "heads", "intermediate", "vocab", "batch",
-		"seq", "steps", "warmup", "threads", "device"} {
+		"seq", "steps", "warmup", "threads", "device", "libtorch_calls"} {
 		if _, ok := fields[k]; !ok {
 			t.Errorf("field %q missing from %s", k, lines[0])
 		}
@@ -48,6 +50,7 @@ func TestBenchPrintsOneConsistentJSONLine(t *testing.T) {
 		Steps: 2, Warmup: 1, Threads: 1, Device: "cpu", Precision: "fp32", FlopsPerPair: flopsPerPair(1, 32, 128, 8)}
 	got := r
 	got.StepS, got.CPUS, got.PairsPerS, got.TokensPerS, got.Loss, got.ModelTFLOPS = 0, 0, 0, 0, 0, 0
+	got.LibtorchCalls = nil // TestBenchPinsTheCallsOfABERTBaseStep checks them
 	if got != want {
 		t.Errorf("shape %+v, want %+v", got, want)
 	}
@@ -140,5 +143,64 @@ func TestBenchBF16PeakAndMaxBatch(t *testing.T) {
 	// A random encoder's loss over 2B = 32 views is near log(2B−1) ≈ 3.4 in bf16 as in fp32.
 	if !(r.Loss > 1 && r.Loss < 10) {
 		t.Errorf("loss = %v", r.Loss)
+	}
+}
+
+// pinnedCalls are the libtorch calls of one DSE step of BERT-base's layout (12 layers, the pooler and DSE's
+// head: BERT-base's tensors, at tiny sizes) per libtorch version, as the JSON line reports them. A change that
+// adds calls to a phase fails TestBenchPinsTheCallsOfABERTBaseStep; one that saves some updates the table.
+// The forward pass differs between versions: 2.x runs attention as one fused call.
+var pinnedCalls = map[string]torch.Counts{
+	"1.13": {
+		Forward:   torch.Count{Calls: 493, Ops: 2372},
+		Loss:      torch.Count{Calls: 62, Ops: 184},
+		Backward:  torch.Count{Calls: 1, Ops: 4356, BackwardNodes: 952},
+		Optimizer: torch.Count{Calls: 3, Ops: 4777}, // 2,792 calls before the optimiser's shim
+		Other:     torch.Count{Calls: 14, Ops: 30},
+	},
+}
+
+func TestBenchPinsTheCallsOfABERTBaseStep(t *testing.T) {
+	o, err := parseFlags([]string{"--layers", "12", "--hidden", "8", "--heads", "2", "--intermediate", "16",
+		"--vocab", "50", "--batch", "2", "--seq", "4", "--steps", "1", "--warmup", "2", "--threads", "1"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := run(o, &out); err != nil {
+		t.Fatal(err)
+	}
+	var r result
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("not JSON: %v: %s", err, out.String())
+	}
+	if r.LibtorchCalls == nil {
+		t.Fatalf("no libtorch_calls in %s", out.String())
+	}
+	got := *r.LibtorchCalls
+	version := torch.LibtorchVersion()
+	if i := strings.LastIndex(version, "."); i > 0 {
+		version = version[:i]
+	}
+	want, pinned := pinnedCalls[version]
+	if pinned {
+		for _, p := range []struct {
+			phase     string
+			got, want torch.Count
+		}{{"forward", got.Forward, want.Forward}, {"loss", got.Loss, want.Loss}, {"backward", got.Backward, want.Backward},
+			{"optimizer", got.Optimizer, want.Optimizer}, {"other", got.Other, want.Other}} {
+			if p.got != p.want {
+				t.Errorf("%s: %+v, pinned %+v", p.phase, p.got, p.want)
+			}
+		}
+		return
+	}
+	// Not pinned for this libtorch: what holds on every version. AdamW over DSE's two groups is one call
+	// each, and zeroing the gradients one; backward is one call that runs the engine.
+	t.Logf("libtorch %s has no pinned counts; this step's: %+v", version, got)
+	if got.Optimizer.Calls != 3 || got.Backward.Calls != 1 || got.Backward.BackwardNodes == 0 ||
+		got.Forward.Calls < 12 || got.Forward.Ops < got.Forward.Calls {
+		t.Errorf("counts %+v: want 3 optimiser calls, 1 backward call running autograd nodes, a forward pass of "+
+			"at least one call per layer and one operator per call", got)
 	}
 }

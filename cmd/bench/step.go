@@ -18,7 +18,8 @@ import (
 
 // step is one optimiser step, the same calls trainer's step makes for one micro-batch without gradient
 // clipping: batch to tensors, the objective's loss (under bf16 autocast with --precision bf16), the loss
-// divided by the micro-batch count (1), backward, the learning rates, AdamW, zeroed gradients. Like the
+// divided by the micro-batch count (1), backward, the learning rates, AdamW, zeroed gradients. Each part
+// runs in its torch.Phase, so that a counted step (countedStep) splits its libtorch calls by phase. Like the
 // trainer's, it reads nothing back from the device: it returns the loss, detached, in float64, and the
 // caller reads the last one. A torch.Scope frees whatever the step made and did not drop; the loss it
 // returns is kept for the caller.
@@ -36,31 +37,59 @@ func (s *setup) step() (loss *ts.Tensor, err error) {
 			return err
 		}
 		defer r.Drop()
-		l, err := s.loss(dse.Batch{Query: q, Response: r})
+		var l, scaled *ts.Tensor
+		err = inPhase(torch.PhaseLoss, func() error { // the model's forward pass inside is PhaseForward
+			var err error
+			if l, err = s.loss(dse.Batch{Query: q, Response: r}); err == nil {
+				scaled = l.MustDivScalar(ts.FloatScalar(1), false)
+			}
+			return err
+		})
 		if err != nil {
 			return err
 		}
 		loss = l.MustDetach(false).MustTotype(gotch.Double, true)
 		scope.Keep(loss) // the caller's: it reads the last step's
-		scaled := l.MustDivScalar(ts.FloatScalar(1), false)
-		err = scaled.Backward()
+		err = inPhase(torch.PhaseBackward, scaled.Backward)
 		torch.Drop(scaled, l)
 		if err != nil {
 			return err
 		}
-		for i := 0; i < s.opt.NumGroups(); i++ {
-			s.opt.SetLR(i, learnRate)
-		}
-		if err := s.opt.Step(); err != nil {
-			return err
-		}
-		return s.opt.ZeroGrad()
+		return inPhase(torch.PhaseOptimizer, func() error {
+			for i := 0; i < s.opt.NumGroups(); i++ {
+				s.opt.SetLR(i, learnRate)
+			}
+			if err := s.opt.Step(); err != nil {
+				return err
+			}
+			return s.opt.ZeroGrad()
+		})
 	})
 	if err != nil {
 		torch.Drop(loss)
 		return nil, err
 	}
 	return loss, nil
+}
+
+// inPhase runs fn with p the phase libtorch calls are counted in (torch.Counting).
+func inPhase(p torch.Phase, fn func() error) error {
+	defer torch.EnterPhase(p)()
+	return fn()
+}
+
+// countedStep runs one step under torch.Counting and returns its libtorch calls per phase.
+func (s *setup) countedStep() (torch.Counts, error) {
+	stop, err := torch.Counting()
+	if err != nil {
+		return torch.Counts{}, err
+	}
+	l, err := s.step()
+	counts, stopErr := stop()
+	if err == nil {
+		_, err = lastLoss(l)
+	}
+	return counts, errors.Join(err, stopErr)
 }
 
 // lastLoss reads a step's loss (the one read of a timed run) and wants it finite.

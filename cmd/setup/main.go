@@ -33,7 +33,7 @@ const (
 	gotchModule  = "github.com/sugarme/gotch"
 	gotchVersion = "v0.9.1"
 	// patchLevel changes whenever this tool's patches change, so that old copies are rebuilt.
-	patchLevel = "convrep-setup-14"
+	patchLevel = "convrep-setup-15"
 	copyDir    = "third_party/gotch"
 	stampFile  = ".convrep-stamp"
 	stubList   = "STUBBED.txt"

@@ -89,6 +89,9 @@ func patchGo(dir string, lt *libtorch) error {
 	if err := fixRunBackward(dir); err != nil {
 		return err
 	}
+	if err := countCalls(dir); err != nil {
+		return err
+	}
 	for _, name := range []string{"ts/tensor-generated.go", "ts/tensor.go", "ts/patch.go"} {
 		path := filepath.Join(dir, name)
 		b, err := os.ReadFile(path)

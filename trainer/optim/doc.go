@@ -13,9 +13,11 @@
 //	optim.ClipGradNorm(params, 1.0)
 //	opt.Step()
 //
-// gotch v0.9.1 generates none of libtorch's _foreach_* ops (its generator skips them) and drops the
-// alpha/value arguments of add_/addcmul_/addcdiv_. So each parameter is updated with eight per-tensor ops,
-// in place or into a shared scratch buffer (adam.go has the sequence and why it equals PyTorch's formulas),
-// called through gotch's C bindings rather than its Tensor wrappers (raw.go), which keeps the cost of an op
-// near a microsecond.
+// gotch v0.9.1 generates none of libtorch's _foreach_* ops (its generator skips them), so Step and ZeroGrad
+// run in internal/torch's C++ shim: one call into libtorch per group for Step and one for ZeroGrad, whatever
+// the number of parameters. On a GPU the update's eight or nine ops each run over the whole group as
+// multi-tensor _foreach_ kernels; on the CPU each parameter goes through them in turn, in place or into a
+// shared scratch buffer (adam.go has the sequence and why it equals PyTorch's formulas). ClipGradNorm calls
+// gotch's C bindings rather than its Tensor wrappers (raw.go), which keeps the cost of an op near a
+// microsecond.
 package optim

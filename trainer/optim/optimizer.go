@@ -5,8 +5,9 @@ import (
 	"math"
 
 	"github.com/sugarme/gotch"
-	lib "github.com/sugarme/gotch/libtch"
 	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
 )
 
 // Optimizer is Adam or AdamW over groups of parameters. It is not safe for concurrent use; drive it from the
@@ -14,17 +15,18 @@ import (
 type Optimizer struct {
 	cfg    Config
 	groups []group
-	steps  int64 // Step calls that succeeded
-	err    error // a bad SetLR, reported by the next Step
-
-	// Constants of every update, made once.
-	oneMinusBeta1, oneMinusBeta2 scalar
+	steps  int64        // Step calls that succeeded
+	err    error        // a bad SetLR, reported by the next Step
+	all    []*ts.Tensor // every parameter, for ZeroGrad
 }
 
 type group struct {
 	name   string
 	lr, wd float64
 	params []param
+	// update is what the shim's one call per step reads and writes: the parameters' handles, made once, and
+	// the per-step scalars, moments and step counts, which stepGroup fills in and reads back.
+	update torch.AdamGroup
 }
 
 // param is one parameter and its Adam state. The moments stay nil until the parameter first has a gradient,
@@ -37,7 +39,7 @@ type param struct {
 	// through it need no no-grad mode and record nothing (what torch's @no_grad step achieves). Storage
 	// replaced after New (set_) would not be seen; copy_ into t, as checkpoint loading does, is.
 	data             *ts.Tensor
-	scratch          *ts.Tensor // p's shape, in a buffer shared by all parameters (see makeScratch)
+	scratch          *ts.Tensor // p's shape, in a buffer shared by the CPU's parameters (see makeScratch); nil on a GPU
 	shape            []int64
 	dtype            gotch.DType
 	step             int64
@@ -82,15 +84,23 @@ func New(cfg Config, groups []Group) (*Optimizer, error) {
 				return nil, fmt.Errorf("%s: %w", where, err)
 			}
 			grp.params[i] = p
+			o.all = append(o.all, t)
 		}
 		o.groups = append(o.groups, grp)
 	}
 	if err := o.makeScratch(); err != nil {
 		return nil, fmt.Errorf("optim: new %s: %w", cfg.Kind, err)
 	}
-	var consts scalars
-	o.oneMinusBeta1, o.oneMinusBeta2 = consts.float(1-cfg.Beta1), consts.float(1-cfg.Beta2)
-	consts.freeWith(o)
+	for gi := range o.groups {
+		g := &o.groups[gi]
+		n := len(g.params)
+		g.update = torch.AdamGroup{Params: make([]*ts.Tensor, n), Data: make([]*ts.Tensor, n), Scratch: make([]*ts.Tensor, n),
+			ExpAvg: make([]*ts.Tensor, n), ExpAvgSq: make([]*ts.Tensor, n), Steps: make([]int64, n),
+			DenomScale: make([]float64, n), EpsScale: make([]float64, n), Beta1Weight: 1 - cfg.Beta1, Beta2Weight: 1 - cfg.Beta2}
+		for i, p := range g.params {
+			g.update.Params[i], g.update.Data[i], g.update.Scratch[i] = p.t, p.data, p.scratch
+		}
+	}
 	return o, nil
 }
 
@@ -147,20 +157,11 @@ func (o *Optimizer) NumGroups() int { return len(o.groups) }
 // gotch has no call that unsets a gradient, and keeping the buffers spares an allocation per parameter in
 // the next backward. Consequence, as in torch with set_to_none=False: once a parameter has had a gradient,
 // Step keeps updating it (with a zero gradient) even in steps where it took no part in the loss.
+//
+// It is one call into libtorch (one _foreach_zero_) whatever the number of parameters.
 func (o *Optimizer) ZeroGrad() error {
-	return guarded("optim: zero grad", func() error {
-		for _, g := range o.groups {
-			for _, p := range g.params {
-				c := &calls{}
-				if grad := c.grad(p.t); grad != nil {
-					c.do("zero_", func(out *lib.Ctensor) { lib.AtgZero_(out, grad) })
-				}
-				c.release()
-				if c.err != nil {
-					return fmt.Errorf("param %q: %w", p.name, c.err)
-				}
-			}
-		}
-		return nil
-	})
+	if err := torch.ZeroGrads(o.all); err != nil {
+		return fmt.Errorf("optim: zero grad: %w", err)
+	}
+	return nil
 }

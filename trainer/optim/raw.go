@@ -2,18 +2,17 @@ package optim
 
 import (
 	"fmt"
-	"runtime"
 
 	lib "github.com/sugarme/gotch/libtch"
 	"github.com/sugarme/gotch/ts"
 )
 
-// The per-parameter work of Step, ZeroGrad and ClipGradNorm calls gotch's C bindings (package libtch)
-// directly. Each op of gotch's ts package wraps its result in a Go Tensor, and making one costs more than
+// The per-parameter work of ClipGradNorm calls gotch's C bindings (package libtch) directly. Each op of gotch's ts package wraps its result in a Go Tensor, and making one costs more than
 // the op on a small tensor: a 100 KB Go allocation (to make the GC feel C memory), a name in a global map
 // under a lock, a finalizer; plus C.malloc/free of the out-pointer. Through libtch an op is one cgo call
 // and a free of the handle it returns, so the cost per op stays near a microsecond and the op count of a
-// step hardly matters. (gotch v0.9.1 generates no _foreach_* ops, which would have been the other way.)
+// step hardly matters on the CPU. (gotch v0.9.1 generates no _foreach_* ops; Step and ZeroGrad run theirs in
+// internal/torch's shim, one call per group.)
 
 // handle is the libtorch handle (a torch::Tensor*) of a gotch tensor; the tensor keeps ownership.
 func handle(t *ts.Tensor) lib.Ctensor { return lib.Ctensor(t.Ctensor()) }
@@ -94,9 +93,4 @@ func (s *scalars) free() {
 		lib.AtsFree(c)
 	}
 	*s = nil
-}
-
-// freeWith frees the scalars once o is unreachable: an Optimizer's constants live as long as it does.
-func (s scalars) freeWith(o *Optimizer) {
-	runtime.AddCleanup(o, func(s scalars) { s.free() }, s)
 }

@@ -1,0 +1,156 @@
+#include "adam.h"
+
+#include <ATen/Functions.h>
+#include <torch/version.h>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+// libtorch 2.0 added _foreach_lerp_ (native_functions.yaml; torch.optim's multi-tensor Adam uses it from 2.0 on);
+// 1.13 has the other _foreach_ ops used here (mul, add, sqrt, div and addcdiv with one scalar per tensor, zero_).
+#if TORCH_VERSION_MAJOR >= 2
+#define CONVREP_FOREACH_LERP 1
+#endif
+
+namespace {
+
+at::Tensor &tensor(void *h) { return *static_cast<at::Tensor *>(h); }
+
+// lerp_ over lists: self[i] += weight·(end[i] − self[i]), with libtorch's lerp formula in both cases.
+void foreach_lerp_(std::vector<at::Tensor> &self, const std::vector<at::Tensor> &end, double weight) {
+#ifdef CONVREP_FOREACH_LERP
+  at::_foreach_lerp_(self, end, at::Scalar(weight));
+#else
+  for (size_t k = 0; k < self.size(); k++) self[k].lerp_(end[k], weight);
+#endif
+}
+
+std::string mismatch(const at::Tensor &g, const at::Tensor &p) {
+  std::ostringstream s;
+  s << "gradient " << g.scalar_type() << g.sizes() << " on " << g.device() << " does not match the parameter "
+    << p.scalar_type() << p.sizes() << " on " << p.device();
+  return s.str();
+}
+
+} // namespace
+
+// The arithmetic is trainer/optim's (adam.go explains it): both moments with lerp_, the step size folded
+// into the denominator, d = √v/denom_scale + eps_scale, then p += m/d.
+//
+// Per tensor, each parameter goes through all the ops before the next, g² and d written into its scratch view
+// (one buffer for the largest parameter, shared): nothing is allocated, which matters on the CPU, where a large
+// temporary comes back as fresh pages every step.
+//
+// Foreach, each op runs over the whole group at once: _foreach_* ops launch a few multi-tensor kernels on a GPU
+// where per-tensor ops launch one kernel per parameter (aten/src/ATen/native/cuda/ForeachBinaryOpScalar.cu and
+// its siblings); g² and d are temporaries as large as the group, from the caching allocator. On the CPU a
+// _foreach_ op runs the per-tensor op on each tensor in turn (foreach_tensor_*_slow in
+// aten/src/ATen/native/ForeachOpsKernels.cpp), so both ways give the same bits there.
+char *convrep_adam_step(int n, void **params, void **data, void **scratch, void **exp_avg, void **exp_avg_sq,
+                        int64_t *steps, const double *denom_scale, const double *eps_scale, double beta1_weight,
+                        double beta2_weight, int has_decay, double decay, int has_l2, double l2, int move_params,
+                        int kernels, int *bad) {
+  *bad = -1;
+  int current = -1;
+  try {
+    // Every gradient is checked before anything changes: an error about one leaves the group as it was.
+    std::vector<int> index;
+    std::vector<at::Tensor> grads;
+    for (int i = 0; i < n; i++) {
+      current = i;
+      const at::Tensor &g = tensor(params[i]).grad();
+      if (!g.defined()) continue; // no gradient: torch skips the parameter and leaves its state alone
+      if (g.is_sparse()) throw std::runtime_error("sparse gradients are not supported");
+      const at::Tensor &p = tensor(data[i]);
+      if (g.sizes() != p.sizes() || g.scalar_type() != p.scalar_type() || g.device() != p.device())
+        throw std::runtime_error(mismatch(g, p));
+      index.push_back(i);
+      grads.push_back(g);
+    }
+    if (index.empty()) return nullptr;
+    for (int i : index) {
+      current = i;
+      if (exp_avg[i] == nullptr) exp_avg[i] = new at::Tensor(at::zeros_like(tensor(data[i])));
+      if (exp_avg_sq[i] == nullptr) exp_avg_sq[i] = new at::Tensor(at::zeros_like(tensor(data[i])));
+    }
+    bool foreach = kernels == 2 || (kernels == 0 && !tensor(data[index[0]]).is_cpu());
+    if (!foreach) {
+      for (size_t k = 0; k < index.size(); k++) {
+        int i = current = index[k];
+        steps[i]++;
+        at::Tensor &p = tensor(data[i]), &m = tensor(exp_avg[i]), &v = tensor(exp_avg_sq[i]);
+        at::Tensor g = grads[k];
+        if (has_decay) p.mul_(decay);
+        if (has_l2) {
+          at::Tensor t = at::mul(p, l2);
+          t.add_(g);
+          g = t;
+        }
+        m.lerp_(g, beta1_weight);
+        at::Tensor s = scratch != nullptr && scratch[i] != nullptr ? tensor(scratch[i]) : at::Tensor();
+        if (s.defined()) {
+          at::mul_out(s, g, g);
+        } else {
+          s = at::mul(g, g);
+        }
+        v.lerp_(s, beta2_weight);
+        if (!move_params) continue; // torch adds m/d times −0; the folded form would divide by zero
+        at::sqrt_out(s, v);
+        s.div_(denom_scale[i]);
+        s.add_(eps_scale[i]);
+        p.addcdiv_(m, s);
+      }
+      return nullptr;
+    }
+    current = -1;
+    std::vector<at::Tensor> p, m, v;
+    std::vector<at::Scalar> denom, eps;
+    for (int i : index) {
+      steps[i]++;
+      p.push_back(tensor(data[i]));
+      m.push_back(tensor(exp_avg[i]));
+      v.push_back(tensor(exp_avg_sq[i]));
+      denom.emplace_back(denom_scale[i]);
+      eps.emplace_back(eps_scale[i]);
+    }
+    if (has_decay) at::_foreach_mul_(p, at::Scalar(decay));
+    if (has_l2) {
+      std::vector<at::Tensor> t = at::_foreach_mul(p, at::Scalar(l2));
+      at::_foreach_add_(t, grads);
+      grads = std::move(t);
+    }
+    foreach_lerp_(m, grads, beta1_weight);
+    {
+      std::vector<at::Tensor> sq = at::_foreach_mul(grads, grads);
+      foreach_lerp_(v, sq, beta2_weight);
+    } // g² goes back to the allocator before d is made
+    if (move_params) {
+      std::vector<at::Tensor> d = at::_foreach_sqrt(v);
+      at::_foreach_div_(d, denom);
+      at::_foreach_add_(d, eps);
+      at::_foreach_addcdiv_(p, m, d);
+    }
+  } catch (const std::exception &e) {
+    *bad = current;
+    return strdup(e.what());
+  }
+  return nullptr;
+}
+
+// As torch's zero_grad(set_to_none=False): every defined gradient zeroed in place, in one _foreach_zero_.
+char *convrep_zero_grads(int n, void **params) {
+  try {
+    std::vector<at::Tensor> grads;
+    for (int i = 0; i < n; i++) {
+      const at::Tensor &g = tensor(params[i]).grad();
+      if (g.defined()) grads.push_back(g);
+    }
+    if (!grads.empty()) at::_foreach_zero_(grads);
+  } catch (const std::exception &e) {
+    return strdup(e.what());
+  }
+  return nullptr;
+}

@@ -1,0 +1,226 @@
+package optim
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"github.com/sugarme/gotch"
+	lib "github.com/sugarme/gotch/libtch"
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+)
+
+// legacyAdam is the update Step made before it moved into internal/torch's shim: eight or nine gotch calls per
+// parameter, in the order of adam.go's comment. It is kept here to show that the shim gives the same bits.
+type legacyAdam struct {
+	cfg     Config
+	params  []*ts.Tensor
+	group   []int
+	data    []*ts.Tensor
+	scratch []*ts.Tensor
+	m, v    []*ts.Tensor
+	steps   []int64
+}
+
+func newLegacy(t testing.TB, cfg Config, params []*ts.Tensor, group []int) *legacyAdam {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &legacyAdam{cfg: cfg, params: params, group: group, m: make([]*ts.Tensor, len(params)),
+		v: make([]*ts.Tensor, len(params)), steps: make([]int64, len(params))}
+	err = catch(func() {
+		for _, p := range params {
+			l.data = append(l.data, p.MustDetach(false))
+			l.scratch = append(l.scratch, p.MustZerosLike(false))
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func (l *legacyAdam) step(t testing.TB, lrs, wds [2]float64) {
+	t.Helper()
+	err := guarded("legacy step", func() error {
+		var s scalars
+		defer s.free()
+		for k, param := range l.params {
+			lr, wd := lrs[l.group[k]], wds[l.group[k]]
+			c := &calls{}
+			grad := c.grad(param)
+			if grad == nil {
+				c.release()
+				continue
+			}
+			if l.m[k] == nil {
+				l.m[k], l.v[k] = l.data[k].MustZerosLike(false), l.data[k].MustZerosLike(false)
+			}
+			l.steps[k]++
+			data, m, v, sc := handle(l.data[k]), handle(l.m[k]), handle(l.v[k]), handle(l.scratch[k])
+			if wd != 0 && l.cfg.Kind == AdamW {
+				c.do("decay", func(out *lib.Ctensor) { lib.AtgMulScalar_(out, data, s.float(1-lr*wd)) })
+			}
+			if wd != 0 && l.cfg.Kind == Adam {
+				g := grad
+				grad = c.keep("wd·p", func(out *lib.Ctensor) { lib.AtgMulScalar(out, data, s.float(wd)) })
+				c.do("g + wd·p", func(out *lib.Ctensor) { lib.AtgAdd_(out, grad, g) })
+			}
+			c.do("lerp m", func(out *lib.Ctensor) { lib.AtgLerp_(out, m, grad, s.float(1-l.cfg.Beta1)) })
+			c.do("g²", func(out *lib.Ctensor) { lib.AtgMulOut(out, sc, grad, grad) })
+			c.do("lerp v", func(out *lib.Ctensor) { lib.AtgLerp_(out, v, sc, s.float(1-l.cfg.Beta2)) })
+			if lr != 0 {
+				bc1 := 1 - math.Pow(l.cfg.Beta1, float64(l.steps[k]))
+				bc2 := 1 - math.Pow(l.cfg.Beta2, float64(l.steps[k]))
+				negStep := -(lr / bc1)
+				c.do("√v", func(out *lib.Ctensor) { lib.AtgSqrtOut(out, sc, v) })
+				c.do("d /", func(out *lib.Ctensor) { lib.AtgDivScalar_(out, sc, s.float(math.Sqrt(bc2)*negStep)) })
+				c.do("d +", func(out *lib.Ctensor) { lib.AtgAddScalar_(out, sc, s.float(l.cfg.Eps/negStep)) })
+				c.do("p += m/d", func(out *lib.Ctensor) { lib.AtgAddcdiv_(out, data, m, sc) })
+			}
+			c.release()
+			if c.err != nil {
+				return c.err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// setKernels runs the test with Step's kernels chosen, and restores the device's choice after it.
+func setKernels(t *testing.T, k torch.Kernels) {
+	kernels = k
+	t.Cleanup(func() { kernels = torch.DeviceKernels })
+}
+
+// Over 100 steps, with both kinds of kernels, Step's parameters and moments keep the very bits of the
+// per-tensor gotch calls it replaced: the same ops on the same values, on the CPU. The schedule starts the
+// head at learning rate 0, changes the rates every step, and "enc.b" gets its first gradient at step 3 (its
+// own step count, hence its own bias correction), "head.d" never.
+func TestStepKeepsTheBitsOfThePerTensorCalls(t *testing.T) {
+	lockThread(t)
+	const steps = 100
+	lrs := func(s int) [2]float64 {
+		head := 0.0
+		if s > 2 {
+			head = 1e-3 * float64(s%5)
+		}
+		return [2]float64{1e-2 / float64(1+s%7), head}
+	}
+	for _, k := range []torch.Kernels{torch.PerTensor, torch.Foreach} {
+		for _, c := range []struct {
+			kind  string
+			wds   [2]float64
+			dtype gotch.DType
+		}{
+			{Adam, [2]float64{0, 0}, gotch.Float},
+			{Adam, [2]float64{0.1, 0.3}, gotch.Float},
+			{AdamW, [2]float64{0.1, 0.3}, gotch.Float},
+			{AdamW, [2]float64{0.05, 0}, gotch.Double},
+		} {
+			t.Run(fmt.Sprintf("%v/%s/wd%v/%v", kernelName[k], c.kind, c.wds, c.dtype), func(t *testing.T) {
+				setKernels(t, k)
+				f, old := newFixture(t, c.dtype), newFixture(t, c.dtype)
+				opt, err := New(Config{Kind: c.kind}, f.groups([2]float64{1, 1}, c.wds))
+				if err != nil {
+					t.Fatal(err)
+				}
+				legacy := newLegacy(t, Config{Kind: c.kind}, old.params, old.group)
+				for s := 1; s <= steps; s++ {
+					lr := lrs(s)
+					opt.SetLR(0, lr[0])
+					opt.SetLR(1, lr[1])
+					if err := opt.ZeroGrad(); err != nil {
+						t.Fatal(err)
+					}
+					if err := torch.ZeroGrads(old.params); err != nil {
+						t.Fatal(err)
+					}
+					grads := f.grads(s, c.dtype)
+					backward(t, f.params, grads)
+					backward(t, old.params, grads)
+					if err := opt.Step(); err != nil {
+						t.Fatal(err)
+					}
+					legacy.step(t, lr, c.wds)
+				}
+				for i, name := range f.names {
+					if got, want := values(t, f.params[i]), values(t, old.params[i]); !equalBits(got, want) {
+						t.Errorf("%s after %d steps: %v, the per-tensor calls give %v", name, steps, got, want)
+					}
+					p := opt.groups[f.group[i]].params[i%2]
+					if p.name != name {
+						t.Fatalf("fixture layout changed: %s is not %s", p.name, name)
+					}
+					if p.step != legacy.steps[i] {
+						t.Errorf("%s: step %d, want %d", name, p.step, legacy.steps[i])
+					}
+					if (p.expAvg == nil) != (legacy.m[i] == nil) {
+						t.Fatalf("%s: moments made %v, want %v", name, p.expAvg != nil, legacy.m[i] != nil)
+					}
+					if p.expAvg != nil && (!equalBits(values(t, p.expAvg), values(t, legacy.m[i])) ||
+						!equalBits(values(t, p.expAvgSq), values(t, legacy.v[i]))) {
+						t.Errorf("%s: moments differ from the per-tensor calls'", name)
+					}
+				}
+			})
+		}
+	}
+}
+
+var kernelName = map[torch.Kernels]string{torch.DeviceKernels: "device", torch.PerTensor: "per-tensor", torch.Foreach: "foreach"}
+
+// Step is one call into libtorch per group and ZeroGrad one in all, whatever the number of tensors: the
+// count is the same for 3 parameters as for 60, with both kinds of kernels, in the first step (which makes
+// the moments) and later ones, and with parameters that have no gradient.
+func TestStepCallsIndependentOfTensorCount(t *testing.T) {
+	lockThread(t)
+	for _, k := range []torch.Kernels{torch.DeviceKernels, torch.PerTensor, torch.Foreach} {
+		for _, n := range []int{3, 60} {
+			t.Run(fmt.Sprintf("%s/%d tensors", kernelName[k], n), func(t *testing.T) {
+				setKernels(t, k)
+				groups := []Group{{Name: "encoder", LR: 1e-3, WeightDecay: 0.01}, {Name: "head", LR: 1e-3}}
+				var params []*ts.Tensor
+				var grads [][]float64
+				for i := range n {
+					p := leaf(t, []float64{0.1 * float64(i), -0.2, 0.3}, []int64{3}, gotch.Float)
+					g := &groups[min(i%3, 1)]
+					g.Params, g.ParamNames = append(g.Params, p), append(g.ParamNames, fmt.Sprintf("p%d", i))
+					params = append(params, p)
+					var grad []float64
+					if i%4 != 3 { // a quarter take no part in the loss
+						grad = []float64{0.5, -1, 2}
+					}
+					grads = append(grads, grad)
+				}
+				opt, err := New(Config{Kind: AdamW}, groups)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for s := 1; s <= 2; s++ {
+					before := lib.Calls()
+					if err := opt.ZeroGrad(); err != nil {
+						t.Fatal(err)
+					}
+					if got := lib.Calls() - before; got != 1 {
+						t.Errorf("step %d: ZeroGrad made %d libtorch calls, want 1", s, got)
+					}
+					backward(t, params, grads)
+					before = lib.Calls()
+					if err := opt.Step(); err != nil {
+						t.Fatal(err)
+					}
+					if got := lib.Calls() - before; got != 2 {
+						t.Errorf("step %d: Step made %d libtorch calls for 2 groups, want 2", s, got)
+					}
+				}
+			})
+		}
+	}
+}
