@@ -68,6 +68,7 @@ func BenchmarkEncoderForward(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(s.batch*s.seq)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+			b.ReportMetric(float64(count.Calls), "calls/pass")
 			b.ReportMetric(float64(count.Ops), "aten-ops/pass")
 		})
 	}
@@ -91,8 +92,9 @@ func BenchmarkEncoderTrainStep(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(s.batch*s.seq)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
-			b.ReportMetric(float64(count.Ops), "aten-ops/step")
+			b.ReportMetric(float64(count.Calls), "calls/step")
 			b.ReportMetric(float64(count.BackwardNodes), "autograd-nodes/step")
+			b.ReportMetric(float64(count.Ops), "aten-ops/step")
 		})
 	}
 }

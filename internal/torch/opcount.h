@@ -9,8 +9,9 @@ extern "C" {
 // call (nested ones included: linear counts its matmul too) and every autograd node run by backward. Returns
 // NULL, or a malloc'ed error message (counting already on).
 char *convrep_opcount_start(void);
-// Stops counting and gives the counts since start.
-void convrep_opcount_stop(int64_t *ops, int64_t *nodes);
+// Stops counting and gives the counts since start: the ops the program called (not from inside another op
+// or an autograd node), all ops, and the autograd nodes.
+void convrep_opcount_stop(int64_t *top, int64_t *ops, int64_t *nodes);
 #ifdef __cplusplus
 }
 #endif

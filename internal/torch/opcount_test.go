@@ -8,19 +8,20 @@ import (
 	"github.com/sugarme/gotch/ts"
 )
 
-// The counter sees the ops of the thread that started it and backward's nodes; one count runs at a time.
+// The counter sees the ops the thread that started it calls, those they run inside, and backward's nodes;
+// one count runs at a time.
 func TestOpCount(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	w := ts.MustOnes([]int64{3}, gotch.Float, gotch.CPU).MustSetRequiresGrad(true, true)
 	defer w.MustDrop()
 	for _, c := range []struct {
-		name            string
-		run             func()
-		minOps, minNode int64
+		name               string
+		run                func()
+		calls, minBackward int64 // calls: exactly, or at least where backward runs (the engine calls ops too)
 	}{
 		{"nothing", func() {}, 0, 0},
-		{"two ops", func() { sumOfSquares(w) }, 2, 0},
+		{"two ops", func() { sumOfSquares(w).MustDrop() }, 2, 0},
 		{"forward and backward", func() {
 			y := sumOfSquares(w)
 			if err := y.Backward(); err != nil {
@@ -38,8 +39,10 @@ func TestOpCount(t *testing.T) {
 		}
 		c.run()
 		got := stop()
-		if got.Ops < c.minOps || got.BackwardNodes < c.minNode || (c.minOps == 0 && got.Ops != 0) || (c.minNode == 0 && got.BackwardNodes != 0) {
-			t.Errorf("%s: counted %+v, want at least %d ops and %d nodes (none where 0)", c.name, got, c.minOps, c.minNode)
+		callsOK := got.Calls == c.calls || (c.minBackward > 0 && got.Calls >= c.calls)
+		if !callsOK || got.Ops < got.Calls || got.BackwardNodes < c.minBackward || (c.minBackward == 0 && got.BackwardNodes != 0) {
+			t.Errorf("%s: counted %+v, want %d calls, at least as many ops, and %d or more backward nodes (none where 0)",
+				c.name, got, c.calls, c.minBackward)
 		}
 	}
 }
