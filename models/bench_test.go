@@ -51,20 +51,25 @@ func BenchmarkEncoderForward(b *testing.B) {
 		b.Run(s.name, func(b *testing.B) {
 			m := benchModel(b, 30522, s.layers, s.hidden, s.heads, s.ffn)
 			in := randomInput(s.batch, s.seq)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				err := torch.NoGrad(func() error {
+			forward := func() error {
+				return torch.NoGrad(func() error {
 					out, err := m.Forward(in, false)
 					if err == nil {
 						out.Drop()
 					}
 					return err
 				})
-				if err != nil {
+			}
+			count := countOps(b, forward) // also the warm-up pass
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := forward(); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ReportMetric(float64(s.batch*s.seq)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+			b.ReportMetric(float64(count.Calls), "calls/pass")
+			b.ReportMetric(float64(count.Ops), "aten-ops/pass")
 		})
 	}
 }
@@ -79,6 +84,7 @@ func BenchmarkEncoderTrainStep(b *testing.B) {
 				b.Fatal(err)
 			}
 			in := randomInput(s.batch, s.seq)
+			count := countOps(b, func() error { return trainStep(m, opt, in) }) // also the warm-up step
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				if err := trainStep(m, opt, in); err != nil {
@@ -86,8 +92,28 @@ func BenchmarkEncoderTrainStep(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(s.batch*s.seq)*float64(b.N)/b.Elapsed().Seconds(), "tokens/s")
+			b.ReportMetric(float64(count.Calls), "calls/step")
+			b.ReportMetric(float64(count.BackwardNodes), "autograd-nodes/step")
+			b.ReportMetric(float64(count.Ops), "aten-ops/step")
 		})
 	}
+}
+
+// countOps runs step once on this thread and returns the libtorch work it did (torch.StartOpCount).
+func countOps(tb testing.TB, step func() error) torch.OpCount {
+	tb.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	stop, err := torch.StartOpCount()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	err = step()
+	count := stop()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return count
 }
 
 func trainStep(m *Model, opt *nn.Optimizer, in Input) error {

@@ -5,11 +5,15 @@ import (
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
 )
 
 // block is one post-LayerNorm transformer layer, the same math in all three families (Vaswani et al. 2017;
 // BERT §3.1): self-attention, residual, LayerNorm, feed-forward, residual, LayerNorm. Only the parameter names
 // differ; the family's blockNames hold them (family.go).
+//
+// The query, key and value weights are rows of one tensor (stackedLinears): one GEMM projects all three.
 type block struct {
 	query, key, value, attnOut linear
 	attnNorm                   layerNorm
@@ -17,16 +21,18 @@ type block struct {
 	outNorm                    layerNorm
 	heads                      int64
 	act                        func(*ts.Tensor) *ts.Tensor
+	gelu                       torch.GELUKind // the feed-forward's activation when it is a GELU, else NoGELU
 	hiddenDrop, attnDrop       float64
 }
 
 func newBlock(p *params, prefix string, n blockNames, c *Config) *block {
 	h, i := c.HiddenSize, c.IntermediateSize
 	act, _ := activation(c.HiddenAct) // validated with the config
+	qkv := p.stackedLinears([]string{prefix + n.query, prefix + n.key, prefix + n.value}, h, h)
 	return &block{
-		query:      p.linear(prefix+n.query, h, h, true),
-		key:        p.linear(prefix+n.key, h, h, true),
-		value:      p.linear(prefix+n.value, h, h, true),
+		query:      qkv[0],
+		key:        qkv[1],
+		value:      qkv[2],
 		attnOut:    p.linear(prefix+n.attnOut, h, h, true),
 		attnNorm:   p.layerNorm(prefix+n.attnNorm, h, c.LayerNormEps),
 		ffnIn:      p.linear(prefix+n.ffnIn, h, i, true),
@@ -34,6 +40,7 @@ func newBlock(p *params, prefix string, n blockNames, c *Config) *block {
 		outNorm:    p.layerNorm(prefix+n.outNorm, h, c.LayerNormEps),
 		heads:      c.NumHeads,
 		act:        act,
+		gelu:       geluKind(c.HiddenAct),
 		hiddenDrop: c.HiddenDropout,
 		attnDrop:   c.AttentionDropout,
 	}
@@ -44,10 +51,7 @@ func (b *block) forward(x *ts.Tensor, mask *attnMask, train bool) *ts.Tensor {
 	size := x.MustSize()
 	bsz, seq, hid := size[0], size[1], size[2]
 	dh := hid / b.heads
-	split := func(t *ts.Tensor) *ts.Tensor { // [B,T,H] → [B,heads,T,dh]
-		return t.MustView([]int64{bsz, seq, b.heads, dh}, true).MustTranspose(1, 2, true)
-	}
-	q, k, v := split(b.query.forward(x)), split(b.key.forward(x)), split(b.value.forward(x))
+	q, k, v := b.project(x, bsz, seq, dh)
 	var heads *ts.Tensor
 	if mask.keep != nil {
 		heads = b.fusedAttention(q, k, v, mask.keep, train)
@@ -62,9 +66,7 @@ func (b *block) forward(x *ts.Tensor, mask *attnMask, train bool) *ts.Tensor {
 	attn = b.attnNorm.forward(resid)
 	resid.MustDrop()
 
-	inner := b.ffnIn.forward(attn)
-	hidden := b.act(inner)
-	inner.MustDrop()
+	hidden := b.feedForwardIn(attn)
 	out := dropout(b.ffnOut.forward(hidden), b.hiddenDrop, train)
 	hidden.MustDrop()
 	sum := out.MustAdd(attn, true)
@@ -72,6 +74,31 @@ func (b *block) forward(x *ts.Tensor, mask *attnMask, train bool) *ts.Tensor {
 	res := b.outNorm.forward(sum)
 	sum.MustDrop()
 	return res
+}
+
+// project is the queries, keys and values of x [B,T,H], each [B,heads,T,dh], from one GEMM by the three
+// weights joined ([B,T,3H]); unbinding them is one op whose backward stacks their gradients in one kernel.
+func (b *block) project(x *ts.Tensor, bsz, seq, dh int64) (q, k, v *ts.Tensor) {
+	w := torch.JoinRows(b.query.w, b.key.w, b.value.w)
+	bias := torch.JoinRows(b.query.b, b.key.b, b.value.b)
+	all := ts.MustLinear(x, w, bias)
+	torch.Drop(w, bias)
+	// [B,T,3H] → [B,T,3,heads,dh] → [3,B,heads,T,dh]
+	parts := all.MustView([]int64{bsz, seq, 3, b.heads, dh}, true).MustPermute([]int64{2, 0, 3, 1, 4}, true).MustUnbind(0, true)
+	return parts[0], parts[1], parts[2]
+}
+
+// feedForwardIn is act(x·W₁ᵀ + b₁), the feed-forward's first layer. A GELU goes through torch.DenseGELU, which
+// puts the bias and the GELU into the GEMM's epilogue where no gradient is needed and the device's fused
+// kernel computes this GELU, and runs linear then gelu otherwise.
+func (b *block) feedForwardIn(x *ts.Tensor) *ts.Tensor {
+	if b.gelu != torch.NoGELU {
+		out, _ := torch.DenseGELU(x, b.ffnIn.w, b.ffnIn.b, b.gelu == torch.TanhGELU)
+		return out
+	}
+	inner := b.ffnIn.forward(x)
+	defer inner.MustDrop()
+	return b.act(inner)
 }
 
 // attention is softmax(q·kᵀ/√dh + maskAdd)·v over q, k, v [B,heads,T,dh], written with matmul, mask and

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/nn"
 	"github.com/sugarme/gotch/ts"
 
@@ -56,6 +57,40 @@ func (p *params) linear(name string, in, out int64, bias bool) linear {
 
 func (l linear) forward(x *ts.Tensor) *ts.Tensor { return ts.MustLinear(x, l.w, l.b) }
 
+// stackedLinears creates linears of one size under names, each with the weight and bias of a fresh linear
+// (the same random draws, in the same order), whose weights are consecutive rows of one [n·out, in] tensor
+// and whose biases consecutive parts of one [n·out] tensor, in the order of names. Each stays a parameter of
+// its own under its checkpoint name, for loading, saving, the optimiser and the gradient buckets, while
+// torch.JoinRows sees the n as one weight without a copy, so one GEMM serves them all.
+func (p *params) stackedLinears(names []string, in, out int64) []linear {
+	n := int64(len(names))
+	dev := p.root.Device()
+	weights := ts.MustZeros([]int64{n * out, in}, gotch.DefaultDType, dev)
+	biases := ts.MustZeros([]int64{n * out}, gotch.DefaultDType, dev)
+	defer torch.Drop(weights, biases)
+	ls := make([]linear, n)
+	for i, name := range names {
+		ls[i] = linear{
+			w: p.rows(name+".weight", weights, int64(i)*out, out, nn.NewRandnInit(0, p.std)),
+			b: p.rows(name+".bias", biases, int64(i)*out, out, nn.NewConstInit(0)),
+		}
+	}
+	return ls
+}
+
+// rows adds rows [start, start+n) of base as the parameter name, initialised as a new variable would be.
+func (p *params) rows(name string, base *ts.Tensor, start, n int64, init nn.Init) *ts.Tensor {
+	view := base.MustNarrow(0, start, n, false)
+	defer view.MustDrop()
+	fresh := init.InitTensor(view.MustSize(), view.MustDevice(), view.DType())
+	defer fresh.MustDrop()
+	torch.NoGrad(func() error { view.Copy_(fresh); return nil })
+	dir, leaf := name[:strings.LastIndex(name, ".")], name[strings.LastIndex(name, ".")+1:]
+	x := p.path(dir).MustAdd(leaf, view, true) // the same tensor, now a leaf that requires its gradient
+	p.byName[name] = x
+	return x
+}
+
 type layerNorm struct {
 	w, b  *ts.Tensor
 	shape []int64 // [dim], the normalised shape: kept rather than asked of w on every call
@@ -88,17 +123,30 @@ func (p *params) embedding(name string, rows, dim int64, padRow int64) *ts.Tenso
 
 // activation returns the function config.json's hidden_act names.
 func activation(name string) (func(*ts.Tensor) *ts.Tensor, error) {
-	switch name {
-	case "gelu":
+	switch geluKind(name) {
+	case torch.ExactGELU:
 		return func(x *ts.Tensor) *ts.Tensor { return x.MustGelu("none", false) }, nil
-	case "gelu_new", "gelu_pytorch_tanh", "gelu_fast":
+	case torch.TanhGELU:
 		return func(x *ts.Tensor) *ts.Tensor { return x.MustGelu("tanh", false) }, nil
+	}
+	switch name {
 	case "relu":
 		return func(x *ts.Tensor) *ts.Tensor { return x.MustRelu(false) }, nil
 	case "silu", "swish":
 		return func(x *ts.Tensor) *ts.Tensor { return x.MustSilu(false) }, nil
 	}
 	return nil, fmt.Errorf("activation %q is not supported (gelu, gelu_new, gelu_pytorch_tanh, relu, silu)", name)
+}
+
+// geluKind is the GELU config.json's hidden_act names, NoGELU for another activation.
+func geluKind(name string) torch.GELUKind {
+	switch name {
+	case "gelu":
+		return torch.ExactGELU
+	case "gelu_new", "gelu_pytorch_tanh", "gelu_fast":
+		return torch.TanhGELU
+	}
+	return torch.NoGELU
 }
 
 // sinusoidal fills a position table with DistilBERT's fixed sinusoids (sinusoidal_pos_embds = true).

@@ -32,70 +32,86 @@ var parityCases = []struct {
 	{"tiny-distilbert", "pytorch_model.bin"},
 }
 
+// Each case runs twice: as in training, with gradients recorded (the feed-forward's linear, then gelu), and
+// under no-grad, as evaluation runs (where the device's fused GEMM+GELU computes BERT's exact GELU, it runs).
 func TestParityWithHuggingFace(t *testing.T) {
 	for _, tc := range parityCases {
-		t.Run(tc.model+"/"+tc.weights, func(t *testing.T) {
-			dir := shared.MustPath(t, "fixtures", tc.model)
-			// The device the tests run on: the CPU, or the GPU under scripts/gpu_check.sh (internal/devtest).
-			dev := devtest.Device(t)
-			m, err := Load(dir, LoadOptions{WeightsFile: filepath.Join(dir, tc.weights), Device: dev})
-			if err != nil {
-				t.Fatal(err)
+		for _, noGrad := range []bool{false, true} {
+			name := tc.model + "/" + tc.weights
+			if noGrad {
+				name += "/no-grad"
 			}
-			exp := readExpected(t, filepath.Join(dir, "expected.safetensors"))
-			onDev := func(name string) *ts.Tensor { return exp.tensor(t, name).MustTo(dev, true) }
-			in := Input{IDs: onDev("input_ids"), Mask: onDev("attention_mask")}
-			if m.Config.Arch == BERT {
-				in.TypeIDs = onDev("token_type_ids")
-			}
-			out, err := m.Forward(in, false)
-			if err != nil {
-				t.Fatal(err)
-			}
-			worst := 0.0
-			check := func(name string, got *ts.Tensor) {
-				t.Helper()
-				d := exp.maxDiff(t, name, got)
-				worst = math.Max(worst, d)
-				if d > parityTol {
-					t.Errorf("%s differs from HuggingFace by %.3g (tolerance %g)", name, d, parityTol)
-				}
-			}
-			for i, h := range out.Hidden {
-				check("hidden_states."+string(rune('0'+i)), h)
-			}
-			check("last_hidden_state", out.Last)
-			if m.Config.Arch == BERT {
-				check("pooler_output", out.Pooled)
-				nsp, err := m.NSPLogits(out.Pooled)
-				if err != nil {
-					t.Fatal(err)
-				}
-				check("nsp_logits", nsp)
-			}
-			mean, err := Pool(Mean, out.Last, in.Mask)
-			if err != nil {
-				t.Fatal(err)
-			}
-			check("mean_pooled", mean)
-
-			logits, err := m.MLMLogits(out.Last)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pos := onDev("mlm_logits_positions")
-			check("mlm_logits_at_positions", logits.MustIndexSelect(1, pos, false))
-			check("mlm_logsumexp", logits.MustTotype(gotch.Double, false).MustLogsumexp([]int64{-1}, false, true))
-			argmax := logits.MustArgmax([]int64{-1}, false, false).MustTo(gotch.CPU, true).Int64Values()
-			want := exp.tensor(t, "mlm_argmax").Int64Values()
-			for i := range want {
-				if argmax[i] != want[i] {
-					t.Errorf("MLM argmax at flat position %d: got %d, HuggingFace %d", i, argmax[i], want[i])
-				}
-			}
-			t.Logf("largest difference from HuggingFace: %.3g", worst)
-		})
+			t.Run(name, func(t *testing.T) { parity(t, tc.model, tc.weights, noGrad) })
+		}
 	}
+}
+
+func parity(t *testing.T, model, weights string, noGrad bool) {
+	dir := shared.MustPath(t, "fixtures", model)
+	// The device the tests run on: the CPU, or the GPU under scripts/gpu_check.sh (internal/devtest).
+	dev := devtest.Device(t)
+	m, err := Load(dir, LoadOptions{WeightsFile: filepath.Join(dir, weights), Device: dev})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := readExpected(t, filepath.Join(dir, "expected.safetensors"))
+	onDev := func(name string) *ts.Tensor { return exp.tensor(t, name).MustTo(dev, true) }
+	in := Input{IDs: onDev("input_ids"), Mask: onDev("attention_mask")}
+	if m.Config.Arch == BERT {
+		in.TypeIDs = onDev("token_type_ids")
+	}
+	var out *Output
+	forward := func() (err error) { out, err = m.Forward(in, false); return err }
+	if noGrad {
+		err = torch.NoGrad(forward)
+	} else {
+		err = forward()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	worst := 0.0
+	check := func(name string, got *ts.Tensor) {
+		t.Helper()
+		d := exp.maxDiff(t, name, got)
+		worst = math.Max(worst, d)
+		if d > parityTol {
+			t.Errorf("%s differs from HuggingFace by %.3g (tolerance %g)", name, d, parityTol)
+		}
+	}
+	for i, h := range out.Hidden {
+		check("hidden_states."+string(rune('0'+i)), h)
+	}
+	check("last_hidden_state", out.Last)
+	if m.Config.Arch == BERT {
+		check("pooler_output", out.Pooled)
+		nsp, err := m.NSPLogits(out.Pooled)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check("nsp_logits", nsp)
+	}
+	mean, err := Pool(Mean, out.Last, in.Mask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("mean_pooled", mean)
+
+	logits, err := m.MLMLogits(out.Last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pos := onDev("mlm_logits_positions")
+	check("mlm_logits_at_positions", logits.MustIndexSelect(1, pos, false))
+	check("mlm_logsumexp", logits.MustTotype(gotch.Double, false).MustLogsumexp([]int64{-1}, false, true))
+	argmax := logits.MustArgmax([]int64{-1}, false, false).MustTo(gotch.CPU, true).Int64Values()
+	want := exp.tensor(t, "mlm_argmax").Int64Values()
+	for i := range want {
+		if argmax[i] != want[i] {
+			t.Errorf("MLM argmax at flat position %d: got %d, HuggingFace %d", i, argmax[i], want[i])
+		}
+	}
+	t.Logf("largest difference from HuggingFace: %.3g", worst)
 }
 
 type expected map[string]safetensors.Tensor

@@ -31,6 +31,7 @@ type cluster struct {
 	local       bool           // negatives stay on their rank
 	overlap     *torch.Overlap // the gradient averaging hooks
 	dev         gotch.Device   // where the backend moves tensors: the CPU for Gloo, this rank's GPU for NCCL
+	gpu         int            // the GPU this rank trains on, -1 for none
 }
 
 // joinCluster joins the job the environment describes, with Gloo on CPU and NCCL on CUDA unless the
@@ -41,7 +42,7 @@ func joinCluster(e *experiment.Experiment, dev gotch.Device) (*cluster, error) {
 		return nil, fmt.Errorf("distributed environment: %w", err)
 	}
 	d := e.Distributed
-	c := &cluster{env: env, bucketBytes: int64(d.BucketMB) << 20, local: d.LocalNegatives, dev: gotch.CPU}
+	c := &cluster{env: env, bucketBytes: int64(d.BucketMB) << 20, local: d.LocalNegatives, dev: gotch.CPU, gpu: -1}
 	if env.World == 1 {
 		return c, nil
 	}
@@ -57,6 +58,7 @@ func joinCluster(e *experiment.Experiment, dev gotch.Device) (*cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", e.Path(), err)
 	}
+	c.gpu = gpu
 	if !torch.HasBackend(backend) {
 		return nil, fmt.Errorf("distributed.backend %q: this build has no such c10d backend (Gloo needs libgloo-dev's headers at set-up; NCCL a CUDA libtorch and NCCL's headers)", backend)
 	}

@@ -5,10 +5,16 @@ import (
 	"strconv"
 )
 
+// GPUPerWorkerEnv is set to 1 by convrep's launcher (cmd/train --nproc-per-node) in a worker whose
+// CUDA_VISIBLE_DEVICES it narrowed to the worker's own GPU: the worker then trains on cuda:0, the only GPU it
+// sees, whatever its LOCAL_RANK.
+const GPUPerWorkerEnv = "CONVREP_GPU_PER_WORKER"
+
 // distEnv is torchrun's environment contract, which SLURM and Kubernetes launchers follow too.
 type distEnv struct {
 	Rank, World, LocalRank int
 	LocalRankSet           bool // LOCAL_RANK was given: a rank on a GPU needs it to find its own
+	OwnGPU                 bool // GPUPerWorkerEnv: the process sees its GPU alone
 	Addr                   string
 	Port                   int
 }
@@ -45,6 +51,7 @@ func readDistEnv(getenv func(string) string) (distEnv, error) {
 		}
 	}
 	env.LocalRankSet = getenv("LOCAL_RANK") != ""
+	env.OwnGPU = getenv(GPUPerWorkerEnv) == "1"
 	if a := getenv("MASTER_ADDR"); a != "" {
 		env.Addr = a
 	}
@@ -64,7 +71,8 @@ func readDistEnv(getenv func(string) string) (distEnv, error) {
 // bindRank checks how a rank of a multi-rank job meets its device before any rendezvous, and returns the c10d
 // backend ("auto" chooses NCCL for a GPU model, Gloo for a CPU one) and the GPU the rank trains on (-1 on the
 // CPU). cuda tells whether model.device names a GPU and index which (cuda:N); gpus is how many GPUs this
-// node's libtorch sees. Each rank of a node takes the GPU its LOCAL_RANK names, as torchrun's ranks do.
+// process's libtorch sees. Each rank of a node takes the GPU its LOCAL_RANK names, as torchrun's ranks do,
+// unless convrep's launcher made the rank's GPU the only one it sees (OwnGPU): that one is cuda:0.
 func bindRank(env distEnv, backend string, cuda bool, index, gpus int) (string, int, error) {
 	if backend == "auto" {
 		backend = "gloo"
@@ -81,6 +89,10 @@ func bindRank(env distEnv, backend string, cuda bool, index, gpus int) (string, 
 	switch {
 	case index != 0:
 		return "", -1, fmt.Errorf(`model.device cuda:%d with %d ranks: each rank takes the GPU its LOCAL_RANK names; write model.device = "cuda"`, index, env.World)
+	case env.OwnGPU && gpus != 1:
+		return "", -1, fmt.Errorf("the launcher gave this rank one GPU (CUDA_VISIBLE_DEVICES), but its libtorch sees %d", gpus)
+	case env.OwnGPU:
+		return backend, 0, nil
 	case !env.LocalRankSet:
 		return "", -1, fmt.Errorf("LOCAL_RANK is not set: each of the %d ranks on CUDA needs it to take a GPU of its own (torchrun sets it)", env.World)
 	case gpus < 1:

@@ -27,6 +27,8 @@ func TestReadDistEnv(t *testing.T) {
 		{"negative", map[string]string{"WORLD_SIZE": "2", "RANK": "-1"}, distEnv{}, `RANK="-1"`},
 		{"no ranks", map[string]string{"WORLD_SIZE": "0", "RANK": "0"}, distEnv{}, "at least one rank"},
 		{"bad port", map[string]string{"WORLD_SIZE": "2", "RANK": "0", "MASTER_PORT": "99999"}, distEnv{}, "MASTER_PORT=99999"},
+		{"convrep's launcher", map[string]string{"WORLD_SIZE": "2", "RANK": "1", "LOCAL_RANK": "1", GPUPerWorkerEnv: "1"},
+			distEnv{Rank: 1, World: 2, LocalRank: 1, LocalRankSet: true, OwnGPU: true, Addr: "127.0.0.1", Port: 29500}, ""},
 	} {
 		got, err := readDistEnv(func(k string) string { return c.env[k] })
 		switch {
@@ -56,11 +58,13 @@ func TestGlobalBatchMustDivideOverTheRanks(t *testing.T) {
 }
 
 // bindRank: a CPU model takes Gloo and no GPU; a GPU model takes NCCL and the GPU LOCAL_RANK names, which
-// must be given and below the node's GPU count; NCCL on a CPU model is refused before any rendezvous.
+// must be given and below the node's GPU count, or cuda:0 when the launcher made it the rank's only GPU;
+// NCCL on a CPU model is refused before any rendezvous.
 func TestBindRank(t *testing.T) {
 	env := func(localRank int, set bool) distEnv {
 		return distEnv{Rank: 3, World: 4, LocalRank: localRank, LocalRankSet: set, Addr: "n0", Port: 1234}
 	}
+	own := func(e distEnv) distEnv { e.OwnGPU = true; return e }
 	for _, c := range []struct {
 		name        string
 		env         distEnv
@@ -83,6 +87,11 @@ func TestBindRank(t *testing.T) {
 		{"more ranks than GPUs", env(2, true), "nccl", true, 0, 2, "", -1, "LOCAL_RANK=2 but this node has 2 GPUs"},
 		{"no GPU", env(0, true), "auto", true, 0, 0, "", -1, "sees no GPU"},
 		{"a GPU named", env(0, true), "auto", true, 1, 2, "", -1, "model.device cuda:1 with 4 ranks"},
+		{"its GPU alone", own(env(3, true)), "auto", true, 0, 1, "nccl", 0, ""},
+		{"its GPU alone, gloo", own(env(1, true)), "gloo", true, 0, 1, "gloo", 0, ""},
+		{"its GPU alone, hidden", own(env(1, true)), "auto", true, 0, 0, "", -1, "libtorch sees 0"},
+		{"its GPU alone, but sees two", own(env(1, true)), "auto", true, 0, 2, "", -1, "libtorch sees 2"},
+		{"its GPU alone, cpu", own(env(1, true)), "auto", false, 0, 0, "gloo", -1, ""},
 	} {
 		backend, gpu, err := bindRank(c.env, c.backend, c.cuda, c.index, c.gpus)
 		switch {

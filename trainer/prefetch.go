@@ -39,9 +39,17 @@ func (t *Trainer) prefetch(order []int, epoch, from, to int) *prefetcher {
 	perStep := micro * t.exp.Train.GradAccumulation
 	go func() {
 		defer close(p.done)
-		// gotch reads libtorch's error from the calling thread after each call: stay on one.
+		// gotch reads libtorch's error from the calling thread after each call: stay on one. CUDA's current
+		// device is per thread too: the pinned buffers and the copies' stream are the model's GPU's, not GPU 0's.
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
+		if err := torch.MakeCurrent(t.dev); err != nil {
+			select {
+			case p.out <- prefetched{err: err}:
+			case <-p.stop:
+			}
+			return
+		}
 		t.enterEpoch(epoch)
 		for b := from; b < to; b++ {
 			idx := order[b*perStep : min((b+1)*perStep, len(order))]

@@ -27,9 +27,14 @@ import (
 // loss curve. On ctx's cancellation (SIGINT, SIGTERM) it finishes the current step, checkpoints and returns
 // ErrStopped.
 func (t *Trainer) Run(ctx context.Context, opt Options) error {
-	// libtorch's grad mode and error state are per OS thread: the whole run stays on one.
+	// libtorch's grad mode and error state are per OS thread: the whole run stays on one, and CUDA's current
+	// device, also per thread, is made the model's GPU on it (a kernel or an allocation without a device
+	// guard would otherwise go to GPU 0, and open a context there).
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	if err := torch.MakeCurrent(t.dev); err != nil {
+		return err
+	}
 	e := t.exp
 	if err := os.MkdirAll(e.OutputDir, 0o755); err != nil {
 		return fmt.Errorf("output_dir: %w", err)

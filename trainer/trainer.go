@@ -149,7 +149,7 @@ func prepare(ctx context.Context, e *experiment.Experiment, log *zap.Logger) (_ 
 		}
 	}()
 	if cl.multi() && dev.IsCuda() {
-		dev = gotch.CudaBuilder(uint(cl.env.LocalRank)) // one GPU per rank of this node
+		dev = gotch.CudaBuilder(uint(cl.gpu)) // one GPU per rank of this node (bindRank)
 	}
 	t := &Trainer{exp: e, log: log, dev: dev, digest: e.Digest(), cl: cl}
 	if t.bb, err = e.Build(modelDir, tokDir, e.Seed, dev, log); err != nil {

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"convrep/trainer"
 )
 
 // launch is where this node's workers stand in the job: the flags of torchrun's own launcher.
@@ -23,6 +25,33 @@ type launch struct {
 	nprocPerNode, nnodes, nodeRank int
 	masterAddr                     string
 	masterPort                     int // 0: a free port (one node only)
+	// gpus is what each local worker's CUDA_VISIBLE_DEVICES holds, its GPU alone (workerGPUs), for a job on
+	// CUDA; nil leaves the workers the launcher's visibility (a CPU job).
+	gpus []string
+}
+
+// workerGPUs gives each of n local workers one GPU: the i-th entry of the launcher's CUDA_VISIBLE_DEVICES
+// (indices, UUIDs or MIG names, as CUDA reads them) when it is set, else GPU i. A worker that sees its GPU
+// alone opens no CUDA context on the others, and NCCL finds one GPU per process.
+func workerGPUs(n int, visible string, set bool) ([]string, error) {
+	gpus := make([]string, n)
+	if !set {
+		for i := range gpus {
+			gpus[i] = strconv.Itoa(i)
+		}
+		return gpus, nil
+	}
+	var listed []string
+	for _, g := range strings.Split(visible, ",") {
+		if g = strings.TrimSpace(g); g != "" {
+			listed = append(listed, g)
+		}
+	}
+	if len(listed) < n {
+		return nil, fmt.Errorf("--nproc-per-node %d workers on CUDA, one GPU each, but CUDA_VISIBLE_DEVICES=%q names %d", n, visible, len(listed))
+	}
+	copy(gpus, listed)
+	return gpus, nil
 }
 
 // launcherFlags are the flags that start workers rather than train; workers run without them.
@@ -62,6 +91,10 @@ func (l launch) workerEnv(base []string, i, port int) []string {
 		"MASTER_ADDR":      l.masterAddr,
 		"MASTER_PORT":      strconv.Itoa(port),
 	}
+	if l.gpus != nil {
+		contract["CUDA_VISIBLE_DEVICES"] = l.gpus[i]
+		contract[trainer.GPUPerWorkerEnv] = "1"
+	}
 	var env []string
 	for _, kv := range base {
 		if k, _, _ := strings.Cut(kv, "="); contract[k] == "" {
@@ -86,6 +119,8 @@ func (l launch) check() error {
 		return fmt.Errorf("--master-port is required with several nodes (every node must name the same one)")
 	case l.masterPort < 0 || l.masterPort > 65535:
 		return fmt.Errorf("--master-port %d is not a TCP port", l.masterPort)
+	case l.gpus != nil && len(l.gpus) != l.nprocPerNode:
+		return fmt.Errorf("%d GPUs for %d workers", len(l.gpus), l.nprocPerNode)
 	}
 	return nil
 }

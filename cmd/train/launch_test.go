@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"go.uber.org/zap/zaptest"
+
+	"convrep/trainer"
 )
 
 func TestWorkerArgsDropTheLauncherFlags(t *testing.T) {
@@ -49,6 +51,64 @@ func TestWorkerEnvFollowsTorchrun(t *testing.T) {
 	}
 }
 
+// A CUDA job gives each worker its GPU alone: CUDA_VISIBLE_DEVICES is the worker's entry of the launcher's
+// (or its local rank), and the worker is told so; a CPU job leaves the visibility alone.
+func TestWorkerEnvGivesEachWorkerItsGPU(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		gpus    []string
+		base    []string
+		i       int
+		want    string // CUDA_VISIBLE_DEVICES
+		wantOwn string // trainer.GPUPerWorkerEnv
+	}{
+		{"cuda", []string{"0", "1", "2"}, nil, 2, "2", "1"},
+		{"cuda, the user's list", []string{"5", "GPU-ab"}, []string{"CUDA_VISIBLE_DEVICES=5,GPU-ab"}, 1, "GPU-ab", "1"},
+		{"cpu", nil, []string{"CUDA_VISIBLE_DEVICES=3,4"}, 1, "3,4", ""},
+		{"cpu, nothing set", nil, nil, 1, "", ""},
+	} {
+		l := launch{nprocPerNode: 3, nnodes: 1, masterAddr: "127.0.0.1", gpus: c.gpus}
+		env := map[string]string{}
+		for _, kv := range l.workerEnv(c.base, c.i, 29500) {
+			k, v, _ := strings.Cut(kv, "=")
+			if _, dup := env[k]; dup {
+				t.Fatalf("%s: %s set twice", c.name, k)
+			}
+			env[k] = v
+		}
+		if env["CUDA_VISIBLE_DEVICES"] != c.want || env[trainer.GPUPerWorkerEnv] != c.wantOwn {
+			t.Errorf("%s: worker %d has CUDA_VISIBLE_DEVICES=%q %s=%q, want %q and %q", c.name, c.i,
+				env["CUDA_VISIBLE_DEVICES"], trainer.GPUPerWorkerEnv, env[trainer.GPUPerWorkerEnv], c.want, c.wantOwn)
+		}
+	}
+}
+
+// workerGPUs takes the i-th entry of the user's CUDA_VISIBLE_DEVICES, or GPU i when it is unset, and refuses
+// more workers than listed GPUs.
+func TestWorkerGPUs(t *testing.T) {
+	for _, c := range []struct {
+		n       int
+		visible string
+		set     bool
+		want    []string
+		err     string
+	}{
+		{3, "", false, []string{"0", "1", "2"}, ""},
+		{2, "3,1,7", true, []string{"3", "1"}, ""},
+		{2, " GPU-a , MIG-b ", true, []string{"GPU-a", "MIG-b"}, ""},
+		{3, "2,5", true, nil, `CUDA_VISIBLE_DEVICES="2,5" names 2`},
+		{1, "", true, nil, "names 0"},
+	} {
+		got, err := workerGPUs(c.n, c.visible, c.set)
+		switch {
+		case c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)):
+			t.Errorf("%d workers, %q (set %v): error %v, want one saying %q", c.n, c.visible, c.set, err, c.err)
+		case c.err == "" && (err != nil || strings.Join(got, "|") != strings.Join(c.want, "|")):
+			t.Errorf("%d workers, %q (set %v): %q, %v; want %q", c.n, c.visible, c.set, got, err, c.want)
+		}
+	}
+}
+
 func TestLaunchRefusesBadLayouts(t *testing.T) {
 	for _, l := range []launch{
 		{nprocPerNode: 0, nnodes: 1},
@@ -56,6 +116,7 @@ func TestLaunchRefusesBadLayouts(t *testing.T) {
 		{nprocPerNode: 2, nnodes: 2, nodeRank: 2, masterPort: 29500},
 		{nprocPerNode: 2, nnodes: 2, nodeRank: 1},
 		{nprocPerNode: 2, nnodes: 1, masterPort: 70000},
+		{nprocPerNode: 2, nnodes: 1, gpus: []string{"0"}},
 	} {
 		if err := l.check(); err == nil {
 			t.Errorf("%+v was accepted", l)

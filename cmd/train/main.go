@@ -79,6 +79,9 @@ func main() {
 	if l.nprocPerNode > 0 {
 		exe, err := os.Executable()
 		if err == nil {
+			err = l.placeGPUs(args[0], sets)
+		}
+		if err == nil {
 			err = l.runWorkers(append([]string{exe}, workerArgs(os.Args[1:])...), 5*time.Second, log)
 		}
 		if err != nil {
@@ -101,6 +104,21 @@ func main() {
 		cli.Fail(os.Stderr, log, "train", err)
 		os.Exit(1)
 	}
+}
+
+// placeGPUs gives each worker its own GPU when the experiment trains on CUDA (launch.gpus). The file is
+// loaded, strictly, as every worker will load it: a mistake in it fails here, before any worker starts.
+func (l *launch) placeGPUs(path string, sets []string) error {
+	e, err := experiment.Load(path, sets)
+	if err != nil {
+		return err
+	}
+	if dev := strings.ToLower(strings.TrimSpace(e.Model.Device)); dev != "cuda" && dev != "gpu" && !strings.HasPrefix(dev, "cuda:") {
+		return nil
+	}
+	visible, set := os.LookupEnv("CUDA_VISIBLE_DEVICES")
+	l.gpus, err = workerGPUs(l.nprocPerNode, visible, set)
+	return err
 }
 
 func run(ctx context.Context, path string, sets []string, resume, bar bool, log *zap.Logger) error {

@@ -34,6 +34,17 @@ func ParseDevice(s string) (gotch.Device, error) {
 	return gotch.CPU, fmt.Errorf("device %q is not cpu, cuda or cuda:N", s)
 }
 
+// MakeCurrent makes dev's GPU the current device of the calling OS thread, as torch.cuda.set_device does; on
+// the CPU it does nothing. Call it right after runtime.LockOSThread on every thread that runs CUDA work:
+// CUDA's current device is per thread, and work without a device guard goes to it (GPU 0 by default, where
+// it would also open a context).
+func MakeCurrent(dev gotch.Device) error {
+	if !dev.IsCuda() {
+		return nil
+	}
+	return SetCUDADevice(dev.Value)
+}
+
 func checkCuda(s string) error {
 	if !gotch.CUDA.IsAvailable() {
 		return fmt.Errorf("device %q: no CUDA device is available to this libtorch (is it a CPU build?)", s)

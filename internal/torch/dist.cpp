@@ -211,13 +211,26 @@ char *convrep_barrier(convrep_group *g) {
 // replaced) is copied in once and the view becomes the parameter's gradient; from then on autograd's
 // AccumulateGrad adds each backward pass's gradient into the view in place, the buffer is all-reduced in
 // place and divided, and nothing is copied back.
+//
+// Every rank all-reduces every bucket, in the same order, whatever gradients it has, as the reducer does: a
+// collective pairs the ranks' calls by their order, so a rank that skipped a bucket in which it had no
+// gradient would pair its next bucket with the others' skipped one (NCCL then sums unrelated buffers, or
+// hangs on a size mismatch). A parameter that has no gradient on this rank sends zeros, and the flag slot
+// behind its bucket's gradients (1 where a rank has a gradient, 0 where not) counts after the all-reduce how
+// many ranks had one: where any had, this rank takes the averaged gradient too, so that every rank's
+// optimiser steps the same parameters; where none had, no rank gets a gradient (the reducer's
+// find_unused_parameters does the same with a separate all-reduce of a used map).
 struct overlap_state {
   convrep_group *g;
   std::vector<at::Tensor> params;
   std::vector<std::vector<size_t>> buckets;  // parameter indices, in launch order
   std::vector<size_t> bucket_of;
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators;  // kept alive, or the hooks vanish
-  std::vector<at::Tensor> flat;   // per bucket: its gradients, end to end
+  std::vector<at::Tensor> flat;   // per bucket: its gradients, end to end, then one flag per parameter
+  std::vector<int64_t> grad_numel;  // per bucket: where its flags start
+  std::vector<at::Tensor> flags;  // per bucket: its flags, a view of the buffer's tail
+  std::vector<int64_t> slot;      // per parameter: its flag's place in its bucket
+  std::vector<size_t> missing;    // parameters with no gradient here in the pass being sent
   std::vector<at::Tensor> views;  // per parameter: its part of its bucket's buffer, shaped as the parameter
   std::mutex mu;
   bool armed = false, alive = true;
@@ -235,27 +248,27 @@ struct overlap_state {
            grad.strides() == v.strides() && grad.scalar_type() == v.scalar_type() && grad.device() == v.device();
   }
 
-  // Sends bucket b: every parameter with a gradient has it in its view; one without keeps none (alike on
-  // every rank while the ranks' graphs are alike) and its part of the buffer is zero. Holds mu.
+  // Sends bucket b, on every rank whatever it holds: every parameter with a gradient has it in its view and
+  // flag 1; one without sends zeros and flag 0, and waits for finish to learn whether another rank had one.
+  // Holds mu.
   void send(size_t b) {
     bound_device on(g);
-    bool any = false;
+    flags[b].fill_(1);
     for (size_t i : buckets[b]) {
       const at::Tensor &grad = params[i].grad();
       if (!grad.defined()) {
         views[i].zero_();
+        flags[b].narrow(0, slot[i], 1).zero_();
+        missing.push_back(i);
         continue;
       }
-      any = true;
       if (!is_view(i)) {
         views[i].copy_(grad);
         params[i].mutable_grad() = views[i];
       }
     }
-    if (any) {
-      std::vector<at::Tensor> one{flat[b]};
-      works[b] = g->pg->allreduce(one);
-    }
+    std::vector<at::Tensor> one{flat[b]};
+    works[b] = g->pg->allreduce(one);
   }
 
   // Sends every bucket, in order, whose parameters are all ready. Holds mu.
@@ -317,14 +330,17 @@ char *convrep_overlap_new(convrep_group *g, void **params, int n, int64_t bucket
       const at::Tensor &first = s->params[members[0]];
       int64_t numel = 0;
       for (size_t i : members) numel += s->params[i].numel();
-      at::Tensor flat = at::zeros({numel}, first.options().requires_grad(false));
+      at::Tensor flat = at::zeros({numel + static_cast<int64_t>(members.size())}, first.options().requires_grad(false));
       int64_t off = 0;
-      for (size_t i : members) {
-        const at::Tensor &p = s->params[i];
+      for (size_t k = 0; k < members.size(); k++) {
+        const at::Tensor &p = s->params[members[k]];
         s->views.push_back(flat.narrow(0, off, p.numel()).view(p.sizes()));
+        s->slot.push_back(static_cast<int64_t>(k));
         off += p.numel();
       }
       s->flat.push_back(flat);
+      s->grad_numel.push_back(numel);
+      s->flags.push_back(flat.narrow(0, numel, static_cast<int64_t>(members.size())));
     }
     for (int i = 0; i < n; i++) {
       auto acc = torch::autograd::impl::grad_accumulator(s->params[i]);
@@ -347,6 +363,7 @@ void convrep_overlap_arm(convrep_overlap *o) {
   s.waiting.clear();
   for (auto &b : s.buckets) s.waiting.push_back(static_cast<int>(b.size()));
   s.works.assign(s.buckets.size(), {});
+  s.missing.clear();
 }
 
 char *convrep_overlap_finish(convrep_overlap *o) {
@@ -359,12 +376,17 @@ char *convrep_overlap_finish(convrep_overlap *o) {
     bound_device on(s.g);
     // Buckets with parameters outside this step's graph never filled: send them now, in order.
     while (s.next < s.buckets.size()) s.send(s.next++);
-    // The gradients are views of the buffers: the mean lands in them in place.
+    // The gradients are views of the buffers: the mean lands in them in place (the flags stay counts).
     for (size_t b = 0; b < s.buckets.size(); b++) {
-      if (!s.works[b]) continue;
       s.works[b]->wait();
-      s.flat[b].div_(s.g->world);
+      s.flat[b].narrow(0, 0, s.grad_numel[b]).div_(s.g->world);
     }
+    // A parameter that had no gradient here takes the mean where another rank had one. Reading its flag
+    // waits for the device: only steps in which this rank's graph missed a trained parameter pay it.
+    for (size_t i : s.missing) {
+      if (s.flags[s.bucket_of[i]].narrow(0, s.slot[i], 1).item<double>() > 0) s.params[i].mutable_grad() = s.views[i];
+    }
+    s.missing.clear();
     s.works.assign(s.buckets.size(), {});
   } catch (const std::exception &e) {
     return error_of(e);

@@ -143,7 +143,10 @@ func (g *Group) NewOverlap(params []*ts.Tensor, bucketBytes int64) (*Overlap, er
 func (o *Overlap) Arm() { C.convrep_overlap_arm(o.o) }
 
 // Finish follows the armed backward pass: it sends what is left, waits, and leaves every parameter's
-// gradient averaged over the ranks. Parameters that received no gradient keep none, alike on every rank.
+// gradient averaged over the ranks. Every rank all-reduces every bucket, as DDP's reducer does: a parameter
+// that received no gradient on some ranks counts as zeros there and gets the mean on every rank; one that
+// received none on any rank keeps none. A step in which this rank's graph missed a parameter reads a flag
+// back from the device.
 func (o *Overlap) Finish() error {
 	if err := takeError(C.convrep_overlap_finish(o.o)); err != nil {
 		return fmt.Errorf("overlapped all-reduce: %w", err)

@@ -30,8 +30,9 @@ char *convrep_overlap_new(convrep_group *g, void **params, int n, int64_t bucket
 void convrep_overlap_arm(convrep_overlap *o);
 // Each bucket is one flat buffer; a parameter's gradient becomes a view of it when its bucket is first sent,
 // and autograd accumulates into that view from then on (DDP's gradient_as_bucket_view).
-// After that backward pass: sends the buckets still waiting (parameters that received no gradient keep none,
-// alike on every rank), waits for all, and divides the buffers in place: the gradients are then the means.
+// After that backward pass: sends the buckets still waiting, waits for all, and divides the buffers in place:
+// the gradients are then the means. Every rank sends every bucket; a parameter without a gradient on this
+// rank counts as zeros and gets the mean when another rank had a gradient, and none when no rank had.
 char *convrep_overlap_finish(convrep_overlap *o);
 // The number of parameters whose gradient is a view of its bucket's buffer.
 int convrep_overlap_views(convrep_overlap *o);

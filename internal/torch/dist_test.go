@@ -21,6 +21,9 @@ func TestGlooCollectivesBetweenTwoProcesses(t *testing.T) { twoRanks(t, "all") }
 // TestOverlapBucketViewsBetweenTwoProcesses runs the overlapped gradient averaging alone.
 func TestOverlapBucketViewsBetweenTwoProcesses(t *testing.T) { twoRanks(t, "overlap") }
 
+// TestOverlapWhereOneRankHasNoGradient averages a parameter that only rank 0's graph reaches.
+func TestOverlapWhereOneRankHasNoGradient(t *testing.T) { twoRanks(t, "partial") }
+
 // twoRanks runs TestDistWorker as ranks 0 and 1; mode "overlap" checks the overlapped averaging alone.
 func twoRanks(t *testing.T, mode string) {
 	if !HasBackend("gloo") {
@@ -65,9 +68,15 @@ func TestDistWorker(t *testing.T) {
 	}
 	defer g.Close()
 	r := float64(rank)
-	if os.Getenv("CONVREP_DIST_TEST_MODE") == "overlap" {
+	switch os.Getenv("CONVREP_DIST_TEST_MODE") {
+	case "overlap":
 		overlapped(t, g, r, 8)
 		overlapped(t, g, r, 1<<20)
+		return
+	case "partial":
+		for _, bucketBytes := range []int64{4, 12, 1 << 20} { // each tensor alone; u with w; all in one
+			partlyUsed(t, g, rank, bucketBytes)
+		}
 		return
 	}
 
@@ -145,6 +154,49 @@ func overlapped(t *testing.T, g *Group, r float64, bucketBytes int64) {
 		}
 		for _, w := range []*ts.Tensor{w1, w2} {
 			w.MustGrad(false).MustZero_()
+		}
+	}
+}
+
+// partlyUsed checks the averaging of a parameter u that only rank 0's graph reaches, beside w, which both
+// reach, and z, which neither does: y = Σ x·w, plus u·x₀ on rank 0, with x = r+1. Every rank must send
+// u's bucket (in buckets of bucketBytes: 4 bytes puts each tensor in a bucket of its own, so a rank that
+// skipped u's would pair w's with the other rank's u's) and take the mean of u's gradient, (1 + 0)/2, as
+// its own; z keeps no gradient on either rank. The second step starts from the gradients zeroed in place.
+func partlyUsed(t *testing.T, g *Group, rank int, bucketBytes int64) {
+	u := ts.MustOfSlice([]float32{3}).MustSetRequiresGrad(true, false)
+	w := ts.MustOfSlice([]float32{5, 7}).MustSetRequiresGrad(true, false)
+	z := ts.MustOfSlice([]float32{1}).MustSetRequiresGrad(true, false)
+	o, err := g.NewOverlap([]*ts.Tensor{u, w, z}, bucketBytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer o.Close()
+	x := ts.MustOfSlice([]float32{float32(rank) + 1, float32(rank) + 1})
+	for step := 0; step < 2; step++ {
+		o.Arm()
+		y := x.MustMul(w, false).MustSum(gotch.Float, true)
+		if rank == 0 {
+			y = y.MustAdd(u.MustMul(x.MustNarrow(0, 0, 1, false), false).MustSum(gotch.Float, true), true)
+		}
+		if err := y.Backward(); err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		what := fmt.Sprintf("rank %d, step %d, buckets of %d bytes", rank, step, bucketBytes)
+		expect(t, what+": grad w", w.MustGrad(false).Float64Values(), []float64{1.5, 1.5})
+		gu := u.MustGrad(false)
+		if !gu.MustDefined() {
+			t.Fatalf("%s: u has no gradient, though rank 0 had one", what)
+		}
+		expect(t, what+": grad u", gu.Float64Values(), []float64{0.5})
+		if gz := z.MustGrad(false); gz.MustDefined() {
+			t.Fatalf("%s: z, which no rank's graph reaches, got gradient %v", what, gz.Float64Values())
+		}
+		for _, p := range []*ts.Tensor{u, w} {
+			p.MustGrad(false).MustZero_()
 		}
 	}
 }

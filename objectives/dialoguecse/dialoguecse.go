@@ -227,8 +227,9 @@ func (b Batch) makeLayout(dev gotch.Device) (*layout, error) {
 	}
 	l := &layout{turns: int64(turns)}
 	err := torch.Catch("dialoguecse layout", func() error {
-		l.slots = ts.MustOfSlice(idx).MustTo(dev, true)
-		l.cand = ts.MustOfSlice(cand).MustTo(dev, true).MustView([]int64{int64(n), int64(n)}, true)
+		// Built on the prefetch thread while a step runs: to a GPU through pinned memory without blocking.
+		l.slots = models.ToDevice(ts.MustOfSlice(idx), dev)
+		l.cand = models.ToDevice(ts.MustOfSlice(cand), dev).MustView([]int64{int64(n), int64(n)}, true)
 		return nil
 	})
 	if err != nil {

@@ -1,0 +1,148 @@
+#include "fused.h"
+
+#include <ATen/ATen.h>
+#include <ATen/autocast_mode.h>
+#include <torch/csrc/autograd/custom_function.h>
+#include <torch/version.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <vector>
+
+// libtorch 2.4 replaced the per-device autocast queries by ones taking a device type (as in autocast.cpp).
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+#define CONVREP_FUSED_AUTOCAST_BY_DEVICE 1
+#endif
+
+namespace {
+
+char *error_of(const std::exception &e) { return strdup(e.what()); }
+at::Tensor &tensor(void *h) { return *static_cast<at::Tensor *>(h); }
+
+// Whether b starts where a ends and c where b ends, in one storage, each contiguous, alike in dtype, device
+// and every size but the first.
+bool end_to_end(const at::Tensor &a, const at::Tensor &b, const at::Tensor &c) {
+  for (const at::Tensor *t : {&b, &c}) {
+    if (t->scalar_type() != a.scalar_type() || t->device() != a.device() || t->dim() != a.dim() ||
+        t->dim() == 0 || !t->sizes().slice(1).equals(a.sizes().slice(1)) || !t->has_storage() ||
+        !t->storage().is_alias_of(a.storage())) {
+      return false;
+    }
+  }
+  if (a.dim() == 0 || !a.is_contiguous() || !b.is_contiguous() || !c.is_contiguous()) return false;
+  auto end = [](const at::Tensor &t) { return static_cast<const char *>(t.data_ptr()) + t.numel() * t.element_size(); };
+  return end(a) == b.data_ptr() && end(b) == c.data_ptr();
+}
+
+// The rows of three tensors as one: the shared memory where they lie end to end, else a copy. Backward hands
+// each its rows of the gradient (views, which AccumulateGrad may keep as the gradient itself).
+struct JoinRows : public torch::autograd::Function<JoinRows> {
+  static at::Tensor forward(torch::autograd::AutogradContext *ctx, const at::Tensor &a, const at::Tensor &b,
+                            const at::Tensor &c) {
+    ctx->saved_data["rows"] = std::vector<int64_t>{a.size(0), b.size(0), c.size(0)};
+    if (!end_to_end(a, b, c)) return at::cat({a, b, c}, 0);
+    std::vector<int64_t> sizes = a.sizes().vec();
+    sizes[0] = a.size(0) + b.size(0) + c.size(0);
+    std::vector<int64_t> strides(sizes.size(), 1);
+    for (int64_t d = static_cast<int64_t>(sizes.size()) - 2; d >= 0; d--) strides[d] = strides[d + 1] * sizes[d + 1];
+    // A tensor of its own over a's storage, not a view in autograd's sense: nothing records it as derived
+    // from a alone, and the optimiser's in-place steps on a, b and c (after backward) touch no graph.
+    at::Tensor out = at::empty({0}, a.options());
+    out.set_(a.storage(), a.storage_offset(), sizes, strides);
+    return out;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext *ctx,
+                                                 torch::autograd::variable_list grads) {
+    std::vector<int64_t> rows = ctx->saved_data["rows"].toIntVector();
+    const at::Tensor &g = grads[0];
+    return {g.narrow(0, 0, rows[0]), g.narrow(0, rows[0], rows[1]), g.narrow(0, rows[0] + rows[1], rows[2])};
+  }
+};
+
+bool autocast_on(const at::Device &d) {
+#ifdef CONVREP_FUSED_AUTOCAST_BY_DEVICE
+  return at::autocast::is_autocast_enabled(d.type());
+#else
+  return d.is_cuda() ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
+#endif
+}
+
+// What GELU _addmm_activation(use_gelu) computes on a device type, measured on a small problem whose
+// pre-activations span [-5, 5], where exact and tanh GELU differ by up to 5e-4: libtorch 1.13-2.x compute
+// the exact one on the CPU (addmm, then gelu_) and the tanh one on CUDA (cuBLASLt's GELU epilogue, or
+// gelu_(..., "tanh") after the GEMM). 0 when it is neither, or fails.
+int probe_gelu_kind(const at::Device &dev) {
+  try {
+    at::NoGradGuard no_grad;
+    auto opts = at::TensorOptions().dtype(at::kFloat).device(dev);
+    at::Tensor x = at::linspace(-2.5, 2.5, 64, opts).view({8, 8});
+    at::Tensor w = at::eye(8, opts).mul(2).add(at::linspace(-0.05, 0.05, 64, opts).view({8, 8}));
+    at::Tensor bias = at::linspace(-0.1, 0.1, 8, opts);
+    at::Tensor fused = at::_addmm_activation(bias, x, w.t(), 1, 1, true);
+    at::Tensor pre = at::addmm(bias, x, w.t());
+    double erf = (fused - at::gelu(pre, "none")).abs().max().item<double>();
+    double tanh = (fused - at::gelu(pre, "tanh")).abs().max().item<double>();
+    if (erf < 2e-5 && tanh > 1e-4) return 1;
+    if (tanh < 2e-5 && erf > 1e-4) return 2;
+  } catch (const std::exception &) {
+  }
+  return 0;
+}
+
+int gelu_kind(const at::Device &dev) {
+  static std::mutex mu;
+  static int kinds[2] = {-1, -1};  // CPU, CUDA; -1 until probed
+  int i = dev.is_cuda() ? 1 : 0;
+  if (!dev.is_cuda() && !dev.is_cpu()) return 0;
+  std::lock_guard<std::mutex> lock(mu);
+  if (kinds[i] < 0) kinds[i] = probe_gelu_kind(dev.is_cuda() ? at::Device(at::kCUDA) : at::Device(at::kCPU));
+  return kinds[i];
+}
+
+}  // namespace
+
+char *convrep_join_rows(void *a, void *b, void *c, void **out) {
+  try {
+    *out = new at::Tensor(JoinRows::apply(tensor(a), tensor(b), tensor(c)));
+  } catch (const std::exception &e) {
+    return error_of(e);
+  }
+  return nullptr;
+}
+
+int convrep_rows_end_to_end(void *a, void *b, void *c) { return end_to_end(tensor(a), tensor(b), tensor(c)) ? 1 : 0; }
+
+char *convrep_dense_gelu(void *xh, void *wh, void *bh, int tanh, void **out, int *fused) {
+  try {
+    const at::Tensor &x = tensor(xh), &w = tensor(wh), &bias = tensor(bh);
+    bool grad = at::GradMode::is_enabled() && (x.requires_grad() || w.requires_grad() || bias.requires_grad());
+    // _addmm_activation has no derivative (libtorch 1.13 to 2.11): it serves passes that need none.
+    if (!grad && x.dim() >= 2 && w.dim() == 2 && bias.dim() == 1 && x.scalar_type() == w.scalar_type() &&
+        bias.scalar_type() == w.scalar_type() && x.device() == w.device() && !autocast_on(x.device()) &&
+        gelu_kind(x.device()) == (tanh ? 2 : 1)) {
+      std::vector<int64_t> sizes = x.sizes().vec();
+      sizes.back() = w.size(0);
+      at::Tensor y = at::_addmm_activation(bias, x.reshape({-1, x.size(-1)}), w.t(), 1, 1, true);
+      *out = new at::Tensor(y.view(sizes));
+      *fused = 1;
+      return nullptr;
+    }
+    *out = new at::Tensor(at::gelu(at::linear(x, w, bias), tanh ? "tanh" : "none"));
+    *fused = 0;
+  } catch (const std::exception &e) {
+    return error_of(e);
+  }
+  return nullptr;
+}
+
+int convrep_addmm_gelu_kind(int cuda) {
+  try {
+    return gelu_kind(cuda ? at::Device(at::kCUDA) : at::Device(at::kCPU));
+  } catch (const std::exception &) {
+    return 0;
+  }
+}

@@ -1,0 +1,122 @@
+package models
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/shared"
+	"convrep/internal/torch"
+)
+
+// Every layer's query, key and value weights (and biases) lie end to end in one tensor, so that the
+// projection is one GEMM without a copy, while each stays a trainable parameter under its checkpoint name:
+// in a new model of each family and in one loaded from a checkpoint.
+func TestQKVShareOneTensor(t *testing.T) {
+	models := map[string]*Model{}
+	for _, arch := range Archs() {
+		c, err := NewConfig(arch, Sizes{VocabSize: 50, HiddenSize: 16, NumLayers: 2, NumHeads: 2, IntermediateSize: 32, MaxSequence: 16, PadTokenID: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if models["new "+string(arch)], err = New(c, Heads{}, gotch.CPU); err != nil {
+			t.Fatal(err)
+		}
+	}
+	loaded, err := Load(shared.MustPath(t, "fixtures", "tiny-bert"), LoadOptions{Device: gotch.CPU})
+	if err != nil {
+		t.Fatal(err)
+	}
+	models["loaded tiny-bert"] = loaded
+	for what, m := range models {
+		f := m.Config.Family()
+		for i, l := range m.layers {
+			for _, part := range []struct {
+				suffix  string
+				q, k, v *ts.Tensor
+			}{{"weight", l.query.w, l.key.w, l.value.w}, {"bias", l.query.b, l.key.b, l.value.b}} {
+				if !torch.RowsEndToEnd(part.q, part.k, part.v) {
+					t.Errorf("%s, layer %d: the query, key and value %ss are not end to end in one tensor", what, i, part.suffix)
+				}
+				for name, p := range map[string]*ts.Tensor{f.block.query: part.q, f.block.key: part.k, f.block.value: part.v} {
+					full := f.LayerPrefix(i) + name + "." + part.suffix
+					if m.Params()[full] != p {
+						t.Errorf("%s: %s is not the parameter the layer multiplies by", what, full)
+					}
+					if !p.MustRequiresGrad() || !p.MustIsLeaf(false) {
+						t.Errorf("%s: %s is not a leaf that requires its gradient", what, full)
+					}
+				}
+			}
+		}
+	}
+}
+
+// The joined projection computes what three linears compute, and backward gives each weight, bias and the
+// input the gradients three linears would.
+func TestProjectMatchesThreeLinears(t *testing.T) {
+	m := benchModel(t, 100, 1, 32, 4, 64)
+	b := m.layers[0]
+	const bsz, seq, dh = 2, 5, 8
+	if err := torch.ManualSeed(7); err != nil {
+		t.Fatal(err)
+	}
+	x := ts.MustRandn([]int64{bsz, seq, 32}, gotch.Float, gotch.CPU).MustSetRequiresGrad(true, true)
+	up := [3]*ts.Tensor{}
+	for i := range up {
+		up[i] = ts.MustRandn([]int64{bsz, 4, seq, dh}, gotch.Float, gotch.CPU)
+	}
+	params := []*ts.Tensor{x, b.query.w, b.key.w, b.value.w, b.query.b, b.key.b, b.value.b}
+	grads := func(project func() (q, k, v *ts.Tensor)) (outs []*ts.Tensor, gs []*ts.Tensor) {
+		t.Helper()
+		for _, p := range params {
+			if g := p.MustGrad(false); g.MustDefined() {
+				g.MustZero_()
+			}
+		}
+		err := torch.Catch("project", func() error {
+			q, k, v := project()
+			outs = []*ts.Tensor{q, k, v}
+			loss := q.MustMul(up[0], false).MustSum(gotch.Float, true).
+				MustAdd(k.MustMul(up[1], false).MustSum(gotch.Float, true), true).
+				MustAdd(v.MustMul(up[2], false).MustSum(gotch.Float, true), true)
+			return loss.Backward()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range params {
+			gs = append(gs, p.MustGrad(false).MustMulScalar(ts.FloatScalar(1), true))
+		}
+		return outs, gs
+	}
+	joinedOut, joinedGrads := grads(func() (q, k, v *ts.Tensor) { return b.project(x, bsz, seq, dh) })
+	separateOut, separateGrads := grads(func() (q, k, v *ts.Tensor) {
+		split := func(l linear) *ts.Tensor { // the projection before the weights were joined
+			return ts.MustLinear(x, l.w, l.b).MustView([]int64{bsz, seq, 4, dh}, true).MustTranspose(1, 2, true)
+		}
+		return split(b.query), split(b.key), split(b.value)
+	})
+	for i, name := range []string{"q", "k", "v"} {
+		if d := maxAbsDiff(joinedOut[i], separateOut[i]); d > 1e-6 {
+			t.Errorf("%s differs from its own linear's by %g", name, d)
+		}
+	}
+	for i, name := range []string{"input", "query weight", "key weight", "value weight", "query bias", "key bias", "value bias"} {
+		if d := maxAbsDiff(joinedGrads[i], separateGrads[i]); d > 1e-5 || !joinedGrads[i].MustDefined() {
+			t.Errorf("the %s's gradient differs from three linears' by %g", name, d)
+		}
+		if n := joinedGrads[i].MustAbs(false).MustMax(true).Float64Values()[0]; n == 0 {
+			t.Errorf("the %s's gradient is zero", name)
+		}
+	}
+}
+
+func maxAbsDiff(a, b *ts.Tensor) float64 {
+	if fmt.Sprint(a.MustSize()) != fmt.Sprint(b.MustSize()) {
+		return 1e300
+	}
+	return a.MustDetach(false).MustSub(b, true).MustAbs(true).MustMax(true).Float64Values()[0]
+}
