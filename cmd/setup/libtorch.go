@@ -103,13 +103,20 @@ var versionRe = regexp.MustCompile(`#define TORCH_VERSION_(MAJOR|MINOR|PATCH) (\
 // inspect reads the version from the headers, and the C++ ABI from libc10's symbols: a library built with
 // the new ABI exports names mangled with __cxx11.
 func (lt *libtorch) inspect() error {
-	b, err := os.ReadFile(filepath.Join(lt.Include, "torch/csrc/api/include/torch/version.h"))
-	if err != nil {
-		return err
-	}
+	// From about libtorch 2.9 the api folder's version.h only includes torch/headeronly/version.h, which
+	// holds the numbers (PyTorch 2.11's wheel is laid out so).
 	parts := map[string]string{}
-	for _, m := range versionRe.FindAllStringSubmatch(string(b), -1) {
-		parts[m[1]] = m[2]
+	for _, h := range []string{"torch/csrc/api/include/torch/version.h", "torch/headeronly/version.h"} {
+		b, err := os.ReadFile(filepath.Join(lt.Include, h))
+		if err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		for _, m := range versionRe.FindAllStringSubmatch(string(b), -1) {
+			parts[m[1]] = m[2]
+		}
+	}
+	if len(parts) != 3 {
+		return fmt.Errorf("no TORCH_VERSION_MAJOR, _MINOR and _PATCH in %s's torch/csrc/api/include/torch/version.h or torch/headeronly/version.h", lt.Include)
 	}
 	lt.Version = fmt.Sprintf("%s.%s.%s", parts["MAJOR"], parts["MINOR"], parts["PATCH"])
 	lt.CUDA = exists(filepath.Join(lt.Lib, "libtorch_cuda.so"))

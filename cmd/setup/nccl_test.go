@@ -263,3 +263,40 @@ func TestCXXStandard(t *testing.T) {
 		}
 	}
 }
+
+// The version is read from torch/version.h, or from torch/headeronly/version.h where the first only includes
+// the second (PyTorch 2.11's wheel); a libtorch stating none is refused.
+func TestLibtorchVersionHeaders(t *testing.T) {
+	for _, tc := range []struct{ name, api, headeronly, want string }{
+		{"api folder (1.13, 2.1)", "#define TORCH_VERSION_MAJOR 2\n#define TORCH_VERSION_MINOR 1\n#define TORCH_VERSION_PATCH 0\n", "", "2.1.0"},
+		{"headeronly (2.11)", "#pragma once\n#include <torch/headeronly/version.h>\n", "#define TORCH_VERSION_MAJOR 2\n#define TORCH_VERSION_MINOR 11\n#define TORCH_VERSION_PATCH 0\n", "2.11.0"},
+		{"none", "#pragma once\n", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := fakeLibtorch(t, false, false, true)
+			inc := filepath.Join(dir, "include")
+			if err := os.WriteFile(filepath.Join(inc, "torch/csrc/api/include/torch/version.h"), []byte(tc.api), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if tc.headeronly != "" {
+				if err := os.MkdirAll(filepath.Join(inc, "torch/headeronly"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(inc, "torch/headeronly/version.h"), []byte(tc.headeronly), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			t.Setenv("LIBTORCH", dir)
+			lt, err := findLibtorch(false)
+			if tc.want == "" {
+				if err == nil || !strings.Contains(err.Error(), "headeronly/version.h") {
+					t.Fatalf("found %+v, %v; want an error naming the headers", lt, err)
+				}
+				return
+			}
+			if err != nil || lt.Version != tc.want {
+				t.Fatalf("version %v, %v; want %s", lt, err, tc.want)
+			}
+		})
+	}
+}
