@@ -150,12 +150,14 @@ func TestBenchBF16PeakAndMaxBatch(t *testing.T) {
 // head: BERT-base's tensors, at tiny sizes) per libtorch version, as the JSON line reports them. A change that
 // adds calls to a phase fails TestBenchPinsTheCallsOfABERTBaseStep; one that saves some updates the table.
 // The forward pass differs between versions: 2.x runs attention as one fused call.
+// On CUDA with libtorch 2.11 (an H200) the step made forward 281, loss 62, backward 1, optimiser 3, other 26
+// calls (README, "What has run on a GPU"); that version is not pinned here.
 var pinnedCalls = map[string]torch.Counts{
 	"1.13": {
-		Forward:   torch.Count{Calls: 493, Ops: 2372},
+		Forward:   torch.Count{Calls: 409, Ops: 2144}, // 493 before one GEMM for Q, K and V
 		Loss:      torch.Count{Calls: 62, Ops: 184},
-		Backward:  torch.Count{Calls: 1, Ops: 4356, BackwardNodes: 952},
-		Optimizer: torch.Count{Calls: 3, Ops: 4777}, // 2,792 calls before the optimiser's shim
+		Backward:  torch.Count{Calls: 1, Ops: 3768, BackwardNodes: 844}, // 4,356 and 952 before it
+		Optimizer: torch.Count{Calls: 3, Ops: 4777},                     // 2,792 calls before the optimiser's shim
 		Other:     torch.Count{Calls: 14, Ops: 30},
 	},
 }
