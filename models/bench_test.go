@@ -99,21 +99,22 @@ func BenchmarkEncoderTrainStep(b *testing.B) {
 	}
 }
 
-// countOps runs step once on this thread and returns the libtorch work it did (torch.StartOpCount).
-func countOps(tb testing.TB, step func() error) torch.OpCount {
+// countOps runs step once and returns the libtorch work it did, all phases together (torch.Counting).
+func countOps(tb testing.TB, step func() error) torch.Count {
 	tb.Helper()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	stop, err := torch.StartOpCount()
+	stop, err := torch.Counting()
 	if err != nil {
 		tb.Fatal(err)
 	}
 	err = step()
-	count := stop()
+	counts, stopErr := stop()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return count
+	if stopErr != nil {
+		tb.Fatal(stopErr)
+	}
+	return counts.Total()
 }
 
 func trainStep(m *Model, opt *nn.Optimizer, in Input) error {
