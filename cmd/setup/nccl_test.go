@@ -9,6 +9,27 @@ import (
 	"testing"
 )
 
+// wantError checks err against a table case: with parts, an error holding each of them; without, none. It
+// reports whether the case goes on to check a result.
+func wantError(t *testing.T, err error, parts []string) bool {
+	t.Helper()
+	if parts == nil {
+		if err != nil {
+			t.Fatal(err)
+		}
+		return true
+	}
+	if err == nil {
+		t.Fatalf("no error, want one naming %q", parts)
+	}
+	for _, w := range parts {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q lacks %q", err, w)
+		}
+	}
+	return false
+}
+
 // ncclHeader is a stand-in nccl.h defining what the real one (2.9 and later) does about its release.
 func ncclHeader(v ncclVersion) string {
 	return fmt.Sprintf("#define NCCL_MAJOR %d\n#define NCCL_MINOR %d\n#define NCCL_PATCH %d\n#define NCCL_SUFFIX \"\"\n"+
@@ -124,19 +145,8 @@ func TestCheckNCCL(t *testing.T) {
 				}
 			}
 			defines, err := distDefines(lt)
-			if tc.err != nil {
-				if err == nil {
-					t.Fatalf("accepted (%q), want an error", defines)
-				}
-				for _, w := range tc.err {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error %q lacks %q", err, w)
-					}
-				}
+			if !wantError(t, err, tc.err) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if want := fmt.Sprintf("-DCONVREP_NCCL_LIB_VERSION_CODE=%d", tc.lib.code()); !strings.Contains(defines, want) {
 				t.Errorf("defines %q lack %s", defines, want)
@@ -209,19 +219,8 @@ func TestLibtorchFromPython(t *testing.T) {
 		t.Run(tc.val, func(t *testing.T) {
 			t.Setenv("LIBTORCH", tc.val)
 			lt, err := findLibtorch(false)
-			if tc.err != nil {
-				if err == nil {
-					t.Fatalf("found %+v, want an error", lt)
-				}
-				for _, w := range tc.err {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error %q lacks %q", err, w)
-					}
-				}
+			if !wantError(t, err, tc.err) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if lt.From != tc.from || lt.Lib != filepath.Join(torchDir, "lib") || lt.Std != "c++17" {
 				t.Errorf("found %+v, want from %q, lib %s, c++17", lt, tc.from, filepath.Join(torchDir, "lib"))
