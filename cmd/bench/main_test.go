@@ -116,20 +116,9 @@ func TestBenchRejectsBadOptions(t *testing.T) {
 // bf16 autocast on the CPU, a given peak, and the batch search: the line says bf16, its MFU follows from
 // the peak, and the search keeps the largest batch tried (nothing runs out of memory at this size).
 func TestBenchBF16PeakAndMaxBatch(t *testing.T) {
-	o, err := parseFlags([]string{"--layers", "1", "--hidden", "32", "--vocab", "500", "--batch", "2", "--seq-len", "8",
+	r, _ := benchLine(t, "--layers", "1", "--hidden", "32", "--vocab", "500", "--batch", "2", "--seq-len", "8",
 		"--steps", "1", "--warmup", "1", "--threads", "1", "--precision", "bf16", "--peak-tflops", "2.5",
-		"--find-max-batch", "--max-batch", "16"}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if err := run(o, &out); err != nil {
-		t.Fatal(err)
-	}
-	var r result
-	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-		t.Fatalf("not JSON: %v: %s", err, out.String())
-	}
+		"--find-max-batch", "--max-batch", "16")
 	if r.Precision != "bf16" || r.Batch != 16 || r.Heads != 1 || r.Seq != 8 {
 		t.Errorf("precision %q, batch %d, heads %d, seq %d; want bf16, 16 (the search's largest), 1 (32/64 rounded up to 1), 8",
 			r.Precision, r.Batch, r.Heads, r.Seq)
@@ -163,21 +152,10 @@ var pinnedCalls = map[string]torch.Counts{
 }
 
 func TestBenchPinsTheCallsOfABERTBaseStep(t *testing.T) {
-	o, err := parseFlags([]string{"--layers", "12", "--hidden", "8", "--heads", "2", "--intermediate", "16",
-		"--vocab", "50", "--batch", "2", "--seq", "4", "--steps", "1", "--warmup", "2", "--threads", "1"}, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	if err := run(o, &out); err != nil {
-		t.Fatal(err)
-	}
-	var r result
-	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
-		t.Fatalf("not JSON: %v: %s", err, out.String())
-	}
+	r, out := benchLine(t, "--layers", "12", "--hidden", "8", "--heads", "2", "--intermediate", "16",
+		"--vocab", "50", "--batch", "2", "--seq", "4", "--steps", "1", "--warmup", "2", "--threads", "1")
 	if r.LibtorchCalls == nil {
-		t.Fatalf("no libtorch_calls in %s", out.String())
+		t.Fatalf("no libtorch_calls in %s", out)
 	}
 	got := *r.LibtorchCalls
 	version := torch.LibtorchVersion()
@@ -205,4 +183,22 @@ func TestBenchPinsTheCallsOfABERTBaseStep(t *testing.T) {
 		t.Errorf("counts %+v: want 3 optimiser calls, 1 backward call running autograd nodes, a forward pass of "+
 			"at least one call per layer and one operator per call", got)
 	}
+}
+
+// benchLine runs cmd/bench with args and returns its JSON line, decoded and as printed.
+func benchLine(t *testing.T, args ...string) (result, string) {
+	t.Helper()
+	o, err := parseFlags(args, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := run(o, &out); err != nil {
+		t.Fatal(err)
+	}
+	var r result
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("not JSON: %v: %s", err, out.String())
+	}
+	return r, out.String()
 }
