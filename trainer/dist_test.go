@@ -164,14 +164,19 @@ func startWorkers(t *testing.T, n int, path string, sets []string, resume bool, 
 	return &workers{cmds: cmds, logs: logs}
 }
 
-// waitWorkers waits for every worker and fails the test, showing its log, if one failed.
+// waitWorkers waits for every worker and fails the test if one failed, showing every worker's log: the
+// worker that reports an error is often not the one that caused it (a rank that dies closes its peers'
+// connections).
 func waitWorkers(t *testing.T, w *workers) {
 	t.Helper()
+	var failed []string
 	for r, cmd := range w.cmds {
 		if err := cmd.Wait(); err != nil {
-			b, _ := os.ReadFile(w.logs[r])
-			t.Fatalf("worker %d: %v\n%s", r, err, b)
+			failed = append(failed, fmt.Sprintf("worker %d: %v", r, err))
 		}
+	}
+	if failed != nil {
+		t.Fatalf("%s\n%s", strings.Join(failed, "; "), workerLogs(w))
 	}
 }
 
