@@ -38,7 +38,7 @@ func main() {
 	fs := flag.NewFlagSet("embed", flag.ContinueOnError)
 	fs.StringVar(&o.model, "model", "", "model folder, or a hub name (bert-base-uncased, org/name) found in the HuggingFace cache or downloaded into it (required)")
 	fs.StringVar(&o.pooling, "pooling", "", "how token states become one vector: mean (over real tokens) or cls (default: what the model folder declares for sentence-transformers, else mean)")
-	fs.IntVar(&o.maxLength, "max-length", 0, "longest input in tokens, special tokens included; 0 = the model's limit")
+	fs.IntVar(&o.maxLength, "max-length", 0, "longest input in tokens, special tokens included; 0 = the max_seq_length the folder declares for sentence-transformers, else the model's limit")
 	fs.StringVar(&o.truncation, "truncation", "right", "which end of a too-long text is cut: right, or left (keeps a dialogue's latest turns)")
 	fs.StringVar(&o.input, "input", "", "texts to embed: .txt (one per line) or .jsonl (a \"text\" field per line) (required)")
 	fs.StringVar(&o.output, "output", "", "where to write the embeddings as JSON lines (required); written atomically")
@@ -112,32 +112,48 @@ func run(ctx context.Context, o options, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	pooling, normalize, from, err := embedding(dir, o.pooling)
+	l, from, err := embedding(dir, o.pooling)
 	if err != nil {
 		return err
 	}
-	e := &models.Embedder{Model: m, Tokenizer: tok, Pooling: pooling, MaxLength: o.maxLength, Truncation: trunc}
-	log.Info("embedding", zap.Int("texts", len(texts)), zap.String("model", dir), zap.String("pooling", string(pooling)),
-		zap.Bool("normalize", normalize), zap.String("as", from))
-	return writeEmbeddings(ctx, o.output, texts, e, o.batchSize, normalize)
+	maxLength, lengthFrom := inputLength(o.maxLength, l.MaxSeqLength, int(m.Config.MaxSequence()))
+	e := &models.Embedder{Model: m, Tokenizer: tok, Pooling: l.Pooling, MaxLength: maxLength, Truncation: trunc}
+	log.Info("embedding", zap.Int("texts", len(texts)), zap.String("model", dir), zap.String("pooling", string(l.Pooling)),
+		zap.Bool("normalize", l.Normalize), zap.String("as", from), zap.Int("max_length", maxLength), zap.String("length_from", lengthFrom))
+	return writeEmbeddings(ctx, o.output, texts, e, o.batchSize, l.Normalize)
 }
 
 // embedding is how the model at dir embeds: the --pooling flag when given, else what the folder declares
-// for sentence-transformers (its Pooling and Normalize modules), else mean pooling; from says which.
-func embedding(dir, flagPooling string) (pooling models.Pooling, normalize bool, from string, err error) {
-	l, err := sbert.Read(dir)
+// for sentence-transformers (its Pooling and Normalize modules), else mean pooling; from says which. The
+// layout's MaxSeqLength is the folder's declared input length (0: none).
+func embedding(dir, flagPooling string) (l sbert.Layout, from string, err error) {
+	l, err = sbert.Read(dir)
 	switch {
 	case errors.Is(err, sbert.ErrNone):
 		l, from = sbert.Layout{Pooling: models.Mean}, "the default (the folder declares no pooling)"
 	case err != nil:
-		return "", false, "", err
+		return sbert.Layout{}, "", err
 	default:
 		from = "the folder's sentence-transformers modules"
 	}
 	if flagPooling != "" {
 		l.Pooling, from = models.Pooling(flagPooling), "--pooling"
 	}
-	return l.Pooling, l.Normalize, from, nil
+	return l, from, nil
+}
+
+// inputLength is the longest input in tokens and where it came from: --max-length when given, else the
+// max_seq_length the folder declares for sentence-transformers (which truncates there, so that both give
+// the same vectors), else the model's position limit. None is longer than the limit.
+func inputLength(flagLength, declared, limit int) (int, string) {
+	switch {
+	case flagLength > 0:
+		return min(flagLength, limit), "--max-length"
+	case declared > 0:
+		return min(declared, limit), "the folder's max_seq_length (sentence_bert_config.json)"
+	default:
+		return limit, "the model's position limit"
+	}
 }
 
 func parseTruncation(s string) (tokenizers.Truncation, error) {

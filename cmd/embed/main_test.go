@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -138,7 +139,9 @@ func TestEmbedRejectsBadInput(t *testing.T) {
 // A model folder that declares its pooling for sentence-transformers is embedded that way without
 // --pooling: a folder declaring [CLS] and normalisation gives the unit [CLS] vectors that --pooling cls
 // gives before normalising; an explicit --pooling wins over the folder.
-func TestEmbedUsesTheFolderDeclaredPooling(t *testing.T) {
+// tinyModelCopy copies the tiny BERT fixture into a folder the test may add sentence-transformers files to.
+func tinyModelCopy(t *testing.T) string {
+	t.Helper()
 	src := shared.MustPath(t, "fixtures", "tiny-bert")
 	dir := filepath.Join(t.TempDir(), "model")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -153,26 +156,38 @@ func TestEmbedUsesTheFolderDeclaredPooling(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return dir
+}
+
+// embedder embeds texts with the model at dir, each call with a pooling flag and a --max-length.
+func embedder(t *testing.T, dir string, texts string) func(pooling string, maxLength int) []record {
 	tmp := t.TempDir()
 	in := filepath.Join(tmp, "texts.txt")
-	if err := os.WriteFile(in, []byte("book a table for two\nis it going to rain\n"), 0o644); err != nil {
+	if err := os.WriteFile(in, []byte(texts), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	embed := func(pooling, name string) []record {
+	calls := 0
+	return func(pooling string, maxLength int) []record {
 		t.Helper()
-		out := filepath.Join(tmp, name)
-		o := options{model: dir, pooling: pooling, input: in, output: out, device: "cpu", truncation: "right", batchSize: 2}
+		calls++
+		out := filepath.Join(tmp, fmt.Sprintf("out-%d.jsonl", calls))
+		o := options{model: dir, pooling: pooling, maxLength: maxLength, input: in, output: out, device: "cpu", truncation: "right", batchSize: 2}
 		if err := run(context.Background(), o, zap.NewNop()); err != nil {
 			t.Fatal(err)
 		}
 		return readOutput(t, out)
 	}
-	cls := embed("cls", "cls.jsonl") // before the folder declares anything: raw [CLS] states
+}
+
+func TestEmbedUsesTheFolderDeclaredPooling(t *testing.T) {
+	dir := tinyModelCopy(t)
+	embed := embedder(t, dir, "book a table for two\nis it going to rain\n")
+	cls := embed("cls", 0) // before the folder declares anything: raw [CLS] states
 	if err := sbert.Write(dir, sbert.Layout{Pooling: models.CLS, Normalize: true, MaxSeqLength: 16, Dim: 32}); err != nil {
 		t.Fatal(err)
 	}
-	declared := embed("", "declared.jsonl")
-	mean := embed("mean", "mean.jsonl")
+	declared := embed("", 0)
+	mean := embed("mean", 0)
 	for i := range cls {
 		var norm float64
 		for _, x := range cls[i].Embedding {
@@ -186,6 +201,56 @@ func TestEmbedUsesTheFolderDeclaredPooling(t *testing.T) {
 		}
 		if math.Abs(float64(mean[i].Embedding[0])-float64(declared[i].Embedding[0])) < 1e-9 {
 			t.Errorf("text %d: --pooling mean gave the declared [CLS] embedding", i)
+		}
+	}
+}
+
+// A folder declaring max_seq_length 8 is embedded as sentence-transformers embeds it: texts cut at 8 tokens,
+// unless --max-length says otherwise. (sentence-transformers loads a convrep model folder with its declared
+// length; truncating at the position limit instead gave vectors up to 0.064 apart on long utterances.)
+func TestEmbedTruncatesAtTheFolderDeclaredLength(t *testing.T) {
+	dir := tinyModelCopy(t)
+	if err := sbert.Write(dir, sbert.Layout{Pooling: models.Mean, Normalize: true, MaxSeqLength: 8, Dim: 32}); err != nil {
+		t.Fatal(err)
+	}
+	embed := embedder(t, dir, "i would like to book a table for two people at an italian restaurant in the centre tonight\nhi\n")
+	declared, at8, whole := embed("", 0), embed("", 8), embed("", 512)
+	for _, c := range []struct {
+		name      string
+		a, b      []record
+		text      int
+		wantEqual bool
+	}{
+		{"long text, default against --max-length 8", declared, at8, 0, true},
+		{"long text, default against the position limit", declared, whole, 0, false},
+		{"short text, default against the position limit", declared, whole, 1, true},
+	} {
+		same := true
+		for j := range c.a[c.text].Embedding {
+			if math.Abs(float64(c.a[c.text].Embedding[j]-c.b[c.text].Embedding[j])) > 1e-6 {
+				same = false
+			}
+		}
+		if same != c.wantEqual {
+			t.Errorf("%s: equal %v, want %v", c.name, same, c.wantEqual)
+		}
+	}
+}
+
+func TestInputLength(t *testing.T) {
+	for _, c := range []struct {
+		flag, declared, limit, want int
+		from                        string
+	}{
+		{0, 0, 512, 512, "the model's position limit"},
+		{0, 32, 512, 32, "the folder's max_seq_length (sentence_bert_config.json)"},
+		{0, 1024, 512, 512, "the folder's max_seq_length (sentence_bert_config.json)"},
+		{64, 32, 512, 64, "--max-length"},
+		{600, 32, 512, 512, "--max-length"},
+	} {
+		got, from := inputLength(c.flag, c.declared, c.limit)
+		if got != c.want || from != c.from {
+			t.Errorf("inputLength(%d, %d, %d) = %d from %q, want %d from %q", c.flag, c.declared, c.limit, got, from, c.want, c.from)
 		}
 	}
 }

@@ -29,7 +29,7 @@ func (c *common) register(fs *flag.FlagSet, maxLength int) {
 	fs.StringVar(&c.model.checkpoint, "checkpoint", "", "with an experiment .toml as --model: evaluate the weights of this checkpoint of its run (runs/X/checkpoints/step-N.safetensors); for response, a comma-separated list evaluates the ensemble of those checkpoints (one experiment file) or pairs with the --model list")
 	fs.StringVar(&c.model.device, "device", "cpu", "cpu, cuda or cuda:N")
 	fs.StringVar(&c.model.pooling, "pooling", "", "sentence embedding: mean (masked mean of the last layer, as DSE) or cls (default: what the model folder declares, else mean)")
-	fs.IntVar(&c.model.maxLength, "max-length", maxLength, "longest input in tokens; 0 = the model's limit (dialogue histories keep their latest turns). "+
+	fs.IntVar(&c.model.maxLength, "max-length", maxLength, "longest input in tokens; 0 = the max_seq_length the model folder declares for sentence-transformers, else the model's limit (dialogue histories keep their latest turns). "+
 		"Defaults as DSE App. B.1: intent and oos 64, response 128 (\"a number that can fit at least 99% of the samples\"); "+
 		"-1 = each task's: in suite the single tasks' lengths, in fine-tuning tasks the --protocol's (DSE App. B.1: acts 32, intent 64, response 128; futuretod: the model's limit, TOD-BERT's 512)")
 	fs.IntVar(&c.model.batch, "batch-size", 64, "texts per forward pass")

@@ -8,10 +8,13 @@ import (
 	"strings"
 	"testing"
 
+	"convrep/evaluate"
+	"convrep/internal/shared"
 	"convrep/models"
 	"convrep/models/sbert"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
 )
 
 // Bad input must fail with a clear error before any model is loaded or text embedded. The model given is a
@@ -176,5 +179,43 @@ func TestEnsembleMembers(t *testing.T) {
 				t.Errorf("members %v, want %v", names, c.want)
 			}
 		})
+	}
+}
+
+// Where a task names no length (--max-length 0), a folder declaring max_seq_length 8 is embedded at 8 tokens,
+// as sentence-transformers embeds it; a length given wins; a folder declaring none keeps the model's limit.
+func TestDeclaredMaxSeqLength(t *testing.T) {
+	plain := filepath.Join(t.TempDir(), "model")
+	if err := os.CopyFS(plain, os.DirFS(shared.MustPath(t, "fixtures", "tiny-bert"))); err != nil {
+		t.Fatal(err)
+	}
+	declaring := filepath.Join(t.TempDir(), "model")
+	if err := os.CopyFS(declaring, os.DirFS(plain)); err != nil {
+		t.Fatal(err)
+	}
+	if err := sbert.Write(declaring, sbert.Layout{Pooling: models.Mean, MaxSeqLength: 8, Dim: 32}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		dir       string
+		flag      int
+		want      int
+		withSuite int // the suite's per-task length over the session (0: none given)
+	}{
+		{declaring, 0, 8, 0},
+		{declaring, 16, 16, 0},
+		{declaring, 0, 64, 64},
+		{plain, 0, 0, 0},
+	} {
+		s, err := openModel(context.Background(), modelRef{ref: c.dir, device: "cpu", maxLength: c.flag, batch: 4}, zaptest.NewLogger(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s = withMaxLength(s, c.withSuite)
+		for _, e := range []evaluate.Encoder{s.Enc, s.Context} {
+			if got := e.(*models.Embedder).MaxLength; got != c.want {
+				t.Errorf("%s, --max-length %d, suite length %d: encoders cut at %d, want %d", c.dir, c.flag, c.withSuite, got, c.want)
+			}
+		}
 	}
 }

@@ -169,6 +169,12 @@ func openModel(ctx context.Context, m modelRef, log *zap.Logger) (*evaluate.Sess
 	if err != nil {
 		return nil, err
 	}
+	// Where a task names no length, inputs are cut where sentence-transformers cuts them: at the folder's
+	// declared max_seq_length, else at the model's limit.
+	if l, _ := declaredLayout(m.ref); m.maxLength == 0 && l.MaxSeqLength > 0 {
+		m.maxLength = l.MaxSeqLength
+		log.Info("max_length", zap.Int("tokens", m.maxLength), zap.String("from", "the folder's max_seq_length (sentence_bert_config.json); --max-length picks another"))
+	}
 	model, tok, name, err := loadModel(ctx, m, log)
 	if err != nil {
 		return nil, err
@@ -224,10 +230,18 @@ func loadResponseEncoder(m modelRef, context *models.Model) (*models.Model, stri
 // and mean, as DSE evaluates, for anything else (an experiment's untrained backbone, a hub name, a plain
 // HuggingFace folder).
 func declaredPooling(ref string) models.Pooling {
-	for _, dir := range []string{filepath.Join(ref, "model"), ref} {
-		if l, err := sbert.Read(dir); err == nil {
-			return l.Pooling
-		}
+	if l, ok := declaredLayout(ref); ok {
+		return l.Pooling
 	}
 	return models.Mean
+}
+
+// declaredLayout is the sentence-transformers layout a model folder (or a run folder's model/) declares.
+func declaredLayout(ref string) (sbert.Layout, bool) {
+	for _, dir := range []string{filepath.Join(ref, "model"), ref} {
+		if l, err := sbert.Read(dir); err == nil {
+			return l, true
+		}
+	}
+	return sbert.Layout{}, false
 }

@@ -152,13 +152,16 @@ func taskLength(kind string, flag int) int {
 	}
 }
 
-// withMaxLength is s with its encoders cutting inputs at n tokens (0: the model's limit), and a cache of its own.
+// withMaxLength is s with its encoders cutting inputs at n tokens (0: where s cuts them, the folder's
+// declared max_seq_length or the model's limit), and a cache of its own.
 func withMaxLength(s *evaluate.Session, n int) *evaluate.Session {
 	f := s.Fresh()
 	resize := func(e evaluate.Encoder) evaluate.Encoder {
 		if m, ok := e.(*models.Embedder); ok {
 			c := *m
-			c.MaxLength = n
+			if n > 0 {
+				c.MaxLength = n
+			}
 			return &c
 		}
 		return e
