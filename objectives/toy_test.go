@@ -19,7 +19,7 @@ import (
 	"convrep/trainer"
 )
 
-// README: Adding an objective (the README shows this code, from here to the end mark, verbatim).
+// docs/objectives.md: Adding an objective (the page shows this code, from here to the end mark, verbatim).
 
 // Toy: consecutive turns of a dialogue should embed alike. Each example is a turn and the next one; the
 // loss is 1 − cos between their mean-pooled embeddings. Everything a run needs of an objective is here.
@@ -128,10 +128,10 @@ func (o *toy) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, er
 	return loss, nil, nil
 }
 
-// README: end.
+// docs/objectives.md: end.
 
 // The toy objective above, in one file and unknown to the trainer, trains three steps end to end from an
-// experiment file that names it; the README's "Adding an objective" shows its code verbatim.
+// experiment file that names it; docs/objectives.md's "Adding an objective" shows its code verbatim.
 func TestToyObjectiveTrainsEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	exp := filepath.Join(dir, "toy.toml")
@@ -192,18 +192,18 @@ log_every = 1
 		t.Errorf("an unknown toy setting: %v", err)
 	}
 
-	// The README shows the objective's code as it is here.
+	// docs/objectives.md shows the objective's code as it is here.
 	src, err := os.ReadFile("toy_test.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, code, _ := strings.Cut(string(src), "// README: Adding an objective (the README shows this code, from here to the end mark, verbatim).\n\n")
-	code, _, _ = strings.Cut(code, "\n// README: end.")
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	_, code, _ := strings.Cut(string(src), "// docs/objectives.md: Adding an objective (the page shows this code, from here to the end mark, verbatim).\n\n")
+	code, _, _ = strings.Cut(code, "\n// docs/objectives.md: end.")
+	page, err := os.ReadFile(filepath.Join("..", "docs", "objectives.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(readme), "```go\n"+code+"```") {
-		t.Error("README.md's \"Adding an objective\" does not show objectives/toy_test.go's toy objective as it is")
+	if !strings.Contains(string(page), "```go\n"+code+"```") {
+		t.Error("docs/objectives.md's \"Adding an objective\" does not show objectives/toy_test.go's toy objective as it is")
 	}
 }
