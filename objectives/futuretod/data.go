@@ -24,14 +24,17 @@ import (
 // Sequences are [CLS] utterances [SEP], as the tokenizer writes a flattened dialogue. One longer than the
 // maximum length loses its oldest tokens (left truncation whatever model.truncation says): the teacher's
 // input must keep the future utterances it ends with, and the student's the turns just before the split.
+// With teacher_input = "context_first" the teacher's input is instead the student's context, cut as the
+// student's is, followed by the future cut at its end.
 type futureTODData struct {
-	utts   [][][]int32 // per dialogue, per utterance: its ids, role token first, without [CLS] / [SEP]
-	user   [][]bool    // per dialogue, per utterance: spoken by the user
-	future FutureLength
-	mask   mlm.MaskOptions
-	maxLen int
-	seed   int64
-	epoch  int
+	utts    [][][]int32 // per dialogue, per utterance: its ids, role token first, without [CLS] / [SEP]
+	user    [][]bool    // per dialogue, per utterance: spoken by the user
+	future  FutureLength
+	teacher TeacherInput
+	mask    mlm.MaskOptions
+	maxLen  int
+	seed    int64
+	epoch   int
 
 	cls, sep, pad int64
 }
@@ -41,7 +44,7 @@ func newFutureTODData(env objectives.DataEnv, opt Config) (objectives.Dataset, e
 		return nil, fmt.Errorf("model.max_length = %d: FutureTOD needs room for [CLS], a role token, a word and [SEP]", env.MaxLength)
 	}
 	tok := env.Tok
-	d := &futureTODData{future: opt.Future, maxLen: env.MaxLength, seed: env.Seed, pad: tok.PadID()}
+	d := &futureTODData{future: opt.Future, teacher: opt.TeacherInput, maxLen: env.MaxLength, seed: env.Seed, pad: tok.PadID()}
 	var ok bool
 	if d.cls, d.sep, ok = futureTODBoundaries(tok); !ok {
 		return nil, fmt.Errorf("model.tokenizer: FutureTOD needs a tokenizer with a [CLS] and a [SEP] token")
@@ -163,7 +166,25 @@ func (d *futureTODData) example(j int) (context, labels, full []int64) {
 	c, f, _ := SplitDialogue(d.user[j], d.future, g) // every kept dialogue has two utterances
 	ctx := d.sequence(d.utts[j][:c])
 	context, labels = mlm.MaskRow(ctx, len(ctx), d.mask, g)
+	if d.teacher == TeacherContextFirst {
+		return context, labels, d.extend(ctx, d.utts[j][c:c+f])
+	}
 	return context, labels, d.sequence(d.utts[j][:c+f])
+}
+
+// extend is the sequence ctx ([CLS] … [SEP]) with the future utterances put before its [SEP], as many of
+// their tokens as fit in the maximum length: the future loses its end, the context nothing.
+func (d *futureTODData) extend(ctx []int64, future [][]int32) []int64 {
+	seq := append(make([]int64, 0, d.maxLen), ctx[:len(ctx)-1]...)
+	for _, u := range future {
+		for _, id := range u {
+			if len(seq) == d.maxLen-1 {
+				return append(seq, d.sep)
+			}
+			seq = append(seq, int64(id))
+		}
+	}
+	return append(seq, d.sep)
 }
 
 // sequence is [CLS] + the utterances + [SEP], keeping the newest tokens when it is too long.

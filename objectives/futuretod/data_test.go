@@ -113,6 +113,68 @@ func TestFutureTODData(t *testing.T) {
 	if fmt.Sprint(seq) != fmt.Sprint([]int64{d.cls, 12, 13, 14, 15, d.sep}) {
 		t.Errorf("left truncation to 6 gave %v", seq)
 	}
+	// teacher_input = "context_first": the student's context as the student reads it, then the future as far
+	// as it fits.
+	d.maxLen = 7
+	for _, c := range []struct {
+		ctx    []int64
+		future [][]int32
+		want   []int64
+	}{
+		{[]int64{d.cls, 11, 12, d.sep}, [][]int32{{13, 14}, {15, 16}}, []int64{d.cls, 11, 12, 13, 14, 15, d.sep}},
+		{[]int64{d.cls, 11, 12, d.sep}, [][]int32{{13}}, []int64{d.cls, 11, 12, 13, d.sep}},
+		{[]int64{d.cls, 11, 12, 13, 14, 15, d.sep}, [][]int32{{16}}, []int64{d.cls, 11, 12, 13, 14, 15, d.sep}},
+	} {
+		if got := d.extend(c.ctx, c.future); fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("extend(%v, %v) = %v, want %v", c.ctx, c.future, got, c.want)
+		}
+	}
+}
+
+// At 64 tokens the newest-tokens teacher input loses the student's context in long dialogues; with
+// teacher_input = "context_first" every teacher input starts with the student's whole (unmasked) context.
+func TestTeacherKeepsTheStudentsContext(t *testing.T) {
+	tokDir := shared.MustPath(t, "data", "vocab", "bert-base-uncased")
+	tok, err := tokenizers.Load(tokDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok.AddSpecialTokens(testutil.RequirementsOf(Name).SpecialTokens...)
+	lost := map[TeacherInput]int{}
+	for _, input := range []TeacherInput{TeacherNewest, TeacherContextFirst} {
+		cfg, err := Parse(objectives.Settings{"teacher_input": string(input)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := objectives.DataEnv{Root: shared.MustPath(t, "data", "pretrain"), Corpora: []string{"woz2"}, MaxExamples: 64, Seed: 11,
+			Tok: tok, TokDir: tokDir, MaxLength: 64, Log: zaptest.NewLogger(t)}
+		ds, err := newFutureTODData(env, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := ds.(*futureTODData)
+		for j := range d.utts {
+			_, labels, full := d.example(j)
+			ctx, _, _ := d.example(j)
+			for k := range ctx {
+				if labels[k] != objectives.IgnoreLabel {
+					ctx[k] = labels[k] // the context as it was before masking
+				}
+			}
+			if len(full) > 64 {
+				t.Fatalf("%s: dialogue %d: teacher input of %d tokens", input, j, len(full))
+			}
+			if len(full) < len(ctx) || !equalIDs(ctx[:len(ctx)-1], full[:len(ctx)-1]) {
+				lost[input]++
+			}
+		}
+	}
+	if lost[TeacherContextFirst] != 0 {
+		t.Errorf("context_first: %d of 64 teacher inputs do not start with the student's context", lost[TeacherContextFirst])
+	}
+	if lost[TeacherNewest] == 0 {
+		t.Errorf("newest: every teacher input starts with the student's context at 64 tokens; the test shows nothing")
+	}
 }
 
 func equalIDs(a, b []int64) bool {

@@ -14,9 +14,12 @@
 //
 // Settings ([objective] table, read by Parse): max_future (P: a number, "all", or "fix" for the
 // whole future; default "all"), top_k_layers (K, 12), refresh_every (E, 10), refresh_unit ("epochs", the
-// paper's, or "steps"), mask_prob (0.15), distance ("squared_l2", Eq. 1-2, or "mse"). The teacher's weights
-// are objective state: the trainer saves them in each checkpoint (Stateful), so a resumed run distils
-// towards the same teacher.
+// paper's, or "steps"), mask_prob (0.15), distance ("squared_l2", Eq. 1-2, or "mse"). Two settings are not
+// the paper's, for the ablations of scripts/claims.sh: distill_weight (w in L = w·L_dis + L_mlm; the paper's
+// Eq. 3 is w = 1, the default) and teacher_input ("newest", the default: the teacher's sequence, context then
+// future, keeps its newest max_length tokens, as the student's does; "context_first": it keeps the student's
+// whole context and then as much of the future as fits). The teacher's weights are objective state: the
+// trainer saves them in each checkpoint (Stateful), so a resumed run distils towards the same teacher.
 package futuretod
 
 import (
@@ -53,14 +56,27 @@ const (
 	RefreshSteps  RefreshUnit = "steps"  // after every E-th optimiser step
 )
 
+// TeacherInput is how the teacher's sequence, the context followed by the future, fits model.max_length.
+type TeacherInput string
+
+const (
+	// TeacherNewest keeps the newest tokens, as the student's context is cut: with a long future the teacher
+	// may see none of the student's context.
+	TeacherNewest TeacherInput = "newest"
+	// TeacherContextFirst keeps the student's context as the student reads it and cuts the future's end.
+	TeacherContextFirst TeacherInput = "context_first"
+)
+
 // Config are FutureTOD's settings.
 type Config struct {
-	Future       FutureLength
-	TopK         int // the number of top encoder layers distilled (Table 5)
-	RefreshEvery int64
-	RefreshUnit  RefreshUnit
-	MaskProb     float64
-	Distance     Distance
+	Future        FutureLength
+	TopK          int // the number of top encoder layers distilled (Table 5)
+	RefreshEvery  int64
+	RefreshUnit   RefreshUnit
+	MaskProb      float64
+	Distance      Distance
+	DistillWeight float64 // w in L = w·L_dis + L_mlm (Eq. 3: 1)
+	TeacherInput  TeacherInput
 }
 
 // Parse reads and checks FutureTOD's [objective] table strictly.
@@ -68,11 +84,13 @@ func Parse(s objectives.Settings) (Config, error) {
 	r := s.Reader()
 	future, futureErr := readFutureLength(r)
 	o := Config{
-		Future:       future,
-		TopK:         int(r.Integer("top_k_layers", 12)),
-		RefreshEvery: r.Integer("refresh_every", 10),
-		RefreshUnit:  RefreshUnit(strings.ToLower(r.Text("refresh_unit", string(RefreshEpochs)))),
-		MaskProb:     r.Number("mask_prob", 0.15),
+		Future:        future,
+		TopK:          int(r.Integer("top_k_layers", 12)),
+		RefreshEvery:  r.Integer("refresh_every", 10),
+		RefreshUnit:   RefreshUnit(strings.ToLower(r.Text("refresh_unit", string(RefreshEpochs)))),
+		MaskProb:      r.Number("mask_prob", 0.15),
+		DistillWeight: r.Number("distill_weight", 1),
+		TeacherInput:  TeacherInput(strings.ToLower(r.Text("teacher_input", string(TeacherNewest)))),
 	}
 	dist := r.Text("distance", string(SquaredL2))
 	if err := r.Done(); err != nil {
@@ -94,6 +112,10 @@ func Parse(s objectives.Settings) (Config, error) {
 		return o, fmt.Errorf("setting refresh_unit = %q: want epochs or steps", o.RefreshUnit)
 	case !(o.MaskProb > 0 && o.MaskProb <= 1):
 		return o, fmt.Errorf("setting mask_prob = %v: must be in (0, 1]", o.MaskProb)
+	case !(o.DistillWeight > 0) || math.IsInf(o.DistillWeight, 1):
+		return o, fmt.Errorf("setting distill_weight = %v: must be a positive number", o.DistillWeight)
+	case o.TeacherInput != TeacherNewest && o.TeacherInput != TeacherContextFirst:
+		return o, fmt.Errorf("setting teacher_input = %q: want newest or context_first", o.TeacherInput)
 	}
 	return o, nil
 }
@@ -171,8 +193,8 @@ func (f *futureTOD) Dataset(env objectives.DataEnv) (objectives.Dataset, error) 
 
 func (f *futureTOD) Name() string { return Name }
 
-// Loss takes a Batch (or *Batch) and returns Eq. 3, L_dis + L_mlm. metrics holds both
-// parts: distill and mlm.
+// Loss takes a Batch (or *Batch) and returns Eq. 3, L_dis + L_mlm (w·L_dis + L_mlm with distill_weight w).
+// metrics holds both parts, unweighted: distill and mlm.
 func (f *futureTOD) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, error) {
 	b, err := objectives.BatchAs[Batch](Name, batch)
 	if err != nil {
@@ -217,6 +239,10 @@ func (f *futureTOD) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tens
 	metrics := map[string]*ts.Tensor{}
 	err = torch.Catch("futuretod loss", func() error {
 		metrics["distill"], metrics["mlm"] = objectives.Metric(dis), objectives.Metric(mlm)
+		if w := f.opt.DistillWeight; w != 1 {
+			loss = dis.MustMulScalar(ts.FloatScalar(w), false).MustAdd(mlm, true)
+			return nil
+		}
 		loss = dis.MustAdd(mlm, false) // Eq. 3
 		return nil
 	})

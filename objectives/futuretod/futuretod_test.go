@@ -257,6 +257,19 @@ func TestFutureTODLossIsEquation3(t *testing.T) {
 		if wantDis == 0 {
 			t.Errorf("K=%d: the teacher's input with the future gave the context's representation", k)
 		}
+		// distill_weight w: L = w·L_dis + L_mlm, the metrics unweighted.
+		w := buildFutureTOD(t, m, objectives.Settings{"top_k_layers": k, "distill_weight": 0.25})
+		wloss, wmt, err := w.Loss(b, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wm := testutil.Metrics(t, wmt)
+		if got := wloss.Float64Values()[0]; math.Abs(got-0.25*wantDis-wantMLM) > 1e-4*math.Max(1, got) {
+			t.Errorf("K=%d, distill_weight 0.25: loss %v, want 0.25·%v + %v", k, got, wantDis, wantMLM)
+		}
+		if math.Abs(wm["distill"]-metrics["distill"]) > 1e-6*math.Max(1, wantDis) {
+			t.Errorf("K=%d: the distill metric %v under distill_weight 0.25, %v without: want it unweighted", k, wm["distill"], metrics["distill"])
+		}
 	}
 }
 
@@ -277,8 +290,12 @@ func TestFutureTODSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if opt.Future != (FutureLength{}) || opt.TopK != 12 || opt.RefreshEvery != 10 || opt.RefreshUnit != RefreshEpochs || opt.MaskProb != 0.15 || opt.Distance != SquaredL2 {
-		t.Fatalf("defaults %+v, want the paper's: P all, K 12, E 10 epochs, mask 0.15, squared L2", opt)
+	if opt.Future != (FutureLength{}) || opt.TopK != 12 || opt.RefreshEvery != 10 || opt.RefreshUnit != RefreshEpochs || opt.MaskProb != 0.15 || opt.Distance != SquaredL2 ||
+		opt.DistillWeight != 1 || opt.TeacherInput != TeacherNewest {
+		t.Fatalf("defaults %+v, want the paper's: P all, K 12, E 10 epochs, mask 0.15, squared L2, Eq. 3's weight 1, the newest tokens", opt)
+	}
+	if opt, err := Parse(objectives.Settings{"distill_weight": 0.01, "teacher_input": "context_first"}); err != nil || opt.DistillWeight != 0.01 || opt.TeacherInput != TeacherContextFirst {
+		t.Errorf("distill_weight 0.01, teacher_input context_first: %+v, %v", opt, err)
 	}
 	for _, tc := range []struct {
 		in   any
@@ -302,6 +319,10 @@ func TestFutureTODSettings(t *testing.T) {
 		{objectives.Settings{"mask_prob": 0.0}, "mask_prob"},
 		{objectives.Settings{"mask_prob": 1.5}, "mask_prob"},
 		{objectives.Settings{"distance": "cosine"}, "cosine"},
+		{objectives.Settings{"distill_weight": 0.0}, "distill_weight"},
+		{objectives.Settings{"distill_weight": -1.0}, "distill_weight"},
+		{objectives.Settings{"distill_weight": math.Inf(1)}, "distill_weight"},
+		{objectives.Settings{"teacher_input": "oldest"}, "teacher_input"},
 		{objectives.Settings{"temperature": 0.1}, "unknown setting temperature"},
 	} {
 		if _, err := Parse(tc.s); err == nil || !strings.Contains(err.Error(), tc.want) {
