@@ -98,7 +98,11 @@ func buildClaim(c *Claim, dir string) (*ClaimResult, error) {
 	}
 	cells := map[string]map[string]Cell{} // model, row label
 	for _, m := range c.Models {
-		mr, err := buildModel(c, m, filepath.Join(dir, "eval", m))
+		from := dir
+		if other, ok := c.Results[m]; ok {
+			from = filepath.Join(filepath.Dir(dir), other)
+		}
+		mr, err := buildModel(c, m, filepath.Join(from, "eval", m))
 		if err != nil {
 			return nil, err
 		}

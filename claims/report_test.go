@@ -174,6 +174,54 @@ func TestReportEndToEnd(t *testing.T) {
 	}
 }
 
+// An ablation claim reads the models it names in results from the other claim's folder: the toy claim's dse
+// row appears unchanged beside the ablation's own variant.
+func TestReportReadsResultsOfAnotherClaim(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "runs")
+	writeToyRuns(t, root)
+	for seed, acc := range map[string]float64{"s0": 0.50, "s1": 0.54} {
+		write(t, filepath.Join(root, "toy-ablation", "eval", "variant", seed, "intent-clinc150.json"), resultJSON("variant", "intent",
+			[5]any{"clinc150", "1-shot", "accuracy", acc, 0.01}))
+	}
+	spec, err := ParseSpec("claims.toml", []byte(e2eSpec+`
+[[claim]]
+id = "toy-ablation"
+statement = "the variant > DSE"
+models = ["dse", "variant"]
+results = { dse = "toy" }
+
+  [[claim.row]]
+  task = "intent"
+  dataset = "clinc150"
+  variant = "1-shot"
+  metric = "accuracy"
+  label = "CLINC 1-shot"
+
+  [[claim.compare]]
+  better = "variant"
+  worse = "dse"
+  relation = ">"
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Build(spec, Options{Runs: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	abl := r.Claims[2]
+	if got := abl.Models[0].Folder; got != filepath.Join(root, "toy", "eval", "dse") {
+		t.Errorf("dse read from %s, want the toy claim's folder", got)
+	}
+	dse, variant := abl.Models[0].Cells[0], abl.Models[1].Cells[0]
+	if dse.N != 2 || math.Abs(dse.Mean-0.42) > 1e-12 || variant.N != 2 || math.Abs(variant.Mean-0.52) > 1e-12 {
+		t.Errorf("cells: dse %+v, variant %+v; want the toy claim's 0.42 and the variant's 0.52", dse, variant)
+	}
+	if abl.Verdict != Holds {
+		t.Errorf("verdict %s, want holds", abl.Verdict)
+	}
+}
+
 // A claim whose folders have a row nowhere, or whose result files are broken, says which.
 func TestReportProblems(t *testing.T) {
 	spec, err := ParseSpec("claims.toml", []byte(e2eSpec))

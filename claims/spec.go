@@ -28,8 +28,12 @@ type Claim struct {
 	Notes     string            `toml:"notes"`
 	Models    []string          `toml:"models"` // the rows of the claim's table, in order; folders under eval/
 	Labels    map[string]string `toml:"labels"` // optional display names of models
-	Rows      []Row             `toml:"row"`
-	Compares  []Compare         `toml:"compare"`
+	// Results names, for a model evaluated under another claim, that claim's id: its folder is then
+	// <runs>/<claim>/eval/<model>. An ablation lays its variants beside the runs it varies without evaluating
+	// them twice.
+	Results  map[string]string `toml:"results"`
+	Rows     []Row             `toml:"row"`
+	Compares []Compare         `toml:"compare"`
 }
 
 // Row names one result row of cmd/evaluate (task, dataset, variant, metric): a column of the claim's table.
@@ -170,6 +174,18 @@ func (s *Spec) Validate() error {
 		validateModels(c, where, add)
 		validateRows(c, where, add)
 		validateCompares(c, where, add)
+	}
+	for i := range s.Claims {
+		c := &s.Claims[i]
+		for _, m := range sortedKeys(c.Results) {
+			other := c.Results[m]
+			switch {
+			case !slices.Contains(c.Models, m):
+				add(fmt.Sprintf("claim %q: ", c.ID), "results names %q, which is not one of models (%s)", m, strings.Join(c.Models, ", "))
+			case other == c.ID || ids[other] == 0:
+				add(fmt.Sprintf("claim %q: ", c.ID), "results: model %q is evaluated under claim %q, which is not another claim of the spec", m, other)
+			}
+		}
 	}
 	if len(problems) > 0 {
 		return errors.New(strings.Join(problems, "\n"))

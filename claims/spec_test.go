@@ -106,6 +106,9 @@ func TestSpecErrors(t *testing.T) {
 		{"no statement", `statement = "DSE > SimCSE-dropout > backbone on 1-shot intent classification"`, ``, []string{`claim "dse": statement is missing`}},
 		{"wrong type", `models = ["backbone", "simcse", "dse"]`, `models = "dse"`, []string{":7: "}},
 		{"not TOML", `id = "dse"`, `id = `, []string{":3: "}},
+		{"results of an unknown model", `dse = "DSE" }`, "dse = \"DSE\" }\nresults = { tod = \"other\" }", []string{`claim "dse": results names "tod", which is not one of models`}},
+		{"results under an unknown claim", `dse = "DSE" }`, "dse = \"DSE\" }\nresults = { dse = \"other\" }", []string{`claim "dse": results: model "dse" is evaluated under claim "other", which is not another claim of the spec`}},
+		{"results under the claim itself", `dse = "DSE" }`, "dse = \"DSE\" }\nresults = { dse = \"dse\" }", []string{`model "dse" is evaluated under claim "dse", which is not another claim`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			src := validSpec + tc.new
