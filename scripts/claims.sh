@@ -13,9 +13,11 @@
 #   mgt          MGT Table 2: the granularity ensemble > the seeds ensemble > the single dual encoder on MultiWOZ
 #                next-utterance retrieval (1 of 20), checkpoints chosen on MultiWOZ's validation split (§4.2)
 #
-# usage: scripts/claims.sh [CLAIM ...] [--out DIR] [--dry-run]
-#   CLAIM      one or more of dse, futuretod, dialoguecse, mgt (default: all four, in that order)
-#   --out DIR  where runs, results and the report go (default runs/claims)
+# usage: scripts/claims.sh [CLAIM ...] [--ablations] [--out DIR] [--dry-run]
+#   CLAIM        one or more of dse, futuretod, dialoguecse, mgt (default: all four, in that order)
+#   --ablations  after each claim, its ablations (scripts/claims.toml's CLAIM-ablation entries: one *_mini_cpu.toml
+#                variant per failed comparison, seeds 1-2, laid beside the claim's own runs in the report)
+#   --out DIR    where runs, results and the report go (default runs/claims)
 # Resumable: run it again and it continues (training resumes from its newest checkpoint; finished trainings and
 # evaluations are skipped). Each stage prints its number, the elapsed time and an ETA; DIR/CLAIM/stages.tsv keeps
 # the seconds every stage ran, which the report sums into the claim's wall time.
@@ -27,6 +29,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 CLAIMS=()
 OUT=runs/claims
+ABLATIONS=0
 while (($#)); do
 	case "$1" in
 	dse | futuretod | dialoguecse | mgt) CLAIMS+=("$1") ;;
@@ -34,6 +37,7 @@ while (($#)); do
 	--out) OUT="${2:?--out needs a folder}"; shift ;;
 	--out=*) OUT="${1#*=}" ;;
 	--dry-run) DRY=1 ;;
+	--ablations) ABLATIONS=1 ;;
 	-h | --help) usage; exit 0 ;;
 	*) echo "$(basename "$0"): unknown claim or argument $1 (claims: dse futuretod dialoguecse mgt)" >&2; exit 2 ;;
 	esac
@@ -95,8 +99,9 @@ plan_dse() {
 # 64 tokens (the protocol's "model's limit" would be the mini BERT's 128; 64 halves the cost). Its DSE rows are the
 # DSE claim's runs (seeds 1 and 2).
 FT_SEEDS=(1 2)
-futuretod_tasks() { # futuretod_tasks MODEL SEED MODEL_PATH
-	stage futuretod "evaluate $1 seed $2" eval_futuretod "$(edir futuretod "$1" "$2")" "$3"
+futuretod_tasks() { # futuretod_tasks MODEL SEED MODEL_PATH [CLAIM]
+	local c="${4:-futuretod}"
+	stage "$c" "evaluate $1 seed $2" eval_futuretod "$(edir "$c" "$1" "$2")" "$3"
 }
 eval_futuretod() {
 	local ft=(--protocol futuretod --max-length 64 --seeds 0 --quiet)
@@ -118,6 +123,20 @@ plan_futuretod() {
 	done
 }
 
+# The ablation of FutureTOD's failed comparisons (GSIM, the probe): the teacher keeping the student's whole context
+# at 128 tokens, and the distillation term scaled to MLM's magnitude; seeds 1-2, evaluated as the claim's models.
+ABLATION_SEEDS=(1 2)
+plan_futuretod_ablation() {
+	local s m c=futuretod-ablation SEEDS=("${ABLATION_SEEDS[@]}")
+	trained "$c" ctx128 experiments/futuretod_ctx128_mini_cpu.toml
+	trained "$c" w experiments/futuretod_w_mini_cpu.toml
+	for s in "${SEEDS[@]}"; do
+		for m in ctx128 w; do
+			futuretod_tasks "$m" "$s" "$(tdir "$c" "$m" "$s")" "$c"
+		done
+	done
+}
+
 # DialogueCSE Table 2 (§5.1.2): semantic retrieval on MSR-E2E (evaluate sr: BM25's 100 candidates re-ranked by
 # cosine, MAP and MRR, 3 samples of 2,000 queries); the DialogueCSE runs never see MSR-E2E.
 plan_dialoguecse() {
@@ -128,6 +147,18 @@ plan_dialoguecse() {
 	for s in "${SEEDS[@]}"; do
 		for m in i1 i2; do
 			stage dialoguecse "evaluate $m seed $s" ev sr "$(edir dialoguecse "$m" "$s")/sr-msr_e2e.json" --model "$(tdir dialoguecse "$m" "$s")" --quiet
+		done
+	done
+}
+
+# The ablation of DialogueCSE's small gains: I2 on MSR-E2E's own dialogues, and I2 with every layer trained.
+plan_dialoguecse_ablation() {
+	local s m c=dialoguecse-ablation SEEDS=("${ABLATION_SEEDS[@]}")
+	trained "$c" msr experiments/dialoguecse_msr_mini_cpu.toml
+	trained "$c" all experiments/dialoguecse_all_layers_mini_cpu.toml
+	for s in "${SEEDS[@]}"; do
+		for m in msr all; do
+			stage "$c" "evaluate $m seed $s" ev sr "$(edir "$c" "$m" "$s")/sr-msr_e2e.json" --model "$(tdir "$c" "$m" "$s")" --quiet
 		done
 	done
 }
@@ -176,6 +207,9 @@ mgt_test() {
 MINI=../shared/models/mini-bert-dialogue-mlm
 for c in "${CLAIMS[@]}"; do
 	"plan_$c"
+	if ((ABLATIONS)) && declare -F "plan_${c}_ablation" >/dev/null; then
+		"plan_${c}_ablation"
+	fi
 done
 
 # --- running the plan ---------------------------------------------------------------------------------------------
