@@ -12,10 +12,11 @@ import (
 	"convrep/claims"
 )
 
-// TestClaimsScriptCoversTheSpec runs scripts/claims.sh --dry-run and checks its plan against scripts/claims.toml
+// TestClaimsScriptCoversTheSpec runs scripts/claims.sh --ablations --dry-run and checks its plan against scripts/claims.toml
 // and the commands convrep has: the spec is checked before anything runs; every training starts from a
 // *_mini_cpu.toml and resumes; every evaluation is a cmd/evaluate task with its flags, on CPU; every model of every
-// claim gets result files under runs/claims/CLAIM/eval/MODEL/sN (what cmd/claims report reads); checkpoints are
+// claim gets result files under runs/claims/CLAIM/eval/MODEL/sN (what cmd/claims report reads; an ablation's models
+// of another claim under that claim's folder); checkpoints are
 // chosen on validation and Table 2 evaluated on test; and the report is written after each claim.
 func TestClaimsScriptCoversTheSpec(t *testing.T) {
 	root := repoRoot(t)
@@ -24,7 +25,7 @@ func TestClaimsScriptCoversTheSpec(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("bash", filepath.Join("scripts", "claims.sh"), "--dry-run")
+	cmd := exec.Command("bash", filepath.Join("scripts", "claims.sh"), "--ablations", "--dry-run")
 	cmd.Dir = root
 	cmd.Env = append(os.Environ(), "CONVREP_BIN=/nonexistent/bin")
 	out, err := cmd.Output()
@@ -35,7 +36,7 @@ func TestClaimsScriptCoversTheSpec(t *testing.T) {
 	if !strings.HasPrefix(lines[0], "+ /nonexistent/bin/claims check --spec scripts/claims.toml") {
 		t.Errorf("first command %q, want the spec checked", lines[0])
 	}
-	evalDir := regexp.MustCompile(`^runs/claims/([a-z0-9]+)/eval/([a-z0-9]+)/s[0-9]+/[a-z0-9_-]+\.json$`)
+	evalDir := regexp.MustCompile(`^runs/claims/([a-z0-9-]+)/eval/([a-z0-9]+)/s[0-9]+/[a-z0-9_-]+\.json$`)
 	covered := map[string]bool{}
 	var reports int
 	for _, line := range lines {
@@ -86,8 +87,12 @@ func TestClaimsScriptCoversTheSpec(t *testing.T) {
 	}
 	for _, c := range spec.Claims {
 		for _, m := range c.Models {
-			if !covered[c.ID+"/"+m] {
-				t.Errorf("claim %s: no evaluation writes runs/claims/%s/eval/%s/sN", c.ID, c.ID, m)
+			id := c.ID
+			if other, ok := c.Results[m]; ok {
+				id = other
+			}
+			if !covered[id+"/"+m] {
+				t.Errorf("claim %s: no evaluation writes runs/claims/%s/eval/%s/sN", c.ID, id, m)
 			}
 		}
 	}
