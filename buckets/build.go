@@ -6,7 +6,9 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
+	"unicode"
 )
 
 // Options size the negatives Build draws.
@@ -16,6 +18,13 @@ type Options struct {
 	Sample    int   // S: responses scored per example to place the segment boundaries (see the package comment)
 	Seed      int64 // fixes every draw
 	Workers   int   // goroutines; 0 = GOMAXPROCS
+	// Near-duplicates of the ground truth are left out of its segments when set, so that a paraphrase of the
+	// answer is never drawn as its negative (not in the paper, which excludes the ground truth's own text
+	// only): a response whose cosine with the ground truth is at least Ceiling (0: no ceiling), and one whose
+	// Twins class is the ground truth's (Twins[i] is response i's class of normalised text, NormalisedTwins;
+	// nil: none).
+	Ceiling float32
+	Twins   []int32
 }
 
 func (o Options) check(poolSize int) error {
@@ -28,15 +37,28 @@ func (o Options) check(poolSize int) error {
 		return fmt.Errorf("buckets: a pool of %d responses cannot fill %d segments", poolSize, o.Segments)
 	case o.Workers < 0:
 		return fmt.Errorf("buckets: %d workers", o.Workers)
+	case o.Ceiling < 0 || o.Ceiling > 1:
+		return fmt.Errorf("buckets: a cosine ceiling of %v is outside [0, 1]", o.Ceiling)
+	case o.Twins != nil && len(o.Twins) != poolSize:
+		return fmt.Errorf("buckets: %d twin classes for a pool of %d responses", len(o.Twins), poolSize)
 	}
 	return nil
 }
 
+// Key is what identifies the negatives these options draw from a given pool and ground truths: every field
+// but Workers (which changes nothing), the twin classes by whether there are any (they follow from the pool).
+func (o Options) Key() string {
+	return fmt.Sprintf("segments=%d negatives=%d sample=%d seed=%d ceiling=%g twins=%v", o.Segments, o.Negatives, o.Sample, o.Seed, o.Ceiling, o.Twins != nil)
+}
+
 // Negatives are the negatives drawn for each example: Idx[(e·Segments + l−1)·PerSegment + j] is the pool
-// index of negative j of example e in segment l (1 = the closest to the ground truth).
+// index of negative j of example e in segment l (1 = the closest to the ground truth). Excluded counts the
+// sampled responses left out as near-duplicates of their ground truth (Options.Ceiling, Options.Twins) when
+// Build drew them (a cached copy does not keep it).
 type Negatives struct {
 	Examples, Segments, PerSegment int
 	Idx                            []int32
+	Excluded                       int64
 }
 
 // Of returns example e's negatives from segment l (1-based).
@@ -65,17 +87,21 @@ func Build(p *Pool, gts []int32, opt Options) (*Negatives, error) {
 	}
 	workers = max(1, min(workers, len(gts)))
 	var wg sync.WaitGroup
+	excluded := make([]int64, workers)
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
 			s := newScratch(p.N, opt.Sample)
 			for e := w; e < len(gts); e += workers {
-				s.example(p, gts[e], opt, uint64(e), out)
+				excluded[w] += int64(s.example(p, gts[e], opt, uint64(e), out))
 			}
 		}(w)
 	}
 	wg.Wait()
+	for _, n := range excluded {
+		out.Excluded += n
+	}
 	return out, nil
 }
 
@@ -89,20 +115,38 @@ type scored struct {
 type scratch struct {
 	mark   []uint64 // responses already in this example's sample
 	sample []scored
+	kept   []scored // the sample without the ground truth's near-duplicates
 	pick   []int32
 }
 
 func newScratch(n, sample int) *scratch {
-	return &scratch{mark: make([]uint64, (n+63)/64), sample: make([]scored, 0, min(sample, n)), pick: make([]int32, 0, sample)}
+	return &scratch{mark: make([]uint64, (n+63)/64), sample: make([]scored, 0, min(sample, n)), kept: make([]scored, 0, min(sample, n)),
+		pick: make([]int32, 0, sample)}
 }
 
-// example fills example e's negatives in out.
-func (s *scratch) example(p *Pool, gt int32, opt Options, e uint64, out *Negatives) {
+// example fills example e's negatives in out, and returns how many sampled responses it left out as
+// near-duplicates of the ground truth.
+func (s *scratch) example(p *Pool, gt int32, opt Options, e uint64, out *Negatives) int {
 	g := generator(opt.Seed, 0, e)
 	s.draw(p.N, gt, opt.Sample, g)
 	v := p.Row(int(gt))
 	for i := range s.sample {
 		s.sample[i].sim = dot(v, p.Row(int(s.sample[i].idx)))
+	}
+	excluded := 0
+	if opt.Ceiling > 0 || opt.Twins != nil {
+		s.kept = s.kept[:0]
+		for _, x := range s.sample {
+			if (opt.Ceiling == 0 || x.sim < opt.Ceiling) && (opt.Twins == nil || opt.Twins[x.idx] != opt.Twins[gt]) {
+				s.kept = append(s.kept, x)
+			}
+		}
+		// With too few responses besides its near-duplicates to fill the segments (a pool of repeats), the
+		// example keeps them all rather than leave a segment empty.
+		if len(s.kept) >= opt.Segments {
+			excluded = len(s.sample) - len(s.kept)
+			s.sample, s.kept = s.kept, s.sample
+		}
 	}
 	// Most similar first; equal scores by index, so the order is fixed.
 	slices.SortFunc(s.sample, func(a, b scored) int {
@@ -130,6 +174,39 @@ func (s *scratch) example(p *Pool, gt int32, opt Options, e uint64, out *Negativ
 			dst[j] = s.pick[j]
 		}
 	}
+	return excluded
+}
+
+// NormalisedTwins gives each response of the pool a class: responses whose texts are equal once lower-cased,
+// stripped of everything but letters and digits and with their words single-spaced share one ("Anything
+// else?" and "anything else ." do). Classes are numbered in first-seen order.
+func NormalisedTwins(pool []string) []int32 {
+	classes := make([]int32, len(pool))
+	seen := map[string]int32{}
+	var b strings.Builder
+	for i, text := range pool {
+		b.Reset()
+		space := false
+		for _, r := range strings.ToLower(text) {
+			switch {
+			case unicode.IsLetter(r) || unicode.IsDigit(r):
+				if space && b.Len() > 0 {
+					b.WriteByte(' ')
+				}
+				space = false
+				b.WriteRune(r)
+			default:
+				space = true
+			}
+		}
+		c, ok := seen[b.String()]
+		if !ok {
+			c = int32(len(seen))
+			seen[b.String()] = c
+		}
+		classes[i] = c
+	}
+	return classes
 }
 
 // draw fills s.sample with min(S, n−1) distinct pool indices other than gt, uniformly; all of them when the

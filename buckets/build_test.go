@@ -211,3 +211,92 @@ func TestCacheRoundTripAndStale(t *testing.T) {
 		t.Fatalf("missing file: %v", err)
 	}
 }
+
+// With a ceiling and twin classes, no negative of any segment is a near-duplicate of its ground truth; without
+// them the closest segment draws exactly those responses. The pool: 60 random directions, and for each of the
+// first 3 ground truths 10 responses within a few degrees of it (cosine > 0.99) and 5 whose text class is its.
+func TestBuildExcludesNearDuplicates(t *testing.T) {
+	const dim, base = 8, 60
+	p := randomPool(t, base, dim, 7)
+	vecs := append([]float32(nil), p.Vecs...)
+	twins := make([]int32, 0, base+45)
+	for i := range base {
+		twins = append(twins, int32(i))
+	}
+	g := rand.New(rand.NewPCG(3, 4))
+	near := map[int32][]int32{}
+	for gt := int32(0); gt < 3; gt++ {
+		for j := range 15 {
+			idx := int32(len(twins))
+			row := append([]float32(nil), p.Row(int(gt))...)
+			class := int32(base + len(twins)) // a class of its own
+			if j < 10 {
+				for k := range row {
+					row[k] += float32(0.01 * g.NormFloat64())
+				}
+			} else {
+				row = append([]float32(nil), p.Row(int(40+j))...) // far in the embedding, the ground truth's text
+				class = twins[gt]
+			}
+			vecs = append(vecs, row...)
+			twins = append(twins, class)
+			near[gt] = append(near[gt], idx)
+		}
+	}
+	pool, err := NewPool(vecs, dim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gts := []int32{0, 1, 2}
+	opt := Options{Segments: 5, Negatives: 4, Sample: 200, Seed: 9}
+	plain, err := Build(pool, gts, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.Ceiling, opt.Twins = 0.99, twins
+	clean, err := Build(pool, gts, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkDistinct(t, gts, clean)
+	for e, gt := range gts {
+		drawn := 0
+		for l := 1; l <= 5; l++ {
+			for _, x := range clean.Of(e, l) {
+				if slices.Contains(near[gt], x) {
+					t.Errorf("example %d segment %d: negative %d is a near-duplicate of ground truth %d", e, l, x, gt)
+				}
+			}
+			for _, x := range plain.Of(e, l) {
+				if slices.Contains(near[gt][:10], x) {
+					drawn++
+					if l != 1 {
+						t.Errorf("example %d: near-duplicate %d in segment %d, want segment 1 (the closest)", e, x, l)
+					}
+				}
+			}
+		}
+		if drawn == 0 {
+			t.Errorf("example %d: without the ceiling no near-duplicate was drawn; the test shows nothing", e)
+		}
+	}
+	if clean.Excluded != 45 || plain.Excluded != 0 {
+		t.Errorf("excluded %d and %d, want 45 (15 per example) and 0", clean.Excluded, plain.Excluded)
+	}
+	opt.Ceiling = 1.5
+	if _, err := Build(pool, gts, opt); err == nil {
+		t.Error("a ceiling of 1.5 was accepted")
+	}
+	opt.Ceiling, opt.Twins = 0, twins[:10]
+	if _, err := Build(pool, gts, opt); err == nil {
+		t.Error("10 twin classes for a larger pool were accepted")
+	}
+}
+
+func TestNormalisedTwins(t *testing.T) {
+	got := NormalisedTwins([]string{"Anything else?", "anything  else .", "Is there anything else?", "ANYTHING ELSE", "it's 5 pm", "its 5 pm", "it s 5pm"})
+	want := []int32{0, 0, 1, 0, 2, 3, 4}
+	if !slices.Equal(got, want) {
+		t.Errorf("classes %v, want %v", got, want)
+	}
+}

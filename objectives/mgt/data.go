@@ -122,11 +122,19 @@ func buildMGTData(env objectives.DataEnv, o Config) (*mgtData, Report, error) {
 		return nil, rep, fmt.Errorf("mgt data: %w", err)
 	}
 	bopt := buckets.Options{Segments: o.Models, Negatives: o.Candidates - 1, Sample: o.BucketSample, Seed: o.BucketSeed, Workers: o.BucketWorkers}
-	negKey := buckets.DataKey("mgt negatives", []string{fmt.Sprintf("%x %x %+v", embKey, gtKey, bopt)}, nil)
+	if o.NearDuplicateCosine > 0 {
+		bopt.Ceiling, bopt.Twins = float32(o.NearDuplicateCosine), buckets.NormalisedTwins(ex.Pool)
+	}
+	negKey := buckets.DataKey("mgt negatives", []string{fmt.Sprintf("%x %x %s", embKey, gtKey, bopt.Key())}, nil)
 	start = time.Now()
 	d.negs, rep.NegHit, err = buckets.CachedNegatives(env.CacheDir, negKey, func() (*buckets.Negatives, error) {
 		log.Info("building the segments", zap.Int("examples", len(ex.GT)), zap.Int("segments", o.Models), zap.Int("sample", o.BucketSample))
-		return buckets.Build(p, ex.GT, bopt)
+		n, err := buckets.Build(p, ex.GT, bopt)
+		if err == nil && o.NearDuplicateCosine > 0 {
+			log.Info("near-duplicates of the ground truth left out of its segments", zap.Float64("cosine_at_least", o.NearDuplicateCosine),
+				zap.Int64("left_out", n.Excluded), zap.Float64("per_example", float64(n.Excluded)/float64(max(len(ex.GT), 1))))
+		}
+		return n, err
 	}, log)
 	if err != nil {
 		return nil, rep, fmt.Errorf("mgt data: %w", err)

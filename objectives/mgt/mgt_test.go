@@ -81,6 +81,9 @@ func TestMGTBadSettings(t *testing.T) {
 		{"bad pooling", mgtSettings(map[string]any{"pooling": "max"}), "pooling"},
 		{"segment encoder on single", objectives.Settings{"variant": "single", "segment_encoder": "runs/x"}, "segment_encoder"},
 		{"old bucket_encoder key", mgtSettings(map[string]any{"bucket_encoder": "runs/x"}), "bucket_encoder"},
+		{"near-duplicate cosine above 1", mgtSettings(map[string]any{"near_duplicate_cosine": 1.5}), "near_duplicate_cosine"},
+		{"negative near-duplicate cosine", mgtSettings(map[string]any{"near_duplicate_cosine": -0.1}), "near_duplicate_cosine"},
+		{"near-duplicates on single", objectives.Settings{"variant": "single", "near_duplicate_cosine": 0.9}, "near_duplicate_cosine"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse(tc.s)
@@ -89,7 +92,8 @@ func TestMGTBadSettings(t *testing.T) {
 			}
 		})
 	}
-	for _, s := range []objectives.Settings{{"variant": "single"}, {"variant": "ensemble", "member": int64(5)}, mgtSettings(nil)} {
+	for _, s := range []objectives.Settings{{"variant": "single"}, {"variant": "ensemble", "member": int64(5)}, mgtSettings(nil),
+		mgtSettings(map[string]any{"near_duplicate_cosine": 0.9})} {
 		if _, err := Parse(s); err != nil {
 			t.Errorf("%v: %v", s, err)
 		}

@@ -41,26 +41,32 @@ type Config struct {
 	BucketSample   int   // responses sampled per example to place the L−1 segment boundaries
 	EmbedBatch     int   // responses per forward pass when embedding the pool
 	BucketWorkers  int   // goroutines building the buckets; 0 = GOMAXPROCS
+	// NearDuplicateCosine, when above 0, leaves the ground truth's near-duplicates out of its segments (mgt
+	// only; not in the paper, whose pool R excludes the ground truth's own text only): responses whose cosine
+	// with it under the segment encoder is at least this, and responses whose normalised text is its
+	// (buckets.NormalisedTwins). 0, the default, is the paper's.
+	NearDuplicateCosine float64
 }
 
 // Parse reads the [objective] table of "mgt" strictly (an unknown key is an error).
 func Parse(s objectives.Settings) (Config, error) {
 	r := s.Reader()
 	o := Config{
-		Variant:        strings.ToLower(r.Text("variant", VariantMGT)),
-		Candidates:     int(r.Integer("candidates", 20)),
-		Models:         int(r.Integer("models", 5)),
-		Segment:        int(r.Integer("segment", 0)),
-		Member:         int(r.Integer("member", 0)),
-		Pooling:        models.Pooling(r.Text("pooling", string(models.Mean))),
-		Responses:      r.Text("responses", "system"),
-		MaxContext:     int(r.Integer("max_context_turns", 0)),
-		MinWords:       int(r.Integer("min_words", 0)),
-		SegmentEncoder: r.Text("segment_encoder", ""),
-		BucketSeed:     r.Integer("bucket_seed", 1234),
-		BucketSample:   int(r.Integer("bucket_sample", 2000)),
-		EmbedBatch:     int(r.Integer("embed_batch", 256)),
-		BucketWorkers:  int(r.Integer("bucket_workers", 0)),
+		Variant:             strings.ToLower(r.Text("variant", VariantMGT)),
+		Candidates:          int(r.Integer("candidates", 20)),
+		Models:              int(r.Integer("models", 5)),
+		Segment:             int(r.Integer("segment", 0)),
+		Member:              int(r.Integer("member", 0)),
+		Pooling:             models.Pooling(r.Text("pooling", string(models.Mean))),
+		Responses:           r.Text("responses", "system"),
+		MaxContext:          int(r.Integer("max_context_turns", 0)),
+		MinWords:            int(r.Integer("min_words", 0)),
+		SegmentEncoder:      r.Text("segment_encoder", ""),
+		BucketSeed:          r.Integer("bucket_seed", 1234),
+		BucketSample:        int(r.Integer("bucket_sample", 2000)),
+		EmbedBatch:          int(r.Integer("embed_batch", 256)),
+		BucketWorkers:       int(r.Integer("bucket_workers", 0)),
+		NearDuplicateCosine: r.Number("near_duplicate_cosine", 0),
 	}
 	if err := r.Done(); err != nil {
 		return o, err
@@ -83,6 +89,12 @@ func (o *Config) validate() error {
 		return fmt.Errorf("settings max_context_turns, min_words and bucket_workers must not be negative")
 	case o.EmbedBatch < 1:
 		return fmt.Errorf("setting embed_batch = %d: must be positive", o.EmbedBatch)
+	}
+	if !(o.NearDuplicateCosine >= 0 && o.NearDuplicateCosine <= 1) {
+		return fmt.Errorf("setting near_duplicate_cosine = %v: a cosine in [0, 1] (0: keep near-duplicates, the paper's)", o.NearDuplicateCosine)
+	}
+	if o.NearDuplicateCosine > 0 && o.Variant != VariantMGT {
+		return fmt.Errorf("setting near_duplicate_cosine belongs to the mgt variant (variant = %q draws its negatives uniformly)", o.Variant)
 	}
 	if o.SegmentEncoder != "" && o.Variant != VariantMGT {
 		return fmt.Errorf("setting segment_encoder belongs to the mgt variant (variant = %q draws its negatives uniformly)", o.Variant)
