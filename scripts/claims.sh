@@ -204,6 +204,36 @@ mgt_test() {
 	ev response "$(edir mgt mgt 1)/response-multiwoz.json" --model "$segs" --checkpoint "$best" --name "MGT ($MGT_L granularities)" "${t[@]}"
 }
 
+# The ablation of MGT < the seeds ensemble: the granularities trained with the gold response's near-duplicates
+# left out of its negatives (mgt_neardup_mini_cpu.toml), on the MGT claim's segment encoder; checkpoints chosen on
+# validation and the ensemble tested as the claim's.
+abl_dir() { printf '%s/mgt-ablation/train/%s\n' "$OUT" "$1"; }
+plan_mgt_ablation() {
+	local l c=mgt-ablation exp=experiments/mgt_neardup_mini_cpu.toml
+	local enc=(--set "objective.segment_encoder=$(mgt_dir single)")
+	stage "$c" "segments without near-duplicates" mgtbuckets "$exp" "${enc[@]}"
+	for ((l = 1; l <= MGT_L; l++)); do
+		stage "$c" "train granularity $l" train "$exp" "${enc[@]}" --set "objective.segment=$l" --set "output_dir=$(abl_dir "seg$l")"
+	done
+	stage "$c" "choose checkpoints on validation" mgt_ablation_select
+	stage "$c" "evaluate on test" mgt_ablation_test
+}
+mgt_ablation_select() {
+	local l
+	for ((l = 1; l <= MGT_L; l++)); do
+		ev select "$OUT/mgt-ablation/select/seg$l.json" --model "$(abl_dir "seg$l")" --checkpoints "$(abl_dir "seg$l")" --top 1 \
+			--dataset multiwoz --split val --candidates 20 --metric top1 --quiet "${MGT_LEN[@]}"
+	done
+}
+mgt_ablation_test() {
+	local l best=""
+	for ((l = 1; l <= MGT_L; l++)); do
+		best+="${best:+,}$(chosen "$OUT/mgt-ablation/select/seg$l.json")"
+	done
+	ev response "$(edir mgt-ablation neardup 1)/response-multiwoz.json" --model "$(join_runs "$(abl_dir seg)" "$MGT_L")" --checkpoint "$best" \
+		--name "MGT without near-duplicate negatives" --dataset multiwoz --split test --candidates 20 --quiet "${MGT_LEN[@]}"
+}
+
 MINI=../shared/models/mini-bert-dialogue-mlm
 for c in "${CLAIMS[@]}"; do
 	"plan_$c"
