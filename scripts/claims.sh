@@ -93,6 +93,24 @@ plan_dse() {
 	done
 }
 
+# The ablation of DSE's SNIPS 5-shot drop: DSE and SimCSE-dropout retrained with a checkpoint every 25 steps
+# (seeds 1-2), SNIPS intent classification at steps 25, 50, 100 and 200 beside the start (step 0, the DSE claim's
+# backbone row): at which step the drop starts, and whether SimCSE shows it too.
+TREND_STEPS=(25 50 100 200)
+plan_dse_ablation() {
+	local s m n c=dse-ablation SEEDS=("${ABLATION_SEEDS[@]}") every=(--set train.checkpoint_every=25 --set train.keep_checkpoints=8)
+	trained "$c" dse experiments/dse_mini_cpu.toml "${every[@]}"
+	trained "$c" simcse experiments/simcse_mini_cpu.toml "${every[@]}"
+	for s in "${SEEDS[@]}"; do
+		for m in dse simcse; do
+			for n in "${TREND_STEPS[@]}"; do
+				stage "$c" "evaluate $m at step $n seed $s" ev intent "$(edir "$c" "$m$n" "$s")/intent-snips.json" --model "$(tdir "$c" "$m" "$s")" \
+					--checkpoint "$(printf '%s/checkpoints/step-%09d.safetensors' "$(tdir "$c" "$m" "$s")" "$n")" --dataset snips --quiet
+			done
+		done
+	done
+}
+
 # FutureTOD Table 3 (§4.3): dialogue act prediction by fine-tuning (--protocol futuretod: batch 16, 50 epochs, rate
 # 5e-5, no dropout; one fine-tuning seed per trained model) on DSTC2 with 1% of its training turns (Table 3's 1%
 # setting) and on GSIM with 10 examples per act, and the frozen-encoder act probe (MGT §5.3, MultiWOZ). Inputs of
