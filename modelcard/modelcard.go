@@ -98,6 +98,7 @@ type Run struct {
 	OutputDir      string
 	Checkpoints    []string // file names under checkpoints/, oldest first
 	Done           bool     // the run finished: model/ holds its model
+	EventFile      string   // the name of its TensorBoard event file, "" without one
 }
 
 // Markdown is the run folder's guide.
@@ -108,6 +109,9 @@ func (r Run) Markdown() string {
 		{"checkpoints/", "the run's state every `checkpoint_every` steps (weights, optimiser, RNG, data position); `--resume` continues from the newest"},
 		{"metrics.jsonl", "one JSON line per `log_every` steps: step, loss, learning rates, gradient norm, pairs/s"},
 		{"loss.png", "the loss curve"},
+	}
+	if r.EventFile != "" {
+		rows = append(rows, [2]string{r.EventFile, fmt.Sprintf("the same scalars for TensorBoard, written as the run goes: `tensorboard --logdir %s`", r.OutputDir)})
 	}
 	if r.Done {
 		rows = append(rows, [2]string{"model/", "the trained encoder in HuggingFace layout, also a sentence-transformers model, with its model card"})

@@ -89,6 +89,13 @@ func TestRun(t *testing.T) {
 	if strings.Contains(md, "cmd/evaluate") || strings.Contains(md, "`model/`") {
 		t.Error("an unfinished run has no model to evaluate")
 	}
+	if strings.Contains(md, "tensorboard") {
+		t.Error("a run without an event file names TensorBoard")
+	}
+	r.EventFile = "events.out.tfevents.1.h.convrep"
+	if md := r.Markdown(); !strings.Contains(md, "| `events.out.tfevents.1.h.convrep` |") || !strings.Contains(md, "tensorboard --logdir runs/x") {
+		t.Errorf("run guide does not name its event file:\n%s", md)
+	}
 	r.Done = true
 	md = r.Markdown()
 	for _, want := range []string{"`model/`", "go run ./cmd/evaluate suite --model runs/x --output-dir runs/x/eval",
