@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"convrep/internal/atomicfile"
@@ -143,6 +144,22 @@ func (r Run) Markdown() string {
 // Write writes the guide as dir/README.md, atomically.
 func (r Run) Write(dir string) error {
 	return atomicfile.WriteFile(filepath.Join(dir, "README.md"), []byte(r.Markdown()))
+}
+
+// Steps reads the optimiser steps out of the model card of dir, as Card.Markdown writes them; false when dir
+// holds no convrep card or the card does not say.
+func Steps(dir string) (int64, bool) {
+	b, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil || !strings.HasPrefix(string(b), "---\n") || !strings.Contains(string(b), "\n- convrep\n") {
+		return 0, false
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "| steps | "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "|")), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
 }
 
 // SetResults puts an evaluation table into the model card of dir, replacing the one there: cmd/evaluate

@@ -133,3 +133,25 @@ func TestSetResults(t *testing.T) {
 		t.Errorf("no README: %v, %v", ok, err)
 	}
 }
+
+// Steps reads back the steps a card states, after an evaluation too; a folder without a convrep card says
+// nothing.
+func TestSteps(t *testing.T) {
+	dir := t.TempDir()
+	if err := (Card{Name: "x", Objective: "dse", Steps: 1234, Pooling: "mean"}).Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SetResults(dir, "| steps | 9 |"); err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := Steps(dir); n != 1234 || !ok {
+		t.Errorf("Steps = %d, %v; want 1234", n, ok)
+	}
+	other := t.TempDir()
+	os.WriteFile(filepath.Join(other, "README.md"), []byte("| steps | 5 |\n"), 0o644)
+	for _, d := range []string{other, t.TempDir()} {
+		if n, ok := Steps(d); ok {
+			t.Errorf("%s: Steps = %d, want none", d, n)
+		}
+	}
+}
