@@ -63,3 +63,50 @@ func metricScalars(m Metric) []tensorboard.Scalar {
 	}
 	return s
 }
+
+// VerifyEventFile checks the event file of the run in out against its metrics.jsonl: an event at each
+// line's step, once, whose scalars are the line's (train/loss the float32 of its loss), and no other events.
+// It returns the number of steps checked.
+func VerifyEventFile(out string) (int, error) {
+	ms, err := readMetrics(filepath.Join(out, "metrics.jsonl"))
+	if err != nil {
+		return 0, err
+	}
+	path, err := EventFile(out)
+	if err != nil {
+		return 0, err
+	}
+	if path == "" {
+		return 0, fmt.Errorf("%s has no TensorBoard event file", out)
+	}
+	want := make(map[int64]Metric, len(ms))
+	for _, m := range ms {
+		want[m.Step] = m
+	}
+	seen := make(map[int64]bool, len(ms))
+	err = tensorboard.Each(path, func(e tensorboard.Event) error {
+		if e.FileVersion != "" {
+			return nil
+		}
+		m, ok := want[e.Step]
+		switch {
+		case !ok:
+			return fmt.Errorf("step %d is not in metrics.jsonl", e.Step)
+		case seen[e.Step]:
+			return fmt.Errorf("step %d twice", e.Step)
+		case !slices.Equal(e.Scalars, metricScalars(m)):
+			return fmt.Errorf("step %d: scalars %v, metrics.jsonl's %v", e.Step, e.Scalars, metricScalars(m))
+		}
+		seen[e.Step] = true
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, m := range ms {
+		if !seen[m.Step] {
+			return 0, fmt.Errorf("%s: no event at step %d of metrics.jsonl", path, m.Step)
+		}
+	}
+	return len(ms), nil
+}

@@ -1,12 +1,15 @@
 package trainer
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"convrep/checkpoint"
 	"convrep/tensorboard"
@@ -71,6 +74,9 @@ func TestEventFileHoldsEveryMetricsLine(t *testing.T) {
 			t.Errorf("no %s among the tags %v", tag, tags)
 		}
 	}
+	if n, err := VerifyEventFile(out); n != 4 || err != nil {
+		t.Errorf("VerifyEventFile: %d steps, %v", n, err)
+	}
 }
 
 // A run resumed from a checkpoint behind the steps its event file reached (killed after it) keeps the events
@@ -130,6 +136,9 @@ func TestResumedEventFileHasEachStepOnce(t *testing.T) {
 				}
 				return
 			}
+			if n, err := VerifyEventFile(out); n != 4 || err != nil {
+				t.Errorf("VerifyEventFile: %d steps, %v", n, err)
+			}
 			steps, got := readEvents(t, out)
 			if !slices.Equal(steps, refSteps) {
 				t.Fatalf("resumed run's event steps %v, want %v each once", steps, refSteps)
@@ -154,4 +163,56 @@ func trajectoryScalars(s []tensorboard.Scalar) map[string]float32 {
 		}
 	}
 	return m
+}
+
+// VerifyEventFile reports a step written twice, a step missing, a loss that differs and a step metrics.jsonl
+// lacks.
+func TestVerifyEventFileFindsMismatches(t *testing.T) {
+	ms := []Metric{{Step: 1, Loss: 2.5, LR: 1e-3}, {Step: 2, Loss: 2.25, LR: 1e-3, Objective: map[string]float64{"acc": 0.5}}}
+	for _, c := range []struct {
+		name  string
+		steps []int64
+		loss  float32 // step 2's, when not 0
+		want  string
+	}{
+		{"good", []int64{1, 2}, 0, ""},
+		{"twice", []int64{1, 2, 2}, 0, "step 2 twice"},
+		{"missing", []int64{1}, 0, "no event at step 2"},
+		{"other loss", []int64{1, 2}, 2.3, "step 2: scalars"},
+		{"extra", []int64{1, 2, 3}, 0, "step 3 is not in metrics.jsonl"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := t.TempDir()
+			var lines []byte
+			for _, m := range ms {
+				b, _ := json.Marshal(m)
+				lines = append(append(lines, b...), '\n')
+			}
+			if err := os.WriteFile(filepath.Join(out, "metrics.jsonl"), lines, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			w, err := tensorboard.Create(filepath.Join(out, tensorboard.FileName(time.Now())), time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, s := range c.steps {
+				m := Metric{Step: s}
+				if int(s) <= len(ms) {
+					m = ms[s-1]
+				}
+				sc := metricScalars(m)
+				if s == 2 && c.loss != 0 {
+					sc[0].Value = c.loss
+				}
+				if err := w.Add(s, time.Now(), sc); err != nil {
+					t.Fatal(err)
+				}
+			}
+			w.Close()
+			_, err = VerifyEventFile(out)
+			if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
+				t.Errorf("VerifyEventFile: %v, want %q", err, c.want)
+			}
+		})
+	}
 }
