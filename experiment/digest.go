@@ -8,7 +8,8 @@ import (
 
 // Digest identifies what a checkpoint belongs to: the settings that change the trajectory. Output and
 // logging knobs are left out, and so is max_steps under a constant schedule, so that such a run may be
-// extended; a decaying schedule's rates depend on it.
+// extended; a decaying schedule's rates depend on it. Settings that change no result (train.deterministic,
+// train.tensorboard) are tagged json:"-" and never reach the hash.
 func (e *Experiment) Digest() string {
 	c := *e
 	c.OutputDir, c.Train.LogEvery, c.Train.CheckpointEvery, c.Train.KeepCheckpoints = "", 0, 0, 0

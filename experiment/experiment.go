@@ -123,6 +123,10 @@ type TrainConfig struct {
 	// authors' loader does, the others drop it. The digest leaves out true, which every run made before the
 	// setting did.
 	DropLast *bool `toml:"drop_last" json:"drop_last,omitempty"`
+	// TensorBoard writes each metrics line's scalars into a TensorBoard event file beside metrics.jsonl as
+	// the run goes (true when left out; WritesTensorBoard). It is output only: the digest leaves it out, so
+	// a run may be resumed with it switched, and checkpoints written before it existed still resume.
+	TensorBoard *bool `toml:"tensorboard" json:"-"`
 }
 
 // DistributedConfig tunes data-parallel training (trainer/dist.go). train.batch_size is the global batch.
@@ -166,12 +170,22 @@ func (e *Experiment) defaults() {
 		drop := !td.KeepLastBatch
 		e.Train.DropLast = &drop
 	}
+	if e.Train.TensorBoard == nil {
+		on := true
+		e.Train.TensorBoard = &on
+	}
 }
 
 // HeadLRDefault says whether train.head_lr was left out, and if so by what the objective scaled train.lr
 // to make it (1 for most objectives, 100 for DSE).
 func (e *Experiment) HeadLRDefault() (scale float64, defaulted bool) {
 	return e.headLRScale, e.headLRScale != 0
+}
+
+// WritesTensorBoard is whether the run writes a TensorBoard event file beside metrics.jsonl
+// (train.tensorboard, true when left out).
+func (e *Experiment) WritesTensorBoard() bool {
+	return e.Train.TensorBoard == nil || *e.Train.TensorBoard
 }
 
 // KeepsLastBatch is whether each epoch ends with its last partial batch (train.drop_last false).

@@ -258,3 +258,32 @@ func TestObjectiveTrainDefaults(t *testing.T) {
 			dropped.Digest(), c.Digest(), kept.Digest())
 	}
 }
+
+// train.tensorboard is on when left out, may be switched off, and is output only: the digest is the one the
+// experiment had before the setting existed (pinned here), whatever its value, so earlier checkpoints resume.
+func TestTensorBoardKey(t *testing.T) {
+	path := writeExperiment(t, validExperiment)
+	const before = "6731350704bd4f35" // validExperiment's digest at the commit before train.tensorboard
+	for _, c := range []struct {
+		set  []string
+		want bool
+	}{
+		{nil, true},
+		{[]string{"train.tensorboard=true"}, true},
+		{[]string{"train.tensorboard=false"}, false},
+	} {
+		e, err := Load(path, c.set)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.WritesTensorBoard() != c.want {
+			t.Errorf("%v: writes TensorBoard %v, want %v", c.set, e.WritesTensorBoard(), c.want)
+		}
+		if d := e.Digest(); d != before {
+			t.Errorf("%v: digest %s, want %s", c.set, d, before)
+		}
+	}
+	if _, err := Load(path, []string{"train.tensorboard=1"}); err == nil || !strings.Contains(err.Error(), "tensorboard") {
+		t.Errorf("a number for train.tensorboard: %v", err)
+	}
+}

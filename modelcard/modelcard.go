@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"convrep/internal/atomicfile"
@@ -98,6 +99,7 @@ type Run struct {
 	OutputDir      string
 	Checkpoints    []string // file names under checkpoints/, oldest first
 	Done           bool     // the run finished: model/ holds its model
+	EventFile      string   // the name of its TensorBoard event file, "" without one
 }
 
 // Markdown is the run folder's guide.
@@ -108,6 +110,9 @@ func (r Run) Markdown() string {
 		{"checkpoints/", "the run's state every `checkpoint_every` steps (weights, optimiser, RNG, data position); `--resume` continues from the newest"},
 		{"metrics.jsonl", "one JSON line per `log_every` steps: step, loss, learning rates, gradient norm, pairs/s"},
 		{"loss.png", "the loss curve"},
+	}
+	if r.EventFile != "" {
+		rows = append(rows, [2]string{r.EventFile, fmt.Sprintf("the same scalars for TensorBoard, written as the run goes: `tensorboard --logdir %s`", r.OutputDir)})
 	}
 	if r.Done {
 		rows = append(rows, [2]string{"model/", "the trained encoder in HuggingFace layout, also a sentence-transformers model, with its model card"})
@@ -139,6 +144,22 @@ func (r Run) Markdown() string {
 // Write writes the guide as dir/README.md, atomically.
 func (r Run) Write(dir string) error {
 	return atomicfile.WriteFile(filepath.Join(dir, "README.md"), []byte(r.Markdown()))
+}
+
+// Steps reads the optimiser steps out of the model card of dir, as Card.Markdown writes them; false when dir
+// holds no convrep card or the card does not say.
+func Steps(dir string) (int64, bool) {
+	b, err := os.ReadFile(filepath.Join(dir, "README.md"))
+	if err != nil || !strings.HasPrefix(string(b), "---\n") || !strings.Contains(string(b), "\n- convrep\n") {
+		return 0, false
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "| steps | "); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "|")), 10, 64)
+			return n, err == nil
+		}
+	}
+	return 0, false
 }
 
 // SetResults puts an evaluation table into the model card of dir, replacing the one there: cmd/evaluate

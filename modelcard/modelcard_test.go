@@ -89,6 +89,13 @@ func TestRun(t *testing.T) {
 	if strings.Contains(md, "cmd/evaluate") || strings.Contains(md, "`model/`") {
 		t.Error("an unfinished run has no model to evaluate")
 	}
+	if strings.Contains(md, "tensorboard") {
+		t.Error("a run without an event file names TensorBoard")
+	}
+	r.EventFile = "events.out.tfevents.1.h.convrep"
+	if md := r.Markdown(); !strings.Contains(md, "| `events.out.tfevents.1.h.convrep` |") || !strings.Contains(md, "tensorboard --logdir runs/x") {
+		t.Errorf("run guide does not name its event file:\n%s", md)
+	}
 	r.Done = true
 	md = r.Markdown()
 	for _, want := range []string{"`model/`", "go run ./cmd/evaluate suite --model runs/x --output-dir runs/x/eval",
@@ -124,5 +131,27 @@ func TestSetResults(t *testing.T) {
 	}
 	if ok, err := SetResults(t.TempDir(), "| a | 1 |"); ok || err != nil {
 		t.Errorf("no README: %v, %v", ok, err)
+	}
+}
+
+// Steps reads back the steps a card states, after an evaluation too; a folder without a convrep card says
+// nothing.
+func TestSteps(t *testing.T) {
+	dir := t.TempDir()
+	if err := (Card{Name: "x", Objective: "dse", Steps: 1234, Pooling: "mean"}).Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := SetResults(dir, "| steps | 9 |"); err != nil {
+		t.Fatal(err)
+	}
+	if n, ok := Steps(dir); n != 1234 || !ok {
+		t.Errorf("Steps = %d, %v; want 1234", n, ok)
+	}
+	other := t.TempDir()
+	os.WriteFile(filepath.Join(other, "README.md"), []byte("| steps | 5 |\n"), 0o644)
+	for _, d := range []string{other, t.TempDir()} {
+		if n, ok := Steps(d); ok {
+			t.Errorf("%s: Steps = %d, want none", d, n)
+		}
 	}
 }

@@ -44,5 +44,14 @@ func (t *Trainer) describeRun(done bool) error {
 	for _, p := range paths {
 		r.Checkpoints = append(r.Checkpoints, filepath.Base(p))
 	}
+	if t.exp.WritesTensorBoard() {
+		events, err := EventFile(t.exp.OutputDir)
+		if err != nil {
+			return err
+		}
+		if events != "" {
+			r.EventFile = filepath.Base(events)
+		}
+	}
 	return r.Write(t.exp.OutputDir)
 }

@@ -3,12 +3,17 @@ package trainer
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"os"
 	"path/filepath"
+	"time"
+
+	"go.uber.org/zap"
 
 	"convrep/internal/atomicfile"
+	"convrep/tensorboard"
 )
 
 // Metric is one line of metrics.jsonl: the state of the run at a logged step.
@@ -32,25 +37,55 @@ type Metric struct {
 	BestStep  int64    `json:"best_step,omitempty"`
 }
 
-// metricsLog appends lines to metrics.jsonl. A resumed run first drops the lines after its checkpoint's step,
-// which an interrupted run wrote but will write again.
+// metricsLog appends lines to metrics.jsonl and, with train.tensorboard, each line's scalars as an event to
+// the run's TensorBoard event file (events.go). A resumed run first drops the lines and events after its
+// checkpoint's step, which an interrupted run wrote but will write again.
 type metricsLog struct {
-	f *os.File
+	f  *os.File
+	tb *tensorboard.Writer // nil without train.tensorboard, and on ranks other than 0
 }
 
-func openMetrics(out string, resumeStep int64) (*metricsLog, error) {
+// openMetrics opens metrics.jsonl in out, and the run's event file when tensorBoard is set, each kept up to
+// resumeStep. A damaged event file is kept up to its damage, with a warning on log.
+func openMetrics(out string, resumeStep int64, tensorBoard bool, log *zap.Logger) (_ *metricsLog, err error) {
+	l := &metricsLog{}
+	defer func() {
+		if err != nil {
+			l.close()
+		}
+	}()
+	// The events first: the metrics lines that an event file lacks (it was off, or damaged) are written into it
+	// as the lines are kept, so that it has every step of metrics.jsonl.
+	keep := func(Metric) error { return nil }
+	if tensorBoard {
+		var kept tensorboard.Kept
+		if l.tb, kept, err = openEvents(out, resumeStep); err != nil {
+			return nil, err
+		}
+		if kept.Damage != nil {
+			log.Warn("the TensorBoard event file is damaged: its events from there on are written again from metrics.jsonl",
+				zap.Error(kept.Damage))
+		}
+		now := time.Now()
+		keep = func(m Metric) error {
+			if m.Step <= kept.LastStep {
+				return nil
+			}
+			return l.tb.Add(m.Step, now, metricScalars(m))
+		}
+	}
 	path := filepath.Join(out, "metrics.jsonl")
-	if err := keepMetricsUpTo(path, resumeStep); err != nil {
+	if err := keepMetricsUpTo(path, resumeStep, keep); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
+	if l.f, err = os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644); err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	return &metricsLog{f: f}, nil
+	return l, nil
 }
 
-func keepMetricsUpTo(path string, step int64) error {
+// keepMetricsUpTo rewrites metrics.jsonl with only its lines at or before step, calling kept with each.
+func keepMetricsUpTo(path string, step int64, kept func(Metric) error) error {
 	b, err := os.ReadFile(path)
 	if os.IsNotExist(err) {
 		return nil
@@ -58,20 +93,25 @@ func keepMetricsUpTo(path string, step int64) error {
 	if err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
-	var kept bytes.Buffer
+	var keep bytes.Buffer
 	for line := range lines(b) {
 		var m Metric
 		if json.Unmarshal(line, &m) == nil && m.Step <= step {
-			kept.Write(line)
-			kept.WriteByte('\n')
+			keep.Write(line)
+			keep.WriteByte('\n')
+			if err := kept(m); err != nil {
+				return err
+			}
 		}
 	}
-	return atomicfile.WriteFile(path, kept.Bytes())
+	return atomicfile.WriteFile(path, keep.Bytes())
 }
 
 // discardMetrics is the log of a rank other than 0, which writes nothing.
 func discardMetrics() *metricsLog { return &metricsLog{} }
 
+// write appends m to metrics.jsonl and its scalars to the event file; each is one write, so that a reader
+// (TensorBoard) sees the step at once.
 func (l *metricsLog) write(m Metric) error {
 	if l.f == nil {
 		return nil
@@ -83,17 +123,23 @@ func (l *metricsLog) write(m Metric) error {
 	if _, err := l.f.Write(append(b, '\n')); err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
+	if l.tb != nil {
+		return l.tb.Add(m.Step, time.Now(), metricScalars(m))
+	}
 	return nil
 }
 
-// sync makes the lines written so far durable; the trainer calls it before each checkpoint, so that the
-// metrics up to a checkpoint's step survive a crash as the checkpoint does.
+// sync makes the lines and events written so far durable; the trainer calls it before each checkpoint, so
+// that the metrics up to a checkpoint's step survive a crash as the checkpoint does.
 func (l *metricsLog) sync() error {
 	if l.f == nil {
 		return nil
 	}
 	if err := fsync(l.f); err != nil {
 		return fmt.Errorf("metrics: sync %s: %w", l.f.Name(), err)
+	}
+	if l.tb != nil {
+		return l.tb.Sync()
 	}
 	return nil
 }
@@ -102,10 +148,14 @@ func (l *metricsLog) sync() error {
 var fsync = (*os.File).Sync
 
 func (l *metricsLog) close() error {
-	if l.f == nil {
-		return nil
+	var errs []error
+	if l.f != nil {
+		errs = append(errs, l.f.Close())
 	}
-	return l.f.Close()
+	if l.tb != nil {
+		errs = append(errs, l.tb.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // readMetrics reads metrics.jsonl back, for the loss curve.

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -83,6 +84,7 @@ func TestKillAndResumeIsBitIdentical(t *testing.T) {
 	final := filepath.Base(checkpoint.PathAt("", steps))
 	metricsA := readMetricLines(t, outA)
 	checkSteps(t, "A", metricsA, steps)
+	eventStepsA, eventsA := readEvents(t, outA)
 	for _, run := range []struct{ name, out string }{{"B", outB}, {"C", outC}} {
 		sameFiles(t, filepath.Join(outA, "model", "model.safetensors"), filepath.Join(run.out, "model", "model.safetensors"))
 		sameFiles(t, filepath.Join(checkpoint.Dir(outA), final), filepath.Join(checkpoint.Dir(run.out), final))
@@ -91,6 +93,16 @@ func TestKillAndResumeIsBitIdentical(t *testing.T) {
 		for i := range min(len(ms), len(metricsA)) {
 			if !sameTrajectory(ms[i], metricsA[i]) {
 				t.Errorf("%s's metrics at step %d differ from A's:\n%+v\n%+v", run.name, ms[i].Step, ms[i], metricsA[i])
+			}
+		}
+		// The event file too, though the kills came after steps past the checkpoints: each step once.
+		if eventSteps, events := readEvents(t, run.out); !slices.Equal(eventSteps, eventStepsA) {
+			t.Errorf("%s's event file steps %v, want A's %v", run.name, eventSteps, eventStepsA)
+		} else {
+			for _, s := range eventSteps {
+				if a, b := trajectoryScalars(events[s]), trajectoryScalars(eventsA[s]); !reflect.DeepEqual(a, b) {
+					t.Errorf("%s's events at step %d differ from A's:\n%v\n%v", run.name, s, a, b)
+				}
 			}
 		}
 		if _, err := os.Stat(filepath.Join(run.out, "loss.png")); err != nil {

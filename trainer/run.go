@@ -43,11 +43,14 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 	// Rank 0 alone logs, writes metrics and draws the progress bar; every rank trains.
 	metrics := discardMetrics()
 	if t.cl.leader() {
-		m, err := openMetrics(e.OutputDir, t.pos.Step)
+		m, err := openMetrics(e.OutputDir, t.pos.Step, e.WritesTensorBoard(), t.log)
 		if err != nil {
 			return err
 		}
 		metrics = m
+		if m.tb != nil {
+			t.log.Info("TensorBoard event file (tensorboard --logdir "+e.OutputDir+")", zap.String("path", m.tb.Path()))
+		}
 		if err := t.describeRun(false); err != nil {
 			return fmt.Errorf("describe the run: %w", err)
 		}
@@ -347,8 +350,12 @@ func (t *Trainer) finish() error {
 	if err != nil {
 		t.log.Warn("no loss curve", zap.Error(err))
 	}
+	events, err := EventFile(t.exp.OutputDir)
+	if err != nil || !t.exp.WritesTensorBoard() {
+		events = ""
+	}
 	t.log.Info("done", zap.String("model", dir), zap.String("metrics", filepath.Join(t.exp.OutputDir, "metrics.jsonl")),
-		zap.String("loss_curve", plotPath))
+		zap.String("loss_curve", plotPath), zap.String("tensorboard", events))
 	return nil
 }
 

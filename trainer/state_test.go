@@ -97,7 +97,7 @@ func TestMetricsLinesOfAnyLength(t *testing.T) {
 			if err := os.WriteFile(path, file.Bytes(), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			l, err := openMetrics(out, tc.resumeStep)
+			l, err := openMetrics(out, tc.resumeStep, false, zap.NewNop())
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -23,7 +23,9 @@ func runSuite(ctx context.Context, args []string, log *zap.Logger) error {
 	var c common
 	fs := newFlags("suite", "--model M --output-dir DIR [flags]",
 		"Runs every similarity-based task of the papers' tables with one model, sharing its embeddings: "+strings.Join(suiteTasks, ", ")+".\n"+
-			"Writes DIR/TASK-DATASET.json and .md per task, and DIR/suite.json and DIR/suite.md with every row and the wall time.")
+			"Writes DIR/TASK-DATASET.json and .md per task, and DIR/suite.json and DIR/suite.md with every row and the wall time;\n"+
+			"and each row's mean as a TensorBoard scalar eval/TASK/DATASET/VARIANT/METRIC at the model's training step\n"+
+			"(its checkpoint's, or its model card's; 0 when unknown) in DIR's event file, beside the other steps' there.")
 	c.register(fs, perTaskLength)
 	shots := fs.String("shots", "1,5", "shots per label for intent and oos")
 	size := fs.Int("candidates", 100, "candidates per response-selection query")
@@ -112,6 +114,11 @@ func runSuite(ctx context.Context, args []string, log *zap.Logger) error {
 	if err := writeResult(all, filepath.Join(*outDir, "suite.json")); err != nil {
 		return err
 	}
+	events, err := writeSuiteEvents(*outDir, modelStep(c.model), all.Rows)
+	if err != nil {
+		return fmt.Errorf("tensorboard: %w", err)
+	}
+	log.Info("the rows as TensorBoard scalars", zap.String("path", events))
 	fmt.Fprintf(os.Stderr, "results in %s (suite.md: every table; %.1f s)\n", *outDir, all.WallSeconds)
 	return recordInCard(c.model.ref, all, log)
 }

@@ -53,7 +53,8 @@ func main() {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: train EXPERIMENT.toml [--resume] [--set section.key=value ...] [--nproc-per-node N ...]\n(flags before or after the file)\n\n"+
 			"Trains the experiment: the backbone, the objective, the data and the optimisation it names. Writes\n"+
-			"checkpoints, metrics.jsonl, loss.png and the final model (HuggingFace layout) under its output_dir.\n\n"+
+			"checkpoints, metrics.jsonl, a TensorBoard event file of the same scalars (train.tensorboard, on by default;\n"+
+			"tensorboard --logdir OUTPUT_DIR), loss.png and the final model (HuggingFace layout) under its output_dir.\n\n"+
 			"With --nproc-per-node N it starts N data-parallel workers (c10d: Gloo on CPU, NCCL on GPU) and ends the\n"+
 			"job with the failed worker's last lines when any worker fails. train.batch_size is the global batch,\n"+
 			"split evenly over the workers; the result does not depend on their number. Under torchrun or another\n"+
