@@ -33,7 +33,7 @@ test: setup
 # 1 min 54 s on two cores).
 demo: setup
 	$(GO) run ./cmd/train --resume experiments/dse_mini_cpu.toml
-	@echo "model: runs/dse_mini_cpu/model  metrics: runs/dse_mini_cpu/metrics.jsonl  loss curve: runs/dse_mini_cpu/loss.png"
+	@echo "model: runs/dse_mini_cpu/model  metrics: runs/dse_mini_cpu/metrics.jsonl  loss curve: runs/dse_mini_cpu/loss.png  TensorBoard: runs/dse_mini_cpu/events.out.tfevents.* (tensorboard --logdir runs/)"
 
 # The papers' similarity-based tables for the demo's model beside the mini BERT it started from (run make demo first;
 # 3 min 6 s on two cores).
