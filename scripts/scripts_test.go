@@ -38,14 +38,14 @@ func repoRoot(t *testing.T) string {
 // evaluateTasks reads cmd/evaluate's task table, and the flags its tasks define.
 func evaluateTasks(t *testing.T, root string) (tasks, flags []string) {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join(root, "cmd/evaluate/main.go"))
+	src, err := os.ReadFile(filepath.Join(root, "cmd/internal/evaluatecmd/main.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range regexp.MustCompile(`\{"([a-z-]+)", "`).FindAllStringSubmatch(string(src), -1) {
 		tasks = append(tasks, m[1])
 	}
-	files, err := filepath.Glob(filepath.Join(root, "cmd/evaluate/*.go"))
+	files, err := filepath.Glob(filepath.Join(root, "cmd/internal/evaluatecmd/*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,107 +1,13 @@
-// Command bench times one DSE training step of a randomly initialised BERT on random token ids and prints one
-// JSON line with pairs/s, tokens/s and model FLOPs utilisation (MFU), so that convrep can be compared with
-// PyTorch eager on the same machine (scripts/bench_pytorch.py prints the same line):
+// Command bench times one DSE training step of a randomly initialised BERT and prints one JSON line (convrep
+// bench does the same; see cmd/internal/benchcmd):
 //
 //	go run ./cmd/bench --device cuda --precision bf16 --layers 12 --hidden 768 --heads 12 --seq-len 32 --batch 512
-//	python3 scripts/bench_pytorch.py --device cuda --precision bf16 --layers 12 --hidden 768 --heads 12 --seq-len 32 --batch 512
-//
-// A step is what cmd/train does per step: two views of B×T token ids (all-ones attention mask) through the
-// encoder as one batch, mean pooling, DSE's contrastive head and hard-negative loss (τ 0.05), backward and
-// AdamW over the encoder and head groups (lr 1e-4, weight decay 0.01). With --precision bf16 the forward pass
-// and the loss run under libtorch's bf16 autocast over fp32 weights. Warm-up steps are run first and not
-// timed. --find-max-batch first looks for the largest batch that fits (doubling from --batch).
 package main
 
 import (
-	"encoding/json"
-	"flag"
-	"fmt"
-	"io"
 	"os"
 
-	"convrep/internal/cli"
+	"convrep/cmd/internal/benchcmd"
 )
 
-func main() {
-	o, err := parseFlags(os.Args[1:], os.Stderr)
-	if err == flag.ErrHelp {
-		return
-	}
-	if err != nil {
-		os.Exit(2)
-	}
-	if err := run(o, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		os.Exit(1)
-	}
-}
-
-// parseFlags reads the command line; usage and flag errors go to errOut.
-func parseFlags(args []string, errOut io.Writer) (options, error) {
-	o := options{}
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(errOut)
-	fs.Int64Var(&o.Layers, "layers", 4, "transformer layers")
-	fs.Int64Var(&o.Hidden, "hidden", 256, "hidden size")
-	fs.Int64Var(&o.Heads, "heads", 0, "attention heads (must divide --hidden); 0 = hidden/64, BERT's head size")
-	fs.Int64Var(&o.Intermediate, "intermediate", 0, "feed-forward size; 0 = 4×hidden")
-	fs.Int64Var(&o.Vocab, "vocab", 30522, "vocabulary size (bert-base-uncased's by default)")
-	fs.Int64Var(&o.Batch, "batch", 64, "pairs per step (the encoder sees 2×batch rows)")
-	fs.Int64Var(&o.Seq, "seq-len", 32, "tokens per row")
-	fs.Int64Var(&o.Seq, "seq", 32, "the same as --seq-len")
-	fs.IntVar(&o.Steps, "steps", 20, "timed steps")
-	fs.IntVar(&o.Warmup, "warmup", 3, "untimed steps run first")
-	fs.IntVar(&o.Threads, "threads", 0, "libtorch intra-op threads; 0 = libtorch's default")
-	fs.StringVar(&o.Device, "device", "cpu", "cpu, cuda or cuda:N")
-	fs.StringVar(&o.Precision, "precision", fp32, "fp32, or bf16 (autocast over fp32 master weights)")
-	fs.Float64Var(&o.PeakTFLOPS, "peak-tflops", 0, fmt.Sprintf("the device's peak dense TFLOP/s for MFU; 0 = on a GPU an "+
-		"H100/H200 SXM's %g for bf16 (tensor cores) or %g for fp32 (CUDA cores; libtorch leaves TF32 off; "+
-		"TF32 would be 495), on a CPU none (mfu is null)", peakBF16H100, peakFP32H100))
-	fs.BoolVar(&o.FindMaxBatch, "find-max-batch", false, "first double --batch up to --max-batch until out of memory, "+
-		"then time the largest batch that fitted")
-	fs.Int64Var(&o.MaxBatch, "max-batch", 1024, "the largest batch --find-max-batch tries")
-	fs.Int64Var(&o.Seed, "seed", 42, "seed of the initialisation, the dropout masks and the token ids")
-	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a Go CPU profile of the timed steps to this file (go tool pprof)")
-	fs.BoolVar(&o.CountCalls, "count-calls", true, "after the timed steps, run one more that counts its libtorch calls per phase "+
-		"(libtorch_calls; counting slows the step, so it is not timed)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: bench [flags]\n\n"+
-			"Times a DSE training step (forward of both views, contrastive loss, backward, AdamW) of a randomly\n"+
-			"initialised BERT on random token ids and prints one JSON line:\n"+
-			"{\"impl\":\"convrep\",\"step_s\":...,\"cpu_s\":...,\"pairs_per_s\":...,\"tokens_per_s\":...,\"loss\":...,\n"+
-			" \"flops_per_pair\":...,\"model_tflops\":...,\"peak_tflops\":...,\"mfu\":...,\"precision\":...,<shape>,\"threads\":...,\"device\":...,\n"+
-			" \"libtorch_calls\":{\"forward\":{\"calls\":...,\"ops\":...,\"backward_nodes\":...},\"loss\":...,\"backward\":...,\"optimizer\":...,\"other\":...}}\n"+
-			"step_s is the mean wall time of a timed step, cpu_s the process CPU time per step (steadier on a busy\n"+
-			"machine); tokens count both views (2·batch·seq per step). flops_per_pair is the model's FLOPs for one pair,\n"+
-			"forward and backward, both sentences: 2·(6·N·T + 12·L·H·T²) with N = L·(4H² + 2H·I) the encoder's matmul\n"+
-			"weights (PaLM appendix B; embeddings are look-ups and not counted); mfu = flops_per_pair·pairs_per_s / peak.\n"+
-			"libtorch_calls counts one step after the timed ones, per phase: calls from Go into libtorch (on a GPU about\n"+
-			"one kernel launch each, or more), operators libtorch's dispatcher ran at every nesting level (the backward\n"+
-			"pass's are the autograd engine's), and the autograd nodes it applied.\n\nflags:\n")
-		fs.PrintDefaults()
-	}
-	rest, err := cli.Parse(fs, args)
-	if err != nil {
-		return o, err
-	}
-	if len(rest) > 0 {
-		fmt.Fprintf(fs.Output(), "bench takes no arguments, got %q\n", rest)
-		fs.Usage()
-		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	return o, nil
-}
-
-// run benchmarks and writes the result as one JSON line to w.
-func run(o options, w io.Writer) error {
-	r, err := benchmark(o)
-	if err != nil {
-		return err
-	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("encode result: %w", err)
-	}
-	_, err = fmt.Fprintf(w, "%s\n", b)
-	return err
-}
+func main() { os.Exit(benchcmd.Main(os.Args[1:])) }

@@ -1,132 +1,14 @@
-// Command evaluate runs convrep's evaluation suite (DSE §4.2 and Appendix B) on any model convrep can load:
+// Command evaluate runs convrep's evaluation suite (DSE §4.2 and Appendix B) on any model convrep can load
+// (convrep evaluate does the same; see cmd/internal/evaluatecmd):
 //
-//	go run ./cmd/evaluate intent   --model runs/dse_small_cpu --dataset clinc150 --shots 1,5 --seeds 0-9 --output out/clinc.json
-//	go run ./cmd/evaluate oos      --model runs/dse_small_cpu --output out/oos.json
-//	go run ./cmd/evaluate response --model runs/dse_small_cpu --dataset amazonqa --output out/amazonqa.json
-//	go run ./cmd/evaluate sr       --model runs/dse_small_cpu --queries 2000 --seeds 0-2 --output out/sr.json   (MSR-E2E, from ../shared/data/pretrain)
-//	go run ./cmd/evaluate select   --model runs/mgt_single_small_cpu --checkpoints runs/mgt_single_small_cpu --dataset multiwoz --candidates 20 --top 3 --output out/chosen.json
-//	go run ./cmd/evaluate suite    --model experiments/dse_small_cpu.toml --output-dir out/untrained
-//	go run ./cmd/evaluate report   --output table.md out/untrained out/trained
-//	go run ./cmd/evaluate acts     --model M --dataset gsim --shots 10,20          (fine-tuning; also finetune-intent,
-//	go run ./cmd/evaluate probe    --model M --probe bow                           finetune-response; tsne draws Figure 1)
-//
-// --model is a convrep run folder, a model folder, a hub name, or an experiment file (.toml), which means its
-// backbone before training: the untrained baseline, built from the same files or the same seeded
-// initialisation. Every task writes a JSON file of rows (model, dataset, task, metric, mean, std, seeds,
-// settings) and a Markdown table beside it.
+//	go run ./cmd/evaluate intent --model runs/dse_small_cpu --dataset clinc150 --shots 1,5 --seeds 0-9 --output out/clinc.json
+//	go run ./cmd/evaluate suite  --model experiments/dse_small_cpu.toml --output-dir out/untrained
 package main
 
 import (
-	"context"
-	"errors"
-	"flag"
-	"fmt"
-	"io"
 	"os"
-	"os/signal"
-	"runtime"
-	"strings"
-	"syscall"
 
-	"go.uber.org/zap"
-
-	"convrep/internal/cli"
-	"convrep/internal/logging"
+	"convrep/cmd/internal/evaluatecmd"
 )
 
-// command is one subcommand: its flags and what it does with them.
-type command struct {
-	name, summary string
-	run           func(ctx context.Context, args []string, log *zap.Logger) error
-}
-
-func commands() []command {
-	return []command{
-		{"intent", "few-shot intent classification with prototypes (CLINC150, SNIPS, or --train/--test files)", runIntent},
-		{"oos", "out-of-scope detection on CLINC150 (or --train/--test files with an oos label)", runOOS},
-		{"response", "k-to-100 response selection (AmazonQA, Ubuntu IRC, MultiWOZ, or a --test file)", runResponse},
-		{"sr", "semantic retrieval on MSR-E2E: 100 BM25 candidates re-ranked by cosine, MAP and MRR (DialogueCSE §5.1.2)", runSR},
-		{"select", "choose checkpoints by response selection on MultiWOZ's validation split (MGT §4.2's checkpoint selection)", runSelect},
-		{"suite", "every similarity-based task of the papers' tables, one JSON and Markdown file each", runSuite},
-		{"acts", "dialogue act prediction by fine-tuning: DSTC2, GSIM few-shot, MultiWOZ fractions (multi-label F1)", runActs},
-		{"finetune-intent", "intent classification by fine-tuning: k-shot and full, CLINC150 with oos as class 151", runFinetuneIntent},
-		{"finetune-response", "response selection after fine-tuning a dual encoder with in-batch negatives (Ubuntu, MultiWOZ)", runFinetuneResponse},
-		{"probe", "linear probes on frozen representations: bag-of-words and dialogue acts on MultiWOZ (MGT §5.2-5.3)", runProbe},
-		{"tsne", "a t-SNE PNG of CLINC150 test coloured by intent, out-of-scope in black (Figure 1)", runTSNE},
-		{"report", "lay the results of several models side by side, like the papers' tables", runReport},
-	}
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: evaluate TASK [flags]   (evaluate TASK --help for the task's flags)\n\ntasks:\n")
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-16s %s\n", c.name, c.summary)
-	}
-}
-
-func main() {
-	if len(os.Args) < 2 {
-		usage(os.Stderr)
-		os.Exit(2)
-	}
-	if os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
-		usage(os.Stdout)
-		os.Exit(0)
-	}
-	log := logging.New()
-	defer log.Sync()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	runtime.LockOSThread() // libtorch's grad mode is per thread
-	err := dispatch(ctx, os.Args[1:], log)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		os.Exit(0)
-	case errors.Is(err, errUsage):
-		os.Exit(2)
-	case err != nil:
-		cli.Fail(os.Stderr, log, "evaluate "+os.Args[1], err)
-		os.Exit(1)
-	}
-}
-
-// dispatch runs the task args[0] with the flags that follow it.
-func dispatch(ctx context.Context, args []string, log *zap.Logger) error {
-	for _, c := range commands() {
-		if c.name == args[0] {
-			return c.run(ctx, args[1:], log)
-		}
-	}
-	fmt.Fprintf(os.Stderr, "evaluate: unknown task %q\n\n", args[0])
-	usage(os.Stderr)
-	return errUsage
-}
-
-// errUsage reports a command line that could not be parsed (the flag package has printed why).
-var errUsage = errors.New("bad command line")
-
-// newFlags makes a task's flag set with a usage text.
-func newFlags(name, synopsis, about string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: evaluate %s %s\n\n%s\n\nflags:\n", name, synopsis, about)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// parse parses a task's flags, before or after its arguments, and returns the arguments (report's folders;
-// the other tasks take none).
-func parse(fs *flag.FlagSet, args []string) ([]string, error) {
-	positional, err := cli.Parse(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, errUsage
-	}
-	if len(positional) > 0 && fs.Name() != "report" {
-		return nil, fmt.Errorf("unexpected arguments %q (see --help)", strings.Join(positional, " "))
-	}
-	return positional, nil
-}
+func main() { os.Exit(evaluatecmd.Main(os.Args[1:])) }

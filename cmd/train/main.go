@@ -1,139 +1,16 @@
-// Command train runs one experiment file of experiments/:
+// Command train runs one experiment file of experiments/ (convrep train does the same; see
+// cmd/internal/traincmd):
 //
 //	go run ./cmd/train experiments/dse_bert_base.toml
 //	go run ./cmd/train --set train.batch_size=256 --set train.lr=5e-6 experiments/dse_bert_base.toml
 //	go run ./cmd/train --resume experiments/dse_small_cpu.toml
-//
-// SIGINT or SIGTERM finish the current step, write a checkpoint and exit 0; --resume continues from it.
-//
-// Data-parallel runs start one worker per GPU (or CPU process) with --nproc-per-node, or under any launcher
-// that sets torchrun's RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT (torchrun, SLURM, Kubernetes):
-//
 //	go run ./cmd/train --nproc-per-node 8 experiments/dse_bert_base.toml
-//	go run ./cmd/train --nproc-per-node 8 --nnodes 2 --node-rank 0 --master-addr node0 --master-port 29500 experiments/dse_bert_base.toml
 package main
 
 import (
-	"context"
-	"errors"
-	"flag"
-	"fmt"
 	"os"
-	"os/signal"
-	"strings"
-	"syscall"
-	"time"
 
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
-
-	"convrep/experiment"
-	"convrep/internal/cli"
-	"convrep/internal/logging"
-	"convrep/trainer"
+	"convrep/cmd/internal/traincmd"
 )
 
-type setFlags []string
-
-func (s *setFlags) String() string     { return strings.Join(*s, ", ") }
-func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
-
-func main() {
-	fs := flag.NewFlagSet("train", flag.ContinueOnError)
-	var sets setFlags
-	resume := fs.Bool("resume", false, "continue from the newest checkpoint in the experiment's output folder")
-	quiet := fs.Bool("quiet", false, "no progress bar")
-	fs.Var(&sets, "set", "override a key of the experiment, section.key=value in TOML syntax (repeatable), e.g. --set train.lr=1e-5")
-	var l launch
-	fs.IntVar(&l.nprocPerNode, "nproc-per-node", 0, "start this many data-parallel workers on this node (0: train in this process)")
-	fs.IntVar(&l.nnodes, "nnodes", 1, "number of nodes of the job, each started with the same command")
-	fs.IntVar(&l.nodeRank, "node-rank", 0, "this node's index among the nodes")
-	fs.StringVar(&l.masterAddr, "master-addr", "127.0.0.1", "address of node 0, where rank 0 serves the rendezvous store")
-	fs.IntVar(&l.masterPort, "master-port", 0, "port of the rendezvous store (0: a free one; required with several nodes)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: train EXPERIMENT.toml [--resume] [--set section.key=value ...] [--nproc-per-node N ...]\n(flags before or after the file)\n\n"+
-			"Trains the experiment: the backbone, the objective, the data and the optimisation it names. Writes\n"+
-			"checkpoints, metrics.jsonl, a TensorBoard event file of the same scalars (train.tensorboard, on by default;\n"+
-			"tensorboard --logdir OUTPUT_DIR), loss.png and the final model (HuggingFace layout) under its output_dir.\n\n"+
-			"With --nproc-per-node N it starts N data-parallel workers (c10d: Gloo on CPU, NCCL on GPU) and ends the\n"+
-			"job with the failed worker's last lines when any worker fails. train.batch_size is the global batch,\n"+
-			"split evenly over the workers; the result does not depend on their number. Under torchrun or another\n"+
-			"launcher that sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT, run it without\n"+
-			"--nproc-per-node. Rank 0 alone logs, writes metrics and checkpoints. [distributed] in the experiment:\n"+
-			"backend (auto, gloo, nccl), local_negatives (false: contrastive objectives use the global batch),\n"+
-			"bucket_mb (25), timeout_s (600).\n\nflags:\n")
-		fs.PrintDefaults()
-	}
-	args, err := cli.Parse(fs, os.Args[1:])
-	if errors.Is(err, flag.ErrHelp) {
-		os.Exit(0)
-	}
-	if err != nil {
-		os.Exit(2)
-	}
-	if len(args) != 1 {
-		fs.Usage()
-		os.Exit(2)
-	}
-	log := logging.New()
-	defer log.Sync()
-	if l.nprocPerNode > 0 {
-		exe, err := os.Executable()
-		if err == nil {
-			err = l.placeGPUs(args[0], sets)
-		}
-		if err == nil {
-			err = l.runWorkers(append([]string{exe}, workerArgs(os.Args[1:])...), 5*time.Second, log)
-		}
-		if err != nil {
-			cli.Fail(os.Stderr, log, "train", err)
-			os.Exit(1)
-		}
-		return
-	}
-	if r := os.Getenv("RANK"); r != "" && r != "0" {
-		// Rank 0 speaks for the job; the others report only warnings and errors.
-		log = log.WithOptions(zap.IncreaseLevel(zapcore.WarnLevel)).With(zap.String("rank", r))
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err = run(ctx, args[0], sets, *resume, !*quiet, log)
-	switch {
-	case errors.Is(err, trainer.ErrStopped):
-		log.Info("stopped; continue with --resume")
-	case err != nil:
-		cli.Fail(os.Stderr, log, "train", err)
-		os.Exit(1)
-	}
-}
-
-// placeGPUs gives each worker its own GPU when the experiment trains on CUDA (launch.gpus). The file is
-// loaded, strictly, as every worker will load it: a mistake in it fails here, before any worker starts.
-func (l *launch) placeGPUs(path string, sets []string) error {
-	e, err := experiment.Load(path, sets)
-	if err != nil {
-		return err
-	}
-	if dev := strings.ToLower(strings.TrimSpace(e.Model.Device)); dev != "cuda" && dev != "gpu" && !strings.HasPrefix(dev, "cuda:") {
-		return nil
-	}
-	visible, set := os.LookupEnv("CUDA_VISIBLE_DEVICES")
-	l.gpus, err = workerGPUs(l.nprocPerNode, visible, set)
-	return err
-}
-
-func run(ctx context.Context, path string, sets []string, resume, bar bool, log *zap.Logger) error {
-	e, err := experiment.Load(path, sets)
-	if err != nil {
-		return err
-	}
-	opt := trainer.Options{Resume: resume}
-	if bar {
-		opt.Progress = os.Stderr
-	}
-	t, err := trainer.New(ctx, e, opt, log)
-	if err != nil {
-		return err
-	}
-	return t.Run(ctx, opt)
-}
+func main() { os.Exit(traincmd.Main(nil, os.Args[1:])) }

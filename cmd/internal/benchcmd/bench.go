@@ -1,0 +1,326 @@
+package benchcmd
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"syscall"
+	"time"
+
+	"convrep/objectives/dse"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+	"convrep/models"
+	"convrep/objectives"
+	"convrep/trainer/optim"
+)
+
+// The fixed parts of the step: DSE's defaults, and AdamW at torch's default weight decay in both groups
+// (scripts/bench_pytorch.py uses the same).
+const (
+	dropout     = 0.1 // BERT's hidden and attention dropout
+	learnRate   = 1e-4
+	weightDecay = 0.01
+	temperature = 0.05
+	mode        = "hardneg"
+)
+
+// The --precision values: fp32 throughout, or bf16 autocast over fp32 master weights.
+const (
+	fp32 = "fp32"
+	bf16 = "bf16"
+)
+
+// options are the command line's choices.
+type options struct {
+	Layers, Hidden, Heads, Intermediate, Vocab, Batch, Seq int64
+	Steps, Warmup, Threads                                 int
+	Device                                                 string
+	Precision                                              string  // fp32 or bf16
+	PeakTFLOPS                                             float64 // 0: defaultPeak
+	FindMaxBatch                                           bool    // double Batch up to MaxBatch until out of memory
+	MaxBatch                                               int64
+	Seed                                                   int64
+	CPUProfile                                             string // file for a CPU profile of the timed steps
+	CountCalls                                             bool   // count the libtorch calls of one more step
+}
+
+// result is the JSON line; scripts/bench_pytorch.py prints the same fields.
+type result struct {
+	Impl         string   `json:"impl"`
+	StepS        float64  `json:"step_s"`
+	CPUS         float64  `json:"cpu_s"` // process CPU time (user+system, all threads) per step: steadier than step_s on a busy machine
+	PairsPerS    float64  `json:"pairs_per_s"`
+	TokensPerS   float64  `json:"tokens_per_s"`
+	Loss         float64  `json:"loss"`           // of the last timed step, to check that both sides train the same thing
+	FlopsPerPair float64  `json:"flops_per_pair"` // model FLOPs of one pair's forward and backward (flops.go)
+	ModelTFLOPS  float64  `json:"model_tflops"`   // FlopsPerPair × pairs_per_s, in TFLOP/s
+	PeakTFLOPS   *float64 `json:"peak_tflops"`    // null when unknown (a CPU without --peak-tflops)
+	MFU          *float64 `json:"mfu"`            // model_tflops / peak_tflops; null with peak_tflops
+	Precision    string   `json:"precision"`
+	Layers       int64    `json:"layers"`
+	Hidden       int64    `json:"hidden"`
+	Heads        int64    `json:"heads"`
+	Intermediate int64    `json:"intermediate"`
+	Vocab        int64    `json:"vocab"`
+	Batch        int64    `json:"batch"`
+	Seq          int64    `json:"seq"`
+	Steps        int      `json:"steps"`
+	Warmup       int      `json:"warmup"`
+	Threads      int      `json:"threads"` // libtorch's intra-op threads during the run
+	Device       string   `json:"device"`
+	// LibtorchCalls are the calls into libtorch of one step after the timed ones, per phase (torch.Counts:
+	// calls from Go, operators the dispatcher ran, autograd nodes); null with --count-calls=false.
+	LibtorchCalls *torch.Counts `json:"libtorch_calls"`
+}
+
+func (o *options) validate() error {
+	if o.Intermediate == 0 {
+		o.Intermediate = 4 * o.Hidden
+	}
+	if o.Heads == 0 {
+		o.Heads = max(1, o.Hidden/64)
+	}
+	for _, c := range []struct {
+		name string
+		v    int64
+		min  int64
+	}{{"layers", o.Layers, 1}, {"hidden", o.Hidden, 1}, {"heads", o.Heads, 1}, {"intermediate", o.Intermediate, 1},
+		{"vocab", o.Vocab, 2}, {"batch", o.Batch, 2}, {"seq", o.Seq, 1}, {"steps", int64(o.Steps), 1},
+		{"warmup", int64(o.Warmup), 0}, {"threads", int64(o.Threads), 0}} {
+		if c.v < c.min {
+			return fmt.Errorf("--%s = %d: must be at least %d", c.name, c.v, c.min)
+		}
+	}
+	if o.Hidden%o.Heads != 0 {
+		return fmt.Errorf("--heads = %d does not divide --hidden = %d", o.Heads, o.Hidden)
+	}
+	if o.Precision != fp32 && o.Precision != bf16 {
+		return fmt.Errorf("--precision = %q: must be %s or %s", o.Precision, fp32, bf16)
+	}
+	if !(o.PeakTFLOPS >= 0) || math.IsInf(o.PeakTFLOPS, 0) {
+		return fmt.Errorf("--peak-tflops = %v: must be a positive number (0 = the default)", o.PeakTFLOPS)
+	}
+	if o.FindMaxBatch && o.MaxBatch < o.Batch {
+		return fmt.Errorf("--max-batch = %d is below --batch = %d", o.MaxBatch, o.Batch)
+	}
+	return nil
+}
+
+// benchmark builds the model, objective and optimiser, runs the warm-up steps, then times the others.
+func benchmark(o options) (result, error) {
+	if err := o.validate(); err != nil {
+		return result{}, err
+	}
+	// Grad mode and gotch's error slot are per OS thread: the whole run stays on this one, as in trainer.Run.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	dev, err := torch.ParseDevice(o.Device)
+	if err != nil {
+		return result{}, err
+	}
+	if o.Threads > 0 {
+		if err := torch.SetNumThreads(o.Threads); err != nil {
+			return result{}, err
+		}
+	}
+	if o.FindMaxBatch {
+		if o.Batch, err = findMaxBatch(o.Batch, o.MaxBatch, func(b int64) error { return tryBatch(o, dev, b) }); err != nil {
+			return result{}, err
+		}
+	}
+	if err := torch.ManualSeed(uint64(o.Seed)); err != nil {
+		return result{}, err
+	}
+	s, err := newSetup(o, dev)
+	if err != nil {
+		return result{}, err
+	}
+	for i := 0; i < o.Warmup; i++ {
+		l, err := s.step()
+		if err == nil {
+			_, err = lastLoss(l)
+		}
+		if err != nil {
+			return result{}, fmt.Errorf("warm-up step %d: %w", i+1, err)
+		}
+	}
+	if err := s.sync(); err != nil {
+		return result{}, err
+	}
+	stop, err := startProfile(o.CPUProfile)
+	if err != nil {
+		return result{}, err
+	}
+	var loss float64
+	cpu0, err := cpuTime()
+	if err != nil {
+		return result{}, err
+	}
+	start := time.Now()
+	var last *ts.Tensor
+	for i := 0; i < o.Steps && err == nil; i++ {
+		torch.Drop(last)
+		if last, err = s.step(); err != nil {
+			err = fmt.Errorf("step %d: %w", i+1, err)
+		}
+	}
+	if err == nil {
+		if loss, err = lastLoss(last); err != nil {
+			err = fmt.Errorf("step %d: %w", o.Steps, err)
+		}
+	}
+	if err == nil {
+		err = s.sync()
+	}
+	stepS := time.Since(start).Seconds() / float64(o.Steps)
+	cpu1, cpuErr := cpuTime()
+	if err = errors.Join(err, cpuErr, stop()); err != nil {
+		return result{}, err
+	}
+	var counts *torch.Counts
+	if o.CountCalls {
+		c, err := s.countedStep()
+		if err != nil {
+			return result{}, fmt.Errorf("counted step: %w", err)
+		}
+		counts = &c
+	}
+	pairsPerS := float64(o.Batch) / stepS
+	r := result{Impl: "convrep", StepS: stepS, CPUS: (cpu1 - cpu0) / float64(o.Steps), PairsPerS: pairsPerS,
+		TokensPerS: float64(2*o.Batch*o.Seq) / stepS, Loss: loss, Precision: o.Precision,
+		FlopsPerPair: flopsPerPair(o.Layers, o.Hidden, o.Intermediate, o.Seq), Layers: o.Layers, Hidden: o.Hidden,
+		Heads: o.Heads, Intermediate: o.Intermediate, Vocab: o.Vocab, Batch: o.Batch, Seq: o.Seq, Steps: o.Steps,
+		Warmup: o.Warmup, Threads: torch.NumThreads(), Device: o.Device, LibtorchCalls: counts}
+	r.ModelTFLOPS = r.FlopsPerPair * pairsPerS / 1e12
+	peak := o.PeakTFLOPS
+	if peak == 0 {
+		peak = defaultPeak(dev.IsCuda(), o.Precision)
+	}
+	if peak > 0 {
+		u := mfu(r.FlopsPerPair, pairsPerS, peak)
+		r.PeakTFLOPS, r.MFU = &peak, &u
+	}
+	return r, nil
+}
+
+// setup is what a step needs: the model, DSE, the optimiser and the source of token ids.
+type setup struct {
+	o     options
+	dev   gotch.Device
+	model *models.Model
+	obj   objectives.Objective
+	opt   *optim.Optimizer
+	rng   *rand.Rand
+}
+
+func newSetup(o options, dev gotch.Device) (*setup, error) {
+	cfg, err := models.NewConfig(models.BERT, models.Sizes{VocabSize: o.Vocab, HiddenSize: o.Hidden, NumLayers: o.Layers,
+		NumHeads: o.Heads, IntermediateSize: o.Intermediate, MaxSequence: max(512, o.Seq), Dropout: dropout})
+	if err != nil {
+		return nil, fmt.Errorf("build the model: %w", err)
+	}
+	m, err := models.New(cfg, models.Heads{}, dev)
+	if err != nil {
+		return nil, fmt.Errorf("build the model: %w", err)
+	}
+	s := &setup{o: o, dev: dev, model: m, rng: rand.New(rand.NewPCG(uint64(o.Seed), 0x62656e6368))}
+	if err := s.addObjective(); err != nil {
+		s.release()
+		return nil, err
+	}
+	return s, nil
+}
+
+// addObjective adds DSE's head to the model and the AdamW optimiser over the groups DSE declares.
+func (s *setup) addObjective() error {
+	obj, err := objectives.Build(map[string]any{"name": dse.Name, "temperature": temperature, "mode": mode}, s.model)
+	if err != nil {
+		return err
+	}
+	groups, err := paramGroups(s.model, obj)
+	if err != nil {
+		return err
+	}
+	if s.opt, err = optim.New(optim.Config{Kind: optim.AdamW}, groups); err != nil {
+		return err
+	}
+	s.obj = obj
+	return nil
+}
+
+// paramGroups are the optimiser groups of the objective's declared groups, all at the one rate of the bench.
+func paramGroups(m *models.Model, obj objectives.Objective) ([]optim.Group, error) {
+	var out []optim.Group
+	for _, g := range obj.Groups() {
+		og := optim.Group{Name: g.Name, LR: learnRate, WeightDecay: weightDecay}
+		for _, name := range g.Params {
+			p, err := m.VS.Root().Get(name)
+			if err != nil {
+				return nil, fmt.Errorf("parameter %s: %w", name, err)
+			}
+			og.Params, og.ParamNames = append(og.Params, p), append(og.ParamNames, name)
+		}
+		out = append(out, og)
+	}
+	if len(out) != 2 || len(out[1].Params) == 0 {
+		return nil, fmt.Errorf("the dse objective declared no head parameters")
+	}
+	return out, nil
+}
+
+// release frees the model's parameters now; the optimiser's state goes with the garbage collector.
+func (s *setup) release() { s.model.VS.Destroy() }
+
+// sync waits for the device's queued work, so that the clock stops when the last step is done.
+func (s *setup) sync() error {
+	if !s.dev.IsCuda() {
+		return nil
+	}
+	if err := ts.CudaSynchronize(s.dev.Value); err != nil {
+		return fmt.Errorf("cuda synchronize: %w", err)
+	}
+	return nil
+}
+
+// startProfile starts Go's CPU profiler when path is set; the returned stop writes the profile. Time spent
+// inside libtorch shows up under the Go functions that called it (runtime.cgocall), which is enough to tell
+// model, loss, backward and optimiser apart; perf sees inside libtorch.
+func startProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cpu profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpu profile %s: %w", path, err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("cpu profile %s: %w", path, err)
+		}
+		return nil
+	}, nil
+}
+
+// cpuTime is the CPU time the process has used so far, user and system, in seconds (Python's
+// time.process_time()).
+func cpuTime() (float64, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage: %w", err)
+	}
+	sec := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return sec(ru.Utime) + sec(ru.Stime), nil
+}

@@ -1,0 +1,190 @@
+// Package datacmd is the data command (cmd/data, convrep data): it reads the pretraining corpora in their
+// upstream layouts and writes them as one JSON-lines file of dialogues, or prints how much text each holds.
+//
+//	go run ./cmd/data convert --data ../shared/data/pretrain --corpora sgd,woz2 --out dialogues.jsonl [--merge-speakers] [--skip-bad]
+//	go run ./cmd/data stats [--data DIR] [--corpora LIST]
+//	go run ./cmd/data fetch --to DIR [--corpora LIST] [--eval LIST]   (where ../shared/data is absent)
+package datacmd
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"go.uber.org/zap"
+
+	"convrep/datasets"
+	"convrep/internal/cli"
+	"convrep/internal/logging"
+	"convrep/internal/shared"
+)
+
+// command is one subcommand: its flags are added to fs, and run does the work once they are parsed.
+type command struct {
+	name, summary string
+	setup         func(fs *flag.FlagSet) func(stdout io.Writer, log *zap.Logger) error
+}
+
+var commands = []command{
+	{"convert", "write the corpora as one JSON-lines file of dialogues", setupConvert},
+	{"stats", "print dialogues, turns and words per corpus", setupStats},
+	{"fetch", "download the corpora and evaluation sets from their public sources, checked against the manifest", setupFetch},
+	{"manifest", "write the manifest (path, size, SHA-256, source) of a data folder such as ../shared/data", setupManifest},
+}
+
+// Main runs data on args, the command line after the command's name, and returns the exit status.
+func Main(args []string) int {
+	log := logging.New()
+	defer log.Sync()
+	code := run(args, os.Stdout, os.Stderr, log)
+	log.Sync()
+	return code
+}
+
+// Check parses args as Main does, the command and its flags, and returns what it would reject, without reading
+// or writing any data.
+func Check(args []string) error {
+	_, err := parse(args, io.Discard)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
+}
+
+// run runs the command line args and returns the exit status: 0, 1 for a failure, 2 for a usage error.
+func run(args []string, stdout, stderr io.Writer, log *zap.Logger) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	do, err := parse(args, stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case err != nil:
+		return 2
+	}
+	if err := do(stdout, log); err != nil {
+		fail(stderr, log, "data "+args[0], err)
+		return 1
+	}
+	return 0
+}
+
+// parse finds the command args[0] and parses its flags; usage and flag errors are printed to stderr. It returns
+// what runs the command, or flag.ErrHelp for -h / --help.
+func parse(args []string, stderr io.Writer) (func(stdout io.Writer, log *zap.Logger) error, error) {
+	if len(args) == 0 {
+		usage(stderr)
+		return nil, errors.New("no command")
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		return nil, flag.ErrHelp
+	}
+	for _, c := range commands {
+		if c.name != args[0] {
+			continue
+		}
+		fs := flag.NewFlagSet("data "+c.name, flag.ContinueOnError)
+		fs.SetOutput(stderr)
+		do := c.setup(fs)
+		rest, err := cli.Parse(fs, args[1:])
+		if err != nil {
+			return nil, err
+		}
+		if len(rest) > 0 {
+			fmt.Fprintf(stderr, "data %s: unexpected arguments %q (see --help)\n", c.name, rest)
+			return nil, fmt.Errorf("data %s: unexpected arguments %q", c.name, rest)
+		}
+		return do, nil
+	}
+	fmt.Fprintf(stderr, "data: unknown command %q\n\n", args[0])
+	usage(stderr)
+	return nil, fmt.Errorf("data: unknown command %q", args[0])
+}
+
+// fail reports a failure: plain lines when stderr is a terminal, a structured log line otherwise.
+func fail(stderr io.Writer, log *zap.Logger, command string, err error) {
+	if f, ok := stderr.(*os.File); ok {
+		cli.Fail(f, log, command, err)
+		return
+	}
+	log.Error(command+" failed", zap.Error(err))
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: data <command> [flags]\n\n"+
+		"Reads the pretraining corpora in their upstream layouts, archives and .json.gz in place:\n  %s\n\ncommands:\n",
+		strings.Join(datasets.Corpora(), ", "))
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nRun 'data <command> --help' for its flags.\n")
+}
+
+// readFlags are the flags both commands share: what to read and how.
+type readFlags struct {
+	data, corpora  string
+	merge, skipBad bool
+	multiWOZ       bool // keep MetaLWOZ's MultiWOZ 2.0 dialogues
+	// droppedMultiWOZ is how many MultiWOZ dialogues of MetaLWOZ the last read dropped; -1 when metalwoz
+	// was not read or they were kept.
+	droppedMultiWOZ int
+}
+
+func (f *readFlags) add(fs *flag.FlagSet) {
+	def, err := shared.Path("data", "pretrain")
+	if err != nil {
+		def = "" // no shared folder beside the repository: --data must be given
+	}
+	fs.StringVar(&f.data, "data", def, "the pretraining data root, one folder per corpus (default: ../shared/data/pretrain beside the repository, or under $CONVREP_SHARED)")
+	fs.StringVar(&f.corpora, "corpora", strings.Join(datasets.Corpora(), ","), "comma-separated corpora to read, in output order")
+	fs.BoolVar(&f.merge, "merge-speakers", false, "join consecutive turns of one speaker with a space")
+	fs.BoolVar(&f.skipBad, "skip-bad", false, "skip malformed records (counted in the log per file) instead of failing")
+	fs.BoolVar(&f.multiWOZ, "metalwoz-multiwoz", false, "keep the MultiWOZ 2.0 dialogues of MetaLWOZ's archive (dropped by default: 430 of them are in MultiWOZ 2.1's val/test sets)")
+}
+
+// read reads the corpora the flags name, each separately so that per-corpus numbers can be kept.
+func (f *readFlags) read(log *zap.Logger) ([]string, [][]datasets.Dialogue, error) {
+	if f.data == "" {
+		return nil, nil, errors.New("--data is required: no ../shared/data/pretrain beside the repository")
+	}
+	if st, err := os.Stat(f.data); err != nil || !st.IsDir() {
+		return nil, nil, fmt.Errorf("--data %s is not a directory", f.data)
+	}
+	var names []string
+	for _, n := range strings.Split(f.corpora, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			names = append(names, n)
+		}
+	}
+	if len(names) == 0 {
+		return nil, nil, errors.New("--corpora names no corpus")
+	}
+	// MetaLWOZ's MultiWOZ dialogues are read and then dropped here, as the reader would, so that the
+	// number dropped can be reported.
+	opt := datasets.ReadOptions{SkipBad: f.skipBad, MergeSameSpeaker: f.merge, MetaLWOZMultiWOZ: true, Logger: log}
+	var per [][]datasets.Dialogue
+	f.droppedMultiWOZ = -1
+	for i, name := range names {
+		if slices.Contains(names[:i], name) {
+			return nil, nil, fmt.Errorf("--corpora lists %s twice", name)
+		}
+		ds, err := datasets.ReadAll(f.data, []string{name}, opt)
+		if err != nil {
+			return nil, nil, err
+		}
+		if name == "metalwoz" && !f.multiWOZ {
+			ds, f.droppedMultiWOZ = datasets.DropMetaLWOZMultiWOZ(ds)
+		}
+		per = append(per, ds)
+	}
+	return names, per, nil
+}

@@ -1,0 +1,244 @@
+package evaluatecmd
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"convrep/evaluate"
+	"convrep/internal/shared"
+)
+
+// dataFlags say where a task's examples come from: a dataset name read from the shared evaluation folder in
+// its upstream layout, or a user's files.
+type dataFlags struct {
+	dataset, root, train, test  string
+	textCol, labelCol, oosLabel string
+	splitSeed                   uint64 // where a dataset's test examples are themselves drawn (Ubuntu's split points)
+	split                       string // response selection: which split of the dataset, test or val (MultiWOZ only)
+}
+
+// The datasets each kind of task knows by name.
+var (
+	intentSets   = []string{"clinc150", "snips"}
+	responseSets = []string{"amazonqa", "ubuntu", "multiwoz"}
+)
+
+// evalRoot is the folder holding the evaluation sets: --data-root, else ../shared/data/eval.
+func (d dataFlags) evalRoot() (string, error) {
+	if d.root != "" {
+		return d.root, nil
+	}
+	return shared.Path("data", "eval")
+}
+
+// clinc150 reads CLINC150's data_full.json under the evaluation root.
+func (d dataFlags) clinc150() (*evaluate.CLINC150, error) {
+	root, err := d.evalRoot()
+	if err != nil {
+		return nil, err
+	}
+	return evaluate.ReadCLINC150(filepath.Join(root, "clinc150", "data", "data_full.json"))
+}
+
+// intentData returns the training and test splits of an intent task (out-of-scope test rows apart).
+func (d dataFlags) intentData() (name, source string, train, test, oos evaluate.Split, err error) {
+	if d.train != "" || d.test != "" {
+		if d.train == "" || d.test == "" {
+			return "", "", nil, nil, nil, fmt.Errorf("--train and --test go together")
+		}
+		if train, err = d.readUserFile(d.train); err != nil {
+			return
+		}
+		var all evaluate.Split
+		if all, err = d.readUserFile(d.test); err != nil {
+			return
+		}
+		for _, e := range all {
+			if e.Label == d.oosLabel {
+				oos = append(oos, e)
+			} else {
+				test = append(test, e)
+			}
+		}
+		train = dropLabel(train, d.oosLabel)
+		name = d.dataset
+		if name == "" {
+			name = strings.TrimSuffix(filepath.Base(d.test), filepath.Ext(d.test))
+		}
+		return name, d.train, train, test, oos, nil
+	}
+	root, err := d.evalRoot()
+	if err != nil {
+		return
+	}
+	switch d.dataset {
+	case "clinc150":
+		c, err := d.clinc150()
+		if err != nil {
+			return "", "", nil, nil, nil, err
+		}
+		return "clinc150", "clinc150/data/data_full.json#train", c.Train, c.Test, c.OOSTest, nil
+	case "snips":
+		if train, err = evaluate.ReadSNIPS(filepath.Join(root, "snips", "snips_train.json")); err != nil {
+			return
+		}
+		if test, err = evaluate.ReadSNIPS(filepath.Join(root, "snips", "snips_test.json")); err != nil {
+			return
+		}
+		return "snips", "snips/snips_train.json", train, test, nil, nil
+	case "":
+		err = fmt.Errorf("name a dataset (--dataset clinc150 or snips) or give --train and --test files")
+	default:
+		err = fmt.Errorf("--dataset %q has no intent data (known: clinc150, snips; or --train/--test files)", d.dataset)
+	}
+	return
+}
+
+// oosTask returns the data of an out-of-scope task under protocol (evaluate.OOSAuthors or OOSPaper): the
+// in-scope training and test rows, the out-of-scope test rows and, for the authors' protocol, the out-of-scope
+// training rows that make its 151st prototype. For CLINC150 that protocol reads data_oos_plus.json, the
+// "plus" set (250 out-of-scope training rows; the in-scope rows and the test rows are those of data_full.json)
+// that the authors' data/process_evaluate.py loads (load_dataset("clinc_oos", "plus")); for --train files,
+// the rows labelled --oos-label.
+func (d dataFlags) oosTask(protocol string) (evaluate.OOSTask, error) {
+	if !slices.Contains(evaluate.OOSProtocols, protocol) {
+		return evaluate.OOSTask{}, fmt.Errorf("--oos-protocol %q: want one of %s", protocol, strings.Join(evaluate.OOSProtocols, ", "))
+	}
+	name, source, train, test, oos, err := d.intentData()
+	if err != nil {
+		return evaluate.OOSTask{}, err
+	}
+	t := evaluate.OOSTask{Dataset: name, Source: source, Train: train, Test: test, OOS: oos, Protocol: protocol}
+	if len(oos) == 0 {
+		return t, fmt.Errorf("%s has no out-of-scope test rows (label %q)", name, d.oosLabel)
+	}
+	if protocol != evaluate.OOSAuthors {
+		return t, nil
+	}
+	switch {
+	case d.train != "":
+		all, err := d.readUserFile(d.train)
+		if err != nil {
+			return t, err
+		}
+		for _, e := range all {
+			if e.Label == d.oosLabel {
+				t.OOSTrain = append(t.OOSTrain, e)
+			}
+		}
+		if len(t.OOSTrain) == 0 {
+			return t, fmt.Errorf("--oos-protocol authors: %s has no out-of-scope training rows (label %q) for the out-of-scope prototype", d.train, d.oosLabel)
+		}
+		t.Source = d.train + " (in-scope rows, then the " + d.oosLabel + " rows)"
+	case name == "clinc150":
+		root, err := d.evalRoot()
+		if err != nil {
+			return t, err
+		}
+		plus, err := evaluate.ReadCLINC150(filepath.Join(root, "clinc150", "data", "data_oos_plus.json"))
+		if err != nil {
+			return t, err
+		}
+		if len(plus.Train) != len(train) || len(plus.Test) != len(test) || len(plus.OOSTest) != len(oos) {
+			return t, fmt.Errorf("clinc150: data_oos_plus.json holds %d/%d/%d train/test/oos_test rows, data_full.json %d/%d/%d: want the same",
+				len(plus.Train), len(plus.Test), len(plus.OOSTest), len(train), len(test), len(oos))
+		}
+		t.Train, t.Test, t.OOS, t.OOSTrain = plus.Train, plus.Test, plus.OOSTest, plus.OOSTrain
+		t.Source = "clinc150/data/data_oos_plus.json#train+oos_train"
+	default:
+		return t, fmt.Errorf("--oos-protocol authors: no out-of-scope training rows for %s", name)
+	}
+	return t, nil
+}
+
+// responseData returns a response-selection set.
+func (d dataFlags) responseData() (*evaluate.RetrievalSet, error) {
+	if d.test != "" {
+		rows, err := d.readUserFile(d.test)
+		if err != nil {
+			return nil, err
+		}
+		name := d.dataset
+		if name == "" {
+			name = strings.TrimSuffix(filepath.Base(d.test), filepath.Ext(d.test))
+		}
+		set := &evaluate.RetrievalSet{Dataset: name, Source: d.test}
+		for _, r := range rows {
+			set.Contexts = append(set.Contexts, []string{r.Text})
+			set.Responses = append(set.Responses, r.Label)
+		}
+		return set, nil
+	}
+	root, err := d.evalRoot()
+	if err != nil {
+		return nil, err
+	}
+	if d.responseSplit() != "test" && d.dataset != "multiwoz" {
+		return nil, fmt.Errorf("--split %s: only --dataset multiwoz has a validation split here (MultiWOZ 2.1 val, 1,000 dialogues); %q is read from its test data", d.split, d.dataset)
+	}
+	switch d.dataset {
+	case "amazonqa":
+		pairs, err := evaluate.ReadAmazonQA(filepath.Join(root, "amazonqa", "qa_Video_Games.json.gz"))
+		if err != nil {
+			return nil, err
+		}
+		return evaluate.AmazonQASet(pairs, "amazonqa/qa_Video_Games.json.gz"), nil
+	case "ubuntu":
+		return evaluate.ReadUbuntuIRC(filepath.Join(root, "ubuntu_irc", "data", "test"), evaluate.UbuntuOptions{Seed: d.splitSeed})
+	case "multiwoz":
+		set, err := evaluate.ReadMultiWOZResponses(filepath.Join(root, "multiwoz21"), d.responseSplit())
+		if err == nil && d.responseSplit() != "test" {
+			// A name of its own, so that a validation score is never laid in a test column by report, and
+			// saved candidate lists (--write-splits) of the two splits never mix.
+			set.Dataset += "-" + d.responseSplit()
+		}
+		return set, err
+	case "":
+		return nil, fmt.Errorf("name a dataset (--dataset %s) or give a --test file", strings.Join(responseSets, ", "))
+	}
+	return nil, fmt.Errorf("--dataset %q has no response-selection data (known: %s; or a --test file)", d.dataset, strings.Join(responseSets, ", "))
+}
+
+// responseSplit is the split response selection reads: --split, test when not given.
+func (d dataFlags) responseSplit() string {
+	if d.split == "" {
+		return "test"
+	}
+	return d.split
+}
+
+// checkSplit checks --split before any data are read.
+func (d dataFlags) checkSplit() error {
+	switch d.responseSplit() {
+	case "test", "val":
+		return nil
+	}
+	return fmt.Errorf("--split %q: want test or val", d.split)
+}
+
+func dropLabel(s evaluate.Split, label string) evaluate.Split {
+	var out evaluate.Split
+	for _, e := range s {
+		if e.Label != label {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// readUserFile reads a --train or --test file, finding its label column when --label-column was not given
+// and saying which it took.
+func (d dataFlags) readUserFile(path string) (evaluate.Split, error) {
+	col := d.labelCol
+	if col == "" {
+		var err error
+		if col, err = evaluate.LabelColumn(path, d.textCol); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(os.Stderr, "evaluate: %s: taking column %q as the label (--label-column picks another)\n", path, col)
+	}
+	return evaluate.ReadUserFile(path, d.textCol, col)
+}

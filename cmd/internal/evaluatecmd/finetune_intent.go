@@ -1,0 +1,137 @@
+package evaluatecmd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"convrep/evaluate"
+	"convrep/evaluate/finetune"
+	"convrep/tokenizers"
+)
+
+func runFinetuneIntent(ctx context.Context, args []string, log *zap.Logger) error {
+	var c common
+	var f ftFlags
+	fs := newFlags("finetune-intent", "--model M [--dataset clinc150|snips | --train F --test F] [--shots 1,5] [--full] [flags]",
+		"Intent classification by fine-tuning a softmax classifier on the pooled representation (FutureTOD §3.2, Table 1;\n"+
+			"DSE App. B.1); --protocol dse|futuretod sets the defaults (pooling, dropout, batch size, epochs, validation steps).\n"+
+			"On CLINC150 out-of-scope is a 151st class (as TOD-BERT and FutureTOD): k-shot runs draw k examples per intent\n"+
+			"(oos included) from the training split with the seed; --full trains on all of it. Reports Acc(all), Acc(in),\n"+
+			"Acc(out) (in/out decision) and Recall(out); early stopping on the validation split when the data have one.")
+	c.register(fs, -1)
+	f.register(fs, finetune.TaskIntent, nil)
+	shots := fs.String("shots", "1,5", "shots per intent, a list (empty: none)")
+	full := fs.Bool("full", false, "also train on the whole training split (one run per seed)")
+	if _, err := parse(ctx, fs, args); err != nil {
+		return err
+	}
+	cfg, defaults, err := f.resolve(fs, &c)
+	if err != nil {
+		return err
+	}
+	if c.data.dataset == "" && c.data.train == "" {
+		c.data.dataset = "clinc150"
+	}
+	p, err := prepare(&c, *shots != "", *shots)
+	if err != nil {
+		return err
+	}
+	var name, source string
+	var train, test, oos, val, oosVal evaluate.Split
+	if c.data.dataset == "clinc150" && c.data.train == "" {
+		// Out-of-scope is a class of its own here: its training and validation rows join the in-scope ones.
+		clinc, err := c.data.clinc150()
+		if err != nil {
+			return err
+		}
+		name, source = "clinc150", "clinc150/data/data_full.json#train+oos_train"
+		train = append(append(evaluate.Split{}, clinc.Train...), clinc.OOSTrain...)
+		test, oos, val, oosVal = clinc.Test, clinc.OOSTest, clinc.Val, clinc.OOSVal
+	} else if name, source, train, test, oos, err = c.data.intentData(); err != nil {
+		return err
+	}
+	if err := evaluate.CheckQueryLabels(train, test); err != nil {
+		return fmt.Errorf("%s: test %w", name, err)
+	}
+	labels := train.Labels()
+	toExamples := func(s evaluate.Split) []finetune.Example {
+		out := make([]finetune.Example, len(s))
+		for i, e := range s {
+			out[i] = finetune.Example{Text: e.Text, Labels: []int{indexOf(labels, e.Label)}}
+		}
+		return out
+	}
+	allTest := append(append(evaluate.Split{}, test...), oos...)
+	allVal := toExamples(append(append(evaluate.Split{}, val...), oosVal...))
+	var runs []finetune.Trial
+	for _, k := range p.shots {
+		for _, seed := range p.seeds {
+			sets, err := c.splitIO().Support(name, "finetune-intent", source, train, k, seed)
+			if err != nil {
+				return err
+			}
+			var tr evaluate.Split
+			for _, s := range sets {
+				for _, r := range s.Rows {
+					tr = append(tr, train[r])
+				}
+			}
+			runs = append(runs, finetune.Trial{Variant: fmt.Sprintf("%d-shot", k), Seed: seed, Train: toExamples(tr), Val: allVal})
+		}
+	}
+	if *full {
+		for _, seed := range p.seeds {
+			runs = append(runs, finetune.Trial{Variant: "full", Seed: seed, Train: toExamples(train), Val: allVal})
+		}
+	}
+	if len(runs) == 0 {
+		return fmt.Errorf("nothing to run: give --shots or --full")
+	}
+	start := time.Now()
+	cfg.Classes, cfg.Truncation = len(labels), tokenizers.TruncateRight
+	gold := toExamples(allTest)
+	oosIndex := indexOf(labels, c.data.oosLabel)
+	metrics := []string{"accuracy"}
+	if oosIndex >= 0 {
+		metrics = []string{"acc_all", "acc_in", "acc_out", "recall_out"}
+	}
+	score := func(clf *finetune.Classifier) (map[string]float64, error) {
+		pred, err := clf.Predict(texts(allTest))
+		if err != nil {
+			return nil, err
+		}
+		return finetune.IntentMetrics(pred, gold, oosIndex)
+	}
+	settings := f.settings(&c, defaults)
+	settings["classes"], settings["test_examples"], settings["source"] = len(labels), len(allTest), source
+	rows, model, err := fineTune(ctx, &c, cfg, runs, score, name, "finetune-intent", metrics, settings, log)
+	if err != nil {
+		return err
+	}
+	res := &evaluate.Result{Model: model, Task: "finetune-intent", Rows: rows, WallSeconds: time.Since(start).Seconds()}
+	if oosIndex >= 0 {
+		res.Notes = []string{"Out-of-scope is one more class (151 on CLINC150), as TOD-BERT and FutureTOD (Table 1): Acc(all) over every query, " +
+			"Acc(in) over in-scope queries, Acc(out) the in/out decision over every query, Recall(out) over out-of-scope queries."}
+	}
+	return writeResult(res, c.output)
+}
+
+func indexOf(xs []string, x string) int {
+	for i, v := range xs {
+		if v == x {
+			return i
+		}
+	}
+	return -1
+}
+
+func texts(s evaluate.Split) []string {
+	out := make([]string, len(s))
+	for i, e := range s {
+		out[i] = e.Text
+	}
+	return out
+}

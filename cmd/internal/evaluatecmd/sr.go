@@ -1,0 +1,85 @@
+package evaluatecmd
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"path/filepath"
+
+	"go.uber.org/zap"
+
+	"convrep/evaluate"
+	"convrep/internal/shared"
+)
+
+func runSR(ctx context.Context, args []string, log *zap.Logger) error {
+	var c common
+	fs := newFlags("sr", "--model M [--dataset msr_e2e] [--data-root DIR] [--queries 2000] [--seeds 0-2] [flags]",
+		"Semantic retrieval (DialogueCSE §5.1.2, Table 2's MAP and MRR) on MSR-E2E (the paper's MDC). The candidates are the\n"+
+			"distinct user messages of at least 3 words; a message's intent label is its dialogue acts' names with their slot\n"+
+			"names, values dropped (request(date;moviename)+greeting(greeting)); texts whose copies disagree on the label are\n"+
+			"dropped. Per seed, --queries of them are drawn; BM25 (k1 = 1.2, b = 0.75) retrieves each query's 100 candidates from\n"+
+			"the others, positive when their label is the query's, at most 30 positive (later positives passed over); queries\n"+
+			"with no positive are dropped and counted. The model re-ranks each list by the cosine of its sentence embeddings\n"+
+			"(as the other similarity tasks: --pooling, L2-normalised). MAP and MRR over the queries, mean and std over seeds.\n"+
+			"The paper also discards candidates annotators judged inconsistent with their label; no such judgement exists here.")
+	c.register(fs, 64) // single utterances, as intent (DSE App. B.1); 64 tokens hold over 99% of MSR-E2E's user messages
+	if err := setDefault(fs, "seeds", "0-2"); err != nil {
+		return err
+	}
+	fs.Lookup("data-root").Usage = "folder of the pretraining corpora, holding msr_e2e/ (default ../shared/data/pretrain)"
+	queries := fs.Int("queries", evaluate.DefaultSRSampling.Queries, "queries drawn per seed (all of the pool when it holds fewer)")
+	if _, err := parse(ctx, fs, args); err != nil {
+		return err
+	}
+	if c.data.train != "" || c.data.test != "" || c.splits != "" || c.writeSplits != "" {
+		return fmt.Errorf("sr reads MSR-E2E and draws its queries with the seeds; it takes no --train, --test, --splits or --write-splits")
+	}
+	if c.data.dataset != "" && c.data.dataset != "msr_e2e" {
+		return fmt.Errorf("--dataset %q has no semantic-retrieval data (known: msr_e2e)", c.data.dataset)
+	}
+	if *queries < 1 {
+		return fmt.Errorf("--queries %d: want at least 1", *queries)
+	}
+	p, err := prepare(&c, false, "")
+	if err != nil {
+		return err
+	}
+	root := c.data.root
+	if root == "" {
+		if root, err = shared.Path("data", "pretrain"); err != nil {
+			return err
+		}
+	}
+	pool, err := evaluate.ReadMSRPool(filepath.Join(root, "msr_e2e"))
+	if err != nil {
+		return err
+	}
+	st := pool.LabelStats()
+	log.Info("semantic retrieval pool", zap.Int("texts", len(pool.Texts)), zap.Int("labels", st.Labels),
+		zap.Int("single_member_labels", st.Singletons), zap.String("largest", st.Largest), zap.Float64("largest_share", st.Share))
+	s, err := p.session(ctx, log)
+	if err != nil {
+		return err
+	}
+	sampling := evaluate.DefaultSRSampling
+	sampling.Queries = *queries
+	res, err := s.SR(ctx, evaluate.SRTask{Pool: pool, Sampling: sampling, Seeds: p.seeds})
+	if err != nil {
+		return err
+	}
+	return writeResult(res, c.output)
+}
+
+// setDefault gives a flag that common registers another default for one task, in its value and in --help.
+func setDefault(fs *flag.FlagSet, name, value string) error {
+	f := fs.Lookup(name)
+	if f == nil {
+		return fmt.Errorf("no flag --%s to set a default for", name)
+	}
+	if err := f.Value.Set(value); err != nil {
+		return fmt.Errorf("default %q of --%s: %w", value, name, err)
+	}
+	f.DefValue = value
+	return nil
+}

@@ -1,0 +1,224 @@
+package setupcmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+)
+
+// libtorch is the C++ library the build compiles and links against.
+type libtorch struct {
+	Include string // the folder holding ATen/, c10/ and torch/
+	Lib     string // the folder holding libtorch.so
+	Debian  bool   // headers in the system include path (never passed with -I: it breaks #include_next)
+	CUDA    bool   // libtorch_cuda.so is present
+	ABI     int    // _GLIBCXX_USE_CXX11_ABI of the library
+	Std     string // the C++ standard its headers demand: c++17, or c++20 from libtorch 2.13 on
+	Version string
+	From    string     // how it was found, for the set-up's report
+	NCCL    *ncclFacts // for a CUDA libtorch, after distDefines
+}
+
+// findLibtorch takes $LIBTORCH when set, else Debian's libtorch-dev, installing it when allowed. $LIBTORCH
+// names a libtorch folder (include/, lib/: the zip from PyTorch's site, or an installed PyTorch's torch folder,
+// which has the same layout), or a Python interpreter whose torch package is then used (LIBTORCH=python3).
+func findLibtorch(install bool) (*libtorch, error) {
+	if val := os.Getenv("LIBTORCH"); val != "" {
+		dir, from, err := libtorchDir(val)
+		if err != nil {
+			return nil, fmt.Errorf("LIBTORCH=%s: %w", val, err)
+		}
+		lt := &libtorch{Include: filepath.Join(dir, "include"), Lib: filepath.Join(dir, "lib"), From: from}
+		if err := lt.check(); err != nil {
+			return nil, fmt.Errorf("LIBTORCH=%s: %w", val, err)
+		}
+		return lt, lt.inspect()
+	}
+	lt := &libtorch{Include: "/usr/include", Lib: debianLibDir(), Debian: true, From: "Debian's libtorch-dev"}
+	// Debian's libtorch links the generic libblas.so.3, which without OpenBLAS is the reference BLAS:
+	// matrix products ran about 12 times slower with it (measured on the encoder benchmark).
+	openblas := filepath.Join(lt.Lib, "openblas-pthread", "libblas.so.3")
+	if lt.check() != nil || !exists("/usr/include/gloo/config.h") || !exists(openblas) {
+		if !install {
+			return nil, fmt.Errorf("libtorch not found in %s and %s, or OpenBLAS missing: install Debian's libtorch-dev, libgloo-dev and libopenblas0-pthread, or set LIBTORCH", lt.Include, lt.Lib)
+		}
+		if err := aptInstall("libtorch-dev", "libgloo-dev", "libopenblas0-pthread"); err != nil {
+			return nil, err
+		}
+		if err := lt.check(); err != nil {
+			return nil, fmt.Errorf("after apt-get install libtorch-dev: %w", err)
+		}
+	}
+	return lt, lt.inspect()
+}
+
+func (lt *libtorch) check() error {
+	for _, f := range []string{
+		filepath.Join(lt.Include, "torch/csrc/api/include/torch/version.h"),
+		filepath.Join(lt.Include, "ATen/ATen.h"),
+		filepath.Join(lt.Lib, "libtorch.so"),
+		filepath.Join(lt.Lib, "libc10.so"),
+	} {
+		if !exists(f) {
+			return fmt.Errorf("%s is missing", f)
+		}
+	}
+	return nil
+}
+
+// libtorchDir resolves $LIBTORCH: a folder is taken as it is; anything else must be a Python interpreter (a
+// name on PATH or a path) whose `import torch` names the folder. from says which, for the report.
+func libtorchDir(val string) (dir, from string, err error) {
+	if st, err := os.Stat(val); err == nil && st.IsDir() {
+		return val, "LIBTORCH=" + val, nil
+	}
+	py, err := exec.LookPath(val)
+	if err != nil {
+		return "", "", fmt.Errorf("neither a libtorch folder nor a Python interpreter: %w", err)
+	}
+	out, err := exec.Command(py, "-c", "import os, torch; print(os.path.dirname(torch.__file__)); print(torch.__version__)").Output()
+	if err != nil {
+		detail := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			detail = ": " + tail(string(ee.Stderr), 3)
+		}
+		return "", "", fmt.Errorf("%s cannot import torch (%v)%s", py, err, detail)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) < 2 || !filepath.IsAbs(lines[0]) {
+		return "", "", fmt.Errorf("%s printed %q for torch's folder and version", py, out)
+	}
+	return lines[0], fmt.Sprintf("torch %s of %s", strings.TrimSpace(lines[1]), py), nil
+}
+
+var versionRe = regexp.MustCompile(`#define TORCH_VERSION_(MAJOR|MINOR|PATCH) (\d+)`)
+
+// inspect reads the version from the headers, and the C++ ABI from libc10's symbols: a library built with
+// the new ABI exports names mangled with __cxx11.
+func (lt *libtorch) inspect() error {
+	// From about libtorch 2.9 the api folder's version.h only includes torch/headeronly/version.h, which
+	// holds the numbers (PyTorch 2.11's wheel is laid out so).
+	parts := map[string]string{}
+	for _, h := range []string{"torch/csrc/api/include/torch/version.h", "torch/headeronly/version.h"} {
+		b, err := os.ReadFile(filepath.Join(lt.Include, h))
+		if err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		for _, m := range versionRe.FindAllStringSubmatch(string(b), -1) {
+			parts[m[1]] = m[2]
+		}
+	}
+	if len(parts) != 3 {
+		return fmt.Errorf("no TORCH_VERSION_MAJOR, _MINOR and _PATCH in %s's torch/csrc/api/include/torch/version.h or torch/headeronly/version.h", lt.Include)
+	}
+	lt.Version = fmt.Sprintf("%s.%s.%s", parts["MAJOR"], parts["MINOR"], parts["PATCH"])
+	lt.CUDA = exists(filepath.Join(lt.Lib, "libtorch_cuda.so"))
+	c10, err := os.ReadFile(filepath.Join(lt.Lib, "libc10.so"))
+	if err != nil {
+		return err
+	}
+	if bytes.Contains(c10, []byte("__cxx11")) {
+		lt.ABI = 1
+	}
+	lt.Std, err = cxxStandard(lt.Include)
+	return err
+}
+
+// cxxStandard is the C++ standard libtorch's headers demand. ATen.h and torch/all.h refuse older compilers
+// with `#if !defined(_MSC_VER) && __cplusplus < 201703L` (C++17 up to 2.12, 202002L from 2.13 on), so the
+// highest such bound in them is the standard to compile with; C++17 when none is found (1.13's ATen.h
+// asks for C++14, but gotch's wrappers need 17).
+func cxxStandard(include string) (string, error) {
+	best := 201703
+	for _, h := range []string{"ATen/ATen.h", "torch/csrc/api/include/torch/all.h", "c10/macros/Macros.h"} {
+		b, err := os.ReadFile(filepath.Join(include, h))
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue
+			}
+			return "", err
+		}
+		for _, m := range cplusplusRe.FindAllSubmatch(b, -1) {
+			if v, _ := strconv.Atoi(string(m[1])); v > best {
+				best = v
+			}
+		}
+	}
+	std, ok := map[int]string{201703: "c++17", 202002: "c++20", 202302: "c++23"}[best]
+	if !ok {
+		return "", fmt.Errorf("libtorch's headers in %s demand __cplusplus >= %dL, a standard this set-up does not know", include, best)
+	}
+	return std, nil
+}
+
+var cplusplusRe = regexp.MustCompile(`__cplusplus\s*<\s*(\d{6})L`)
+
+// debianLibDir is the multiarch library folder, e.g. /usr/lib/x86_64-linux-gnu.
+func debianLibDir() string {
+	if out, err := exec.Command("gcc", "-print-multiarch").Output(); err == nil && len(bytes.TrimSpace(out)) > 0 {
+		return filepath.Join("/usr/lib", string(bytes.TrimSpace(out)))
+	}
+	arch := map[string]string{"amd64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu"}[runtime.GOARCH]
+	return filepath.Join("/usr/lib", arch)
+}
+
+func aptInstall(pkgs ...string) error {
+	var prefix []string
+	if os.Geteuid() != 0 {
+		if _, err := exec.LookPath("sudo"); err != nil {
+			return fmt.Errorf("libtorch is missing and this user cannot install it: as root run `apt-get install %v`, or set LIBTORCH", pkgs)
+		}
+		prefix = []string{"sudo"}
+	}
+	apt := func(args ...string) error {
+		argv := append(append(prefix, "apt-get"), args...)
+		c := exec.Command(argv[0], argv[1:]...)
+		c.Env = append(os.Environ(), "DEBIAN_FRONTEND=noninteractive")
+		c.Stdout, c.Stderr = os.Stdout, os.Stderr
+		if err := c.Run(); err != nil {
+			return fmt.Errorf("%v: %w", argv, err)
+		}
+		return nil
+	}
+	fmt.Printf("setup: installing %v with apt-get\n", pkgs)
+	install := append([]string{"install", "-y", "-q", "--no-install-recommends"}, pkgs...)
+	if apt(install...) == nil {
+		return nil
+	}
+	// A fresh machine may have stale or no package lists.
+	if err := apt("update", "-q"); err != nil {
+		return err
+	}
+	return apt(install...)
+}
+
+// gotchSource is gotch's folder in the module cache, downloaded when missing.
+func gotchSource(root string) (string, error) {
+	cmd := exec.Command("go", "mod", "download", "-json", gotchModule+"@"+gotchVersion)
+	cmd.Dir = os.TempDir() // outside the module, so that the replace directive does not apply
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GO111MODULE=on")
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go mod download %s@%s: %w\n%s", gotchModule, gotchVersion, err, out)
+	}
+	var info struct{ Dir, Error string }
+	if err := json.Unmarshal(out, &info); err != nil {
+		return "", fmt.Errorf("go mod download: %w", err)
+	}
+	if info.Error != "" || info.Dir == "" {
+		return "", fmt.Errorf("go mod download %s@%s: %s", gotchModule, gotchVersion, info.Error)
+	}
+	return info.Dir, nil
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
