@@ -14,7 +14,7 @@ GO := $(abspath $(CONVREP_OFFLINE))/go/bin/go
 endif
 endif
 
-.PHONY: setup test demo compare claims bench bench-compare fuzz
+.PHONY: setup install test demo compare claims bench bench-compare fuzz
 
 # Installs libtorch when missing and prepares third_party/gotch; returns at once when nothing changed.
 setup:
@@ -24,6 +24,11 @@ ifneq ($(CONVREP_OFFLINE),)
 else
 	$(GO) run ./cmd/setup
 endif
+
+# Puts one program on the PATH, convrep ($GOBIN, else $GOPATH/bin), whose subcommands are the programs of cmd/:
+# convrep train, evaluate, embed, data, bench, claims, setup (convrep --help lists them).
+install: setup
+	$(GO) install ./cmd/convrep
 
 test: setup
 	$(GO) vet ./...
