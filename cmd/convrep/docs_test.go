@@ -1,0 +1,560 @@
+package main
+
+// The docs do not rot: every command line that README.md and docs/**/*.md show (`go run ./cmd/<x> ...` or
+// `convrep <command> ...`, in fenced code blocks and in inline code spans) names a command that exists, its flags
+// and arguments parse with the command's own flag sets (parsed only, nothing run), and every repository file it
+// names exists; so does every repository path written alone in an inline code span.
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"convrep/cmd/internal/mgtbucketscmd"
+)
+
+// goRunChecks are the parse-only checks of the programs under cmd/: convrep's subcommands, and mgtbuckets, a
+// measurement tool for MGT's data kept out of convrep.
+func goRunChecks() map[string]func([]string) error {
+	m := map[string]func([]string) error{"mgtbuckets": mgtbucketscmd.Check, "convrep": func(args []string) error {
+		_, err := checkConvrep(args)
+		return err
+	}}
+	for _, c := range commands() {
+		m[c.name] = c.check
+	}
+	return m
+}
+
+// checkConvrep checks a convrep command line (after "convrep"); run says whether arguments were checked
+// beyond the subcommand's name.
+func checkConvrep(args []string) (run bool, err error) {
+	if len(args) == 0 {
+		return false, nil
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		return false, nil
+	case "help":
+		if len(args) > 1 {
+			_, err = lookup(args[1])
+		}
+		return false, err
+	}
+	c, err := lookup(args[0])
+	if err != nil {
+		return false, err
+	}
+	return true, c.check(args[1:])
+}
+
+// snippet is a piece of code in a Markdown file: a line of a fenced code block (with its continuation lines
+// joined), or an inline code span.
+type snippet struct {
+	line   int // 1-based, where it starts
+	text   string
+	inline bool
+}
+
+var fenceRe = regexp.MustCompile("^ {0,3}(```+|~~~+)")
+
+// snippets returns the code of a Markdown document: every line of its fenced code blocks, lines ending with a
+// backslash joined to the next, and every inline code span (which may run over lines of a paragraph).
+func snippets(src string) []snippet {
+	var out []snippet
+	lines := strings.Split(src, "\n")
+	fence := "" // the open fence's marker, "" outside a fenced block
+	para := -1  // the first line of the paragraph being gathered, -1 when none
+	flush := func(end int) {
+		if para >= 0 {
+			out = append(out, spans(lines[para:end], para+1)...)
+		}
+		para = -1
+	}
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if m := fenceRe.FindStringSubmatch(l); m != nil {
+			switch {
+			case fence == "":
+				flush(i)
+				fence = m[1]
+				continue
+			case m[1][0] == fence[0] && len(m[1]) >= len(fence) && strings.TrimSpace(l[strings.Index(l, m[1])+len(m[1]):]) == "":
+				fence = ""
+				continue
+			}
+		}
+		if fence != "" {
+			start := i
+			text := l
+			for strings.HasSuffix(text, "\\") && i+1 < len(lines) {
+				i++
+				text = strings.TrimRight(strings.TrimSuffix(text, "\\"), " \t") + " " + strings.TrimSpace(lines[i])
+			}
+			out = append(out, snippet{line: start + 1, text: strings.TrimSpace(text)})
+			continue
+		}
+		if strings.TrimSpace(l) == "" {
+			flush(i)
+		} else if para < 0 {
+			para = i
+		}
+	}
+	flush(len(lines))
+	return out
+}
+
+// spans returns the inline code spans of a paragraph whose first line is line number first: text between
+// matching runs of backticks, newlines read as spaces.
+func spans(lines []string, first int) []snippet {
+	text := strings.Join(lines, "\n")
+	var out []snippet
+	for i := 0; i < len(text); {
+		if text[i] != '`' {
+			i++
+			continue
+		}
+		n := 0
+		for i+n < len(text) && text[i+n] == '`' {
+			n++
+		}
+		open := i
+		i += n
+		for j := i; j < len(text); {
+			if text[j] != '`' {
+				j++
+				continue
+			}
+			m := 0
+			for j+m < len(text) && text[j+m] == '`' {
+				m++
+			}
+			if m == n {
+				code := strings.TrimSpace(strings.ReplaceAll(text[i:j], "\n", " "))
+				out = append(out, snippet{line: first + strings.Count(text[:open], "\n"), text: code, inline: true})
+				i = j + m
+				break
+			}
+			j += m
+		}
+	}
+	return out
+}
+
+// commandRe recognises a command line: an optional prompt, environment assignments, then go run or convrep.
+var commandRe = regexp.MustCompile(`^(?:\$\s+)?(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*(?:go\s+run\s|convrep(?:\s|$))`)
+
+// commandLine reads a snippet as a command line: the program ("convrep", or the X of go run ./cmd/X) and its
+// arguments; ok is false for anything else (make, go test, python3, prose).
+func commandLine(text string) (prog string, args []string, ok bool, err error) {
+	if !commandRe.MatchString(text) {
+		return "", nil, false, nil
+	}
+	words, err := splitShell(strings.TrimPrefix(text, "$"))
+	if err != nil {
+		return "", nil, true, err
+	}
+	for len(words) > 0 && regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*=`).MatchString(words[0]) {
+		words = words[1:]
+	}
+	if words[0] == "convrep" {
+		return "convrep", words[1:], true, nil
+	}
+	words = words[2:] // go run
+	for len(words) > 0 && strings.HasPrefix(words[0], "-") {
+		words = words[1:] // go run's own flags
+	}
+	if len(words) == 0 || !strings.HasPrefix(words[0], "./cmd/") {
+		return "", nil, true, fmt.Errorf("go run of no ./cmd/ program")
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(words[0], "./cmd/"), "/"), words[1:], true, nil
+}
+
+// splitShell splits a command line into words as a POSIX shell does: single and double quotes, backslash
+// escapes, a comment from an unquoted # that starts a word; the command ends at an unquoted |, &, ;, < or >
+// (a pipe, a redirection: what follows is not an argument).
+func splitShell(s string) ([]string, error) {
+	var words []string
+	var w strings.Builder
+	inWord := false
+	end := func() {
+		if inWord {
+			words = append(words, w.String())
+		}
+		w.Reset()
+		inWord = false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '\t':
+			end()
+		case c == '#' && !inWord:
+			end()
+			return words, nil
+		case c == '<' && placeholderRe.MatchString(s[i:]):
+			p := placeholderRe.FindString(s[i:]) // <model>: a placeholder, not a redirection
+			w.WriteString(p)
+			inWord, i = true, i+len(p)-1
+		case strings.IndexByte("|&;<>", c) >= 0:
+			if inWord && c == '>' && (w.String() == "2" || w.String() == "1") {
+				w.Reset()
+				inWord = false // 2> file: the descriptor is not an argument
+			}
+			end()
+			return words, nil
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				return nil, errors.New("unterminated single quote")
+			}
+			w.WriteString(s[i+1 : i+1+j])
+			inWord, i = true, i+1+j
+		case c == '"':
+			inWord = true
+			for i++; ; i++ {
+				if i >= len(s) {
+					return nil, errors.New("unterminated double quote")
+				}
+				if s[i] == '"' {
+					break
+				}
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
+					i++
+				}
+				w.WriteByte(s[i])
+			}
+		case c == '\\' && i+1 < len(s):
+			i++
+			w.WriteByte(s[i])
+			inWord = true
+		default:
+			w.WriteByte(c)
+			inWord = true
+		}
+	}
+	end()
+	return words, nil
+}
+
+// placeholderRe is a placeholder the reader fills in: <model>, <dir>/x.toml.
+var placeholderRe = regexp.MustCompile(`^<[A-Za-z][\w .:-]*>`)
+
+// placeholder reports whether a word stands for something the reader fills in: it holds a <placeholder>, or
+// is ... (more of the same). Such words are not checked as paths.
+func placeholder(w string) bool {
+	return strings.ContainsAny(w, "<>") || w == "..." || w == "…"
+}
+
+// forParsing makes a documented command line parseable: ... is dropped, and each <placeholder> becomes "1", a
+// valid value for any flag, string or number, and a positional argument like any other.
+func forParsing(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if a == "..." || a == "…" {
+			continue
+		}
+		out = append(out, regexp.MustCompile(`<[^<>]*>`).ReplaceAllString(a, "1"))
+	}
+	return out
+}
+
+// checkPath checks that a path a document names exists, when it is a repository path: relative, its first
+// element a file or folder of the repository (other relative paths are outputs a command makes, such as
+// dialogues.jsonl or out/x.json), not under runs/ (made by running), or under ../shared when there is one
+// beside the repository. A path with * must match a file.
+func checkPath(root, p string) error {
+	if p == "" || placeholder(p) || strings.ContainsAny(p, "$~=,") || filepath.IsAbs(p) || strings.Contains(p, "://") {
+		return nil
+	}
+	clean := filepath.ToSlash(filepath.Clean(p))
+	first, _, nested := strings.Cut(clean, "/")
+	switch {
+	case first == "..":
+		if !strings.HasPrefix(clean, "../shared/") {
+			return nil
+		}
+		if _, err := os.Stat(filepath.Join(root, "..", "shared")); err != nil {
+			return nil // no ../shared here: nothing to check against
+		}
+	case !nested && !strings.ContainsRune(p, '/'):
+		return nil // a bare name: an output, or a name the text explains
+	case first == "runs":
+		return nil
+	default:
+		if _, err := os.Stat(filepath.Join(root, first)); err != nil {
+			return nil
+		}
+	}
+	full := filepath.Join(root, filepath.FromSlash(clean))
+	if strings.ContainsAny(clean, "*?[") {
+		if m, _ := filepath.Glob(full); len(m) == 0 {
+			return fmt.Errorf("%s matches no file", p)
+		}
+		return nil
+	}
+	if _, err := os.Stat(full); err != nil {
+		return fmt.Errorf("%s does not exist", p)
+	}
+	return nil
+}
+
+// argPaths are the words of a command line that may name files: arguments, and values given as --flag=value
+// (a value after a separate --flag is an argument word too).
+func argPaths(args []string) []string {
+	var out []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "-") {
+			if _, v, ok := strings.Cut(a, "="); ok {
+				out = append(out, v)
+			}
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// proseFolders are the folders whose paths are checked where prose names them alone.
+var proseFolders = map[string]bool{"experiments": true, "scripts": true, "cmd": true, "docs": true}
+
+// checkSnippet returns what is wrong with a snippet of a document: a command that does not exist or does not
+// parse, a path that does not exist. Snippets that are neither are fine.
+func checkSnippet(root string, s snippet, checks map[string]func([]string) error) []string {
+	prog, args, isCommand, err := commandLine(s.text)
+	if !isCommand {
+		// A path alone in prose is checked when it is under a folder of what a reader runs or reads: prose also
+		// names Go identifiers (internal/torch.Scope) and other repositories' files (DSE's
+		// evaluate/run_similarity.py), which a path under the repository's other folders may be.
+		first, _, _ := strings.Cut(s.text, "/")
+		if s.inline && !strings.ContainsAny(s.text, " \t") && (proseFolders[first] || strings.HasSuffix(s.text, ".toml")) {
+			if err := checkPath(root, s.text); err != nil {
+				return []string{err.Error()}
+			}
+		}
+		return nil
+	}
+	if err != nil {
+		return []string{err.Error()}
+	}
+	var problems []string
+	check, ok := checks[prog]
+	switch {
+	case !ok:
+		problems = append(problems, fmt.Sprintf("no program cmd/%s", prog))
+	case s.inline && len(args) == 0:
+		// `go run ./cmd/x` or `convrep` in prose names the program; it has nothing to parse
+	case s.inline && prog == "convrep" && len(args) == 1:
+		// `convrep train` in prose names the subcommand
+		if _, err := lookup(args[0]); err != nil && !slices.Contains([]string{"help", "-h", "--help"}, args[0]) {
+			problems = append(problems, err.Error())
+		}
+	default:
+		if err := check(forParsing(args)); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	for _, p := range argPaths(args) {
+		if err := checkPath(root, p); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	return problems
+}
+
+// docs lists README.md and the Markdown files under docs/.
+func docs(t *testing.T, root string) []string {
+	files := []string{filepath.Join(root, "README.md")}
+	err := filepath.WalkDir(filepath.Join(root, "docs"), func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == filepath.Join(root, "docs") {
+				return fs.SkipAll
+			}
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".md") {
+			files = append(files, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func repoRoot(t *testing.T) string {
+	dir, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test's folder")
+		}
+		dir = parent
+	}
+}
+
+func TestDocsCommandsParseAndPathsExist(t *testing.T) {
+	root := repoRoot(t)
+	checks := goRunChecks()
+	commands := 0
+	for _, f := range docs(t, root) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, f)
+		for _, s := range snippets(string(b)) {
+			if prog, args, ok, _ := commandLine(s.text); ok {
+				commands++
+				if testing.Verbose() {
+					t.Logf("%s:%d: %s %q", rel, s.line, prog, args)
+				}
+			}
+			for _, p := range checkSnippet(root, s, checks) {
+				t.Errorf("%s:%d: %s\n\t%s", rel, s.line, p, s.text)
+			}
+		}
+	}
+	if commands == 0 {
+		t.Error("README.md and docs/ show no command line: the extraction is broken")
+	}
+	t.Logf("%d command lines checked", commands)
+}
+
+// Every program under cmd/ has a parse-only check, so that the docs' lines that run it are checked.
+func TestEveryProgramIsChecked(t *testing.T) {
+	entries, err := os.ReadDir(filepath.Join(repoRoot(t), "cmd"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checks := goRunChecks()
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != "internal" && checks[e.Name()] == nil {
+			t.Errorf("cmd/%s has no check in goRunChecks", e.Name())
+		}
+	}
+}
+
+func TestSnippets(t *testing.T) {
+	doc := strings.Join([]string{
+		"# Title", // 1
+		"",        // 2
+		"Run `go run ./cmd/data stats` first, then `convrep", // 3
+		"train --resume x.toml` (a span over two lines).",    // 4
+		"",      // 5
+		"```sh", // 6
+		"$ go run ./cmd/train experiments/a.toml   # comment", // 7
+		"convrep evaluate suite \\",                           // 8
+		"  --model m",                                         // 9
+		"```",                                                 // 10
+		"Literal ``a `b` c`` and an unmatched ` backtick.", // 11
+		"~~~",            // 12
+		"```not a close", // 13
+		"~~~",            // 14
+	}, "\n")
+	want := []snippet{
+		{3, "go run ./cmd/data stats", true},
+		{3, "convrep train --resume x.toml", true},
+		{7, "$ go run ./cmd/train experiments/a.toml   # comment", false},
+		{8, "convrep evaluate suite --model m", false},
+		{11, "a `b` c", true},
+		{13, "```not a close", false},
+	}
+	if got := snippets(doc); !slices.Equal(got, want) {
+		t.Errorf("snippets:\n got %+v\nwant %+v", got, want)
+	}
+}
+
+func TestCommand(t *testing.T) {
+	for _, tc := range []struct {
+		text   string
+		prog   string
+		args   []string
+		isCmd  bool
+		errStr string
+	}{
+		{text: "go run ./cmd/train experiments/a.toml", prog: "train", args: []string{"experiments/a.toml"}, isCmd: true},
+		{text: "$ go run ./cmd/train/ --set 'data.corpora=[\"sgd\", \"woz2\"]' x.toml # why", prog: "train",
+			args: []string{"--set", `data.corpora=["sgd", "woz2"]`, "x.toml"}, isCmd: true},
+		{text: `LIBTORCH=/opt/x CUDA_VISIBLE_DEVICES=0 go run -race ./cmd/bench --device "cuda:0" 2>&1 | tee log`, prog: "bench",
+			args: []string{"--device", "cuda:0"}, isCmd: true},
+		{text: "convrep evaluate report --output r.md a b > out.txt", prog: "convrep",
+			args: []string{"evaluate", "report", "--output", "r.md", "a", "b"}, isCmd: true},
+		{text: "convrep", prog: "convrep", isCmd: true},
+		{text: `go run ./cmd/claims check --spec "a b\"c"`, prog: "claims", args: []string{"check", "--spec", `a b"c`}, isCmd: true},
+		{text: "go run ./cmd/train 'unterminated", isCmd: true, errStr: "unterminated"},
+		{text: "make demo"},
+		{text: "go test ./cmd/train"},
+		{text: "convreport.md"},
+		{text: "python3 scripts/bench_pytorch.py --device cuda"},
+		{text: "echo go run ./cmd/train"},
+	} {
+		prog, args, isCmd, err := commandLine(tc.text)
+		if isCmd != tc.isCmd || (err != nil) != (tc.errStr != "") || (err != nil && !strings.Contains(err.Error(), tc.errStr)) {
+			t.Errorf("%s: command %v, error %v; want %v, %q", tc.text, isCmd, err, tc.isCmd, tc.errStr)
+			continue
+		}
+		if err == nil && (prog != tc.prog || !slices.Equal(args, tc.args)) {
+			t.Errorf("%s: %q %q, want %q %q", tc.text, prog, args, tc.prog, tc.args)
+		}
+	}
+}
+
+func TestCheckSnippet(t *testing.T) {
+	root := repoRoot(t)
+	checks := goRunChecks()
+	for _, tc := range []struct {
+		s    snippet
+		want string // "" for no problem
+	}{
+		{snippet{1, "go run ./cmd/train experiments/dse_mini_cpu.toml", false}, ""},
+		{snippet{1, "convrep train --resume experiments/dse_mini_cpu.toml", false}, ""},
+		{snippet{1, "convrep train --nproc-per-node 2 <experiment>.toml", false}, ""},
+		{snippet{1, "convrep evaluate suite --model <model> --output-dir runs/eval/x", false}, ""},
+		{snippet{1, "convrep evaluate report --output runs/r.md runs/a runs/b ...", false}, ""},
+		{snippet{1, "go run ./cmd/data stats --corpora sgd,woz2 --out dialogues.jsonl", false}, "not defined: -out"},
+		{snippet{1, "convrep train experiments/no_such_experiment.toml", false}, "experiments/no_such_experiment.toml does not exist"},
+		{snippet{1, "go run ./cmd/train --reusme experiments/dse_mini_cpu.toml", false}, "not defined: -reusme"},
+		{snippet{1, "go run ./cmd/nosuch --x", false}, "no program cmd/nosuch"},
+		{snippet{1, "convrep trian x.toml", false}, `unknown command "trian"`},
+		{snippet{1, "convrep evaluate nosuchtask --model m", false}, `unknown task "nosuchtask"`},
+		{snippet{1, "convrep claims check --spec scripts/claims.toml", false}, ""},
+		{snippet{1, "convrep claims check --spec scripts/nope.toml", false}, "scripts/nope.toml does not exist"},
+		{snippet{1, "convrep setup --force", false}, ""},
+		{snippet{1, "convrep bench --batch 8 --seq-len x", false}, "invalid value"},
+		{snippet{1, "convrep train", false}, "want one experiment file"},
+		{snippet{1, "convrep train", true}, ""},
+		{snippet{1, "go run ./cmd/mgtbuckets", true}, ""},
+		{snippet{1, "convrep help train", false}, ""},
+		{snippet{1, "experiments/dse_*.toml", true}, ""},
+		{snippet{1, "experiments/nope_*.toml", true}, "matches no file"},
+		{snippet{1, "scripts/nope.sh", true}, "scripts/nope.sh does not exist"},
+		{snippet{1, "out/clinc.json", true}, ""},
+		{snippet{1, "runs/dse_mini_cpu/model", true}, ""},
+		{snippet{1, "a sentence with experiments/nope.toml", true}, ""},
+		{snippet{1, "cmd/data/nope.tsv", true}, "cmd/data/nope.tsv does not exist"},
+		{snippet{1, "internal/torch.Scope", true}, ""},
+		{snippet{1, "evaluate/run_similarity.py", true}, ""},
+		{snippet{1, "go run ./cmd/bench > out.json", false}, ""},
+		{snippet{1, "convrep evaluate intent --model <model dir> --shots <k> --output out/x.json", false}, ""},
+		{snippet{1, "convrep bench --batch <n>", false}, ""},
+	} {
+		got := strings.Join(checkSnippet(root, tc.s, checks), "; ")
+		if (got == "") != (tc.want == "") || !strings.Contains(got, tc.want) {
+			t.Errorf("%q (inline %v): %q, want %q", tc.s.text, tc.s.inline, got, tc.want)
+		}
+	}
+}
