@@ -9,11 +9,11 @@
 # GPUs: PyTorch's CUDA 12.8 builds carry kernels for Turing to Blackwell (sm_75 to sm_120: T4, A100, A10, L4,
 # L40, H100, H200, B200, RTX 30/40/50); the host needs an NVIDIA driver for CUDA 12.8 (570 or later).
 # /data holds what ../shared/data holds beside a checkout (pretrain/, eval/, vocab/) and the HuggingFace cache
-# (/data/huggingface); /runs receives every run folder and evaluation table. cmd/setup/docker_test.go checks this file.
+# (/data/huggingface); /runs receives every run folder and evaluation table. cmd/internal/setupcmd/docker_test.go checks this file.
 #
 # NCCL by construction: the shim compiles against the nccl.h of the wheel's nvidia-nccl package, which is the
 # libnccl.so.2 that libtorch_cuda.so loads through its RUNPATH; the set-up reads the release from that library
-# and refuses a header of another release (cmd/setup/nccl.go, internal/torch/nccl_check.h).
+# and refuses a header of another release (cmd/internal/setupcmd/nccl.go, internal/torch/nccl_check.h).
 
 FROM nvidia/cuda:12.8.1-devel-ubuntu24.04 AS build
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]

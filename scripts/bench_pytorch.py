@@ -26,11 +26,11 @@ import torch.nn.functional as F
 from torch import nn
 
 DROPOUT, LR, WEIGHT_DECAY, TAU, HEAD_DIM = 0.1, 1e-4, 0.01, 0.05, 128
-PEAK_BF16_H100, PEAK_FP32_H100 = 989.0, 67.0  # TFLOP/s, dense, H100/H200 SXM (cmd/bench/flops.go)
+PEAK_BF16_H100, PEAK_FP32_H100 = 989.0, 67.0  # TFLOP/s, dense, H100/H200 SXM (cmd/internal/benchcmd/flops.go)
 
 
 def flops_per_pair(layers, hidden, inter, seq):
-    """Model FLOPs of one pair, forward and backward, both sentences: cmd/bench/flops.go's formula,
+    """Model FLOPs of one pair, forward and backward, both sentences: cmd/internal/benchcmd/flops.go's formula,
     2 * (6*N*T + 12*L*H*T^2) with N = L*(4H^2 + 2HI) the encoder's matmul weights (PaLM, appendix B)."""
     n = layers * (4 * hidden * hidden + 2 * hidden * inter)
     return 2.0 * (6 * n * seq + 12 * layers * hidden * seq * seq)
