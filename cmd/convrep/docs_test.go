@@ -246,11 +246,22 @@ func splitShell(s string) ([]string, error) {
 // placeholderRe is a placeholder the reader fills in: <model>, <dir>/x.toml.
 var placeholderRe = regexp.MustCompile(`^<[A-Za-z][\w .:-]*>`)
 
-// placeholder reports whether a word stands for something the reader fills in: it holds a <placeholder>, or
-// is ... (more of the same). Such words are not checked as paths.
+// placeholder reports whether a word stands for something the reader fills in: it holds a <placeholder> or a
+// path element in capitals (cmd/X, DIR/x.toml: no file of the repository is named so), or is ... (more of the
+// same). Such words are not checked as paths.
 func placeholder(w string) bool {
-	return strings.ContainsAny(w, "<>") || w == "..." || w == "…"
+	if strings.ContainsAny(w, "<>") || w == "..." || w == "…" {
+		return true
+	}
+	for _, e := range strings.Split(w, "/") {
+		if capitalsRe.MatchString(e) {
+			return true
+		}
+	}
+	return false
 }
+
+var capitalsRe = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 
 // forParsing makes a documented command line parseable: ... is dropped, and each <placeholder> becomes "1", a
 // valid value for any flag, string or number, and a positional argument like any other.
@@ -547,6 +558,9 @@ func TestCheckSnippet(t *testing.T) {
 		{snippet{1, "a sentence with experiments/nope.toml", true}, ""},
 		{snippet{1, "cmd/data/nope.tsv", true}, "cmd/data/nope.tsv does not exist"},
 		{snippet{1, "internal/torch.Scope", true}, ""},
+		{snippet{1, "cmd/X", true}, ""},
+		{snippet{1, "experiments/DIR/x.toml", true}, ""},
+		{snippet{1, "cmd/x", true}, "cmd/x does not exist"},
 		{snippet{1, "evaluate/run_similarity.py", true}, ""},
 		{snippet{1, "go run ./cmd/bench > out.json", false}, ""},
 		{snippet{1, "convrep evaluate intent --model <model dir> --shots <k> --output out/x.json", false}, ""},
