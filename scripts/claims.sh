@@ -95,7 +95,8 @@ plan_dse() {
 
 # The ablation of DSE's SNIPS 5-shot drop: DSE and SimCSE-dropout retrained with a checkpoint every 25 steps
 # (seeds 1-2), SNIPS intent classification at steps 25, 50, 100 and 200 beside the start (step 0, the DSE claim's
-# backbone row): at which step the drop starts, and whether SimCSE shows it too.
+# backbone row): at which step the drop starts, whether SimCSE shows it too, and whether DSE's head output (the
+# space its loss compares, --head contrast_head) shows it.
 TREND_STEPS=(25 50 100 200)
 plan_dse_ablation() {
 	local s m n c=dse-ablation SEEDS=("${ABLATION_SEEDS[@]}") every=(--set train.checkpoint_every=25 --set train.keep_checkpoints=8)
@@ -107,6 +108,10 @@ plan_dse_ablation() {
 				stage "$c" "evaluate $m at step $n seed $s" ev intent "$(edir "$c" "$m$n" "$s")/intent-snips.json" --model "$(tdir "$c" "$m" "$s")" \
 					--checkpoint "$(printf '%s/checkpoints/step-%09d.safetensors' "$(tdir "$c" "$m" "$s")" "$n")" --dataset snips --quiet
 			done
+		done
+		for n in "${TREND_STEPS[@]}"; do
+			stage "$c" "evaluate dse's head at step $n seed $s" ev intent "$(edir "$c" "dse${n}head" "$s")/intent-snips.json" --model "$(tdir "$c" dse "$s")" \
+				--checkpoint "$(printf '%s/checkpoints/step-%09d.safetensors' "$(tdir "$c" dse "$s")" "$n")" --head contrast_head --dataset snips --quiet
 		done
 	done
 }

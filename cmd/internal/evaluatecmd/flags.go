@@ -22,6 +22,11 @@ type common struct {
 	quiet               bool
 }
 
+// registerHead adds --head, for the similarity-based tasks (fine-tuning trains a head of its own).
+func (c *common) registerHead(fs *flag.FlagSet) {
+	fs.StringVar(&c.model.head, "head", "", "with --checkpoint: embed through the contrastive head the checkpoint holds under this name after pooling (DSE's: contrast_head), instead of the pooled encoder alone")
+}
+
 // register adds the flags; maxLength is the task's default --max-length (0: the model's limit; -1: a
 // fine-tuning task's --protocol sets it).
 func (c *common) register(fs *flag.FlagSet, maxLength int) {

@@ -56,6 +56,8 @@ func TestBadInputFailsBeforeTheModel(t *testing.T) {
 		{"sr without MSR-E2E", []string{"sr", "--model", model, "--data-root", dir}, "data/*_all.tsv"},
 		{"sr with a malformed act", []string{"sr", "--model", model, "--data-root", badActs}, `taxi_all.tsv: line 2 (session 1): dialogue act "inform numberofpeople=2"`},
 		{"unknown suite task", []string{"suite", "--model", model, "--output-dir", dir, "--tasks", "intent:nosuch"}, "unknown task"},
+		{"a head without a checkpoint", []string{"intent", "--model", model, "--train", train, "--test", test, "--head", "contrast_head"}, "--head contrast_head reads the head from --checkpoint"},
+		{"a head in fine-tuning", []string{"acts", "--model", model, "--head", "contrast_head"}, "-head"},
 	})
 }
 

@@ -28,6 +28,7 @@ import (
 type modelRef struct {
 	ref, device, pooling string
 	checkpoint           string // with an experiment file or a run folder: the weights of this checkpoint
+	head                 string // with a checkpoint: embed through the contrastive head it holds under this name
 	maxLength, batch     int
 	threads              int
 	// dual: load an MGT model's response encoder too and score by cᵀr (response selection only: the other
@@ -186,6 +187,17 @@ func openModel(ctx context.Context, m modelRef, log *zap.Logger) (*evaluate.Sess
 		Context: &models.Embedder{Model: model, Tokenizer: tok, Pooling: pooling, MaxLength: m.maxLength, Truncation: tokenizers.TruncateLeft},
 		Sep:     datasets.SepFor(sep),
 		Batch:   m.batch,
+	}
+	if m.head != "" {
+		// DSE evaluates the pooled encoder (§4.2); the head's output is the space its loss compares (§3.1).
+		if s.Enc, err = evaluate.ReadHead(m.checkpoint, m.head, s.Enc); err != nil {
+			return nil, err
+		}
+		if s.Context, err = evaluate.ReadHead(m.checkpoint, m.head, s.Context); err != nil {
+			return nil, err
+		}
+		s.Model += " through " + m.head
+		log.Info("embedding through the checkpoint's head", zap.String("head", m.head), zap.String("checkpoint", m.checkpoint))
 	}
 	if !m.dual {
 		return s, nil

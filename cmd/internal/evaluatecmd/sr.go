@@ -24,6 +24,7 @@ func runSR(ctx context.Context, args []string, log *zap.Logger) error {
 			"(as the other similarity tasks: --pooling, L2-normalised). MAP and MRR over the queries, mean and std over seeds.\n"+
 			"The paper also discards candidates annotators judged inconsistent with their label; no such judgement exists here.")
 	c.register(fs, 64) // single utterances, as intent (DSE App. B.1); 64 tokens hold over 99% of MSR-E2E's user messages
+	c.registerHead(fs)
 	if err := setDefault(fs, "seeds", "0-2"); err != nil {
 		return err
 	}

@@ -27,6 +27,7 @@ func runSuite(ctx context.Context, args []string, log *zap.Logger) error {
 			"and each row's mean as a TensorBoard scalar eval/TASK/DATASET/VARIANT/METRIC at the model's training step\n"+
 			"(its checkpoint's, or its model card's; 0 when unknown) in DIR's event file, beside the other steps' there.")
 	c.register(fs, perTaskLength)
+	c.registerHead(fs)
 	shots := fs.String("shots", "1,5", "shots per label for intent and oos")
 	size := fs.Int("candidates", 100, "candidates per response-selection query")
 	outDir := fs.String("output-dir", "", "folder for the results (required)")

@@ -21,6 +21,9 @@ func prepare(c *common, withShots bool, shots string) (*prepared, error) {
 	if err := checkModelRef(c.model.ref, c.model.checkpoint); err != nil {
 		return nil, err
 	}
+	if c.model.head != "" && c.model.checkpoint == "" {
+		return nil, fmt.Errorf("--head %s reads the head from --checkpoint, and none is given", c.model.head)
+	}
 	p := &prepared{c: c}
 	var err error
 	if p.seeds, err = parseSeeds(c.seeds); err != nil {
@@ -53,6 +56,7 @@ func runIntent(ctx context.Context, args []string, log *zap.Logger) error {
 			"from the training split (min(2k, n) rows drawn with the seed, the first half kept); a query goes to the\n"+
 			"prototype (mean of normalised support embeddings) with the largest dot product. Accuracy, mean and std over seeds.")
 	c.register(fs, 64) // DSE App. B.1: 64 for intent classification
+	c.registerHead(fs)
 	shots := fs.String("shots", "1,5", "shots per label, a list")
 	if _, err := parse(ctx, fs, args); err != nil {
 		return err
@@ -90,6 +94,7 @@ func runOOS(ctx context.Context, args []string, log *zap.Logger) error {
 			"in-scope prototypes as for intent; thresholds mean and mean−std of the raw best similarities; a query below\n"+
 			"the threshold is out-of-scope. Accuracy, In-Accuracy, OOS-Accuracy, OOS-Recall.")
 	c.register(fs, 64) // DSE App. B.1: 64 for out-of-scope detection
+	c.registerHead(fs)
 	shots := fs.String("shots", "1,5", "shots per label, a list")
 	protocol := fs.String("oos-protocol", evaluate.OOSAuthors, "authors (the DSE authors' code) or paper (the paper's text); see --help")
 	if _, err := parse(ctx, fs, args); err != nil {
@@ -132,6 +137,7 @@ func runResponse(ctx context.Context, args []string, log *zap.Logger) error {
 			"dual encoder (a run folder of objective mgt, or its experiment with --checkpoint) embeds candidates with its\n"+
 			"response encoder and scores them by the dot product cᵀr (MGT Eq. 4) instead of the cosine.")
 	c.register(fs, 128) // DSE App. B.1: 128 for response selection
+	c.registerHead(fs)
 	size := fs.Int("candidates", 100, "candidates per query, the true response included")
 	name := fs.String("name", "", "the model's name in the result rows and tables (default: --model, or the ensemble's members)")
 	fs.Uint64Var(&c.data.splitSeed, "split-seed", 1, "seed choosing each Ubuntu IRC conversation's split point (the test set itself)")
