@@ -42,10 +42,7 @@ func Main(args []string) int {
 // Check parses args as Main does and returns what it would reject, without benchmarking.
 func Check(args []string) error {
 	_, err := parseFlags(args, io.Discard)
-	if err == flag.ErrHelp {
-		return nil
-	}
-	return err
+	return cli.Checked(err)
 }
 
 // parseFlags reads the command line; usage and flag errors go to errOut.

@@ -49,10 +49,7 @@ func Main(args []string) int {
 // or writing any data.
 func Check(args []string) error {
 	_, err := parse(args, io.Discard)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	return err
+	return cli.Checked(err)
 }
 
 // run runs the command line args and returns the exit status: 0, 1 for a failure, 2 for a usage error.

@@ -70,10 +70,7 @@ func parse(args []string, out io.Writer) (string, setFlags, error) {
 // Check parses args as Main does and returns what it would reject, without building anything.
 func Check(args []string) error {
 	_, _, err := parse(args, io.Discard)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	return err
+	return cli.Checked(err)
 }
 
 // Main runs mgtbuckets on args, the command line after the command's name, and returns the exit status: 0, 1

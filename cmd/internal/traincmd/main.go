@@ -91,10 +91,7 @@ func parse(args []string, out io.Writer) (*options, error) {
 // Check parses args as Main does and returns what it would reject, without training.
 func Check(args []string) error {
 	_, err := parse(args, io.Discard)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	return err
+	return cli.Checked(err)
 }
 
 // Main runs train on args, the command line after the command's name, and returns the exit status: 0, 1 for a
