@@ -217,7 +217,7 @@ func TestDockerfilePaths(t *testing.T) {
 			built += in.Args
 		}
 	}
-	for _, cmd := range []string{"train", "evaluate", "embed", "bench", "data", "mgtbuckets"} {
+	for _, cmd := range []string{"train", "evaluate", "embed", "bench", "data", "mgtbuckets", "claims", "convrep"} {
 		if !strings.Contains(built, "./cmd/"+cmd+" ") && !strings.HasSuffix(built, "./cmd/"+cmd) {
 			t.Errorf("go build does not build ./cmd/%s", cmd)
 		}
