@@ -56,6 +56,13 @@ func ReadHead(path, name string, enc Encoder) (*Head, error) {
 	return &Head{Enc: enc, W1: w1, W2: w2, D: int(s1[0]), Out: int(s2[0])}, nil
 }
 
+// Over is the same head over another encoder (a session's contexts beside its single texts).
+func (h *Head) Over(enc Encoder) *Head {
+	o := *h
+	o.Enc = enc
+	return &o
+}
+
 // Embed embeds texts with the encoder and maps each vector through the head.
 func (h *Head) Embed(texts []string) ([][]float32, error) {
 	vecs, err := h.Enc.Embed(texts)
@@ -69,21 +76,13 @@ func (h *Head) Embed(texts []string) ([][]float32, error) {
 			return nil, fmt.Errorf("head: an embedding of %d values, the head takes %d", len(v), h.D)
 		}
 		for i := range hidden {
-			hidden[i] = max(0, dotF32(h.W1[i*h.D:(i+1)*h.D], v))
+			hidden[i] = max(0, float32(dot(h.W1[i*h.D:(i+1)*h.D], v)))
 		}
 		row := make([]float32, h.Out)
 		for i := range row {
-			row[i] = dotF32(h.W2[i*h.D:(i+1)*h.D], hidden)
+			row[i] = float32(dot(h.W2[i*h.D:(i+1)*h.D], hidden))
 		}
 		out[n] = row
 	}
 	return out, nil
-}
-
-func dotF32(a, b []float32) float32 {
-	var s float32
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
 }

@@ -54,6 +54,11 @@ func TestHeadMapsThroughBothLayers(t *testing.T) {
 	if len(got) != 2 || len(got[0]) != 1 || got[0][0] != 3 || got[1][0] != -2 {
 		t.Errorf("head outputs %v, want [[3] [-2]]", got)
 	}
+	// The same head over another encoder: x = (−1,2) first gives −2; the first head keeps its encoder.
+	other, err := h.Over(fixedEncoder{{-1, 2}}).Embed([]string{"c"})
+	if err != nil || len(other) != 1 || other[0][0] != -2 || h.Enc.(fixedEncoder)[0][0] != 1 {
+		t.Errorf("Over: %v, %v; the first head's encoder %v", other, err, h.Enc)
+	}
 }
 
 func TestReadHeadRejects(t *testing.T) {

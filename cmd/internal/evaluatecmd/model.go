@@ -161,9 +161,13 @@ func runAtCheckpoint(run, ckpt string, dev gotch.Device) (*models.Model, *tokeni
 // openModel loads the model and returns a Session whose encoders embed as DSE evaluates (masked mean of the
 // last layer; contexts truncated from the head).
 func openModel(ctx context.Context, m modelRef, log *zap.Logger) (*evaluate.Session, error) {
+	l, declared := declaredLayout(m.ref)
 	choice := m.pooling
 	if choice == "" {
-		choice = string(declaredPooling(m.ref))
+		choice = string(models.Mean)
+		if declared {
+			choice = string(l.Pooling)
+		}
 		log.Info("pooling", zap.String("pooling", choice), zap.String("from", "the model folder (or mean when it declares none); --pooling picks another"))
 	}
 	pooling, err := models.ParsePooling(choice)
@@ -172,7 +176,7 @@ func openModel(ctx context.Context, m modelRef, log *zap.Logger) (*evaluate.Sess
 	}
 	// Where a task names no length, inputs are cut where sentence-transformers cuts them: at the folder's
 	// declared max_seq_length, else at the model's limit.
-	if l, _ := declaredLayout(m.ref); m.maxLength == 0 && l.MaxSeqLength > 0 {
+	if m.maxLength == 0 && l.MaxSeqLength > 0 {
 		m.maxLength = l.MaxSeqLength
 		log.Info("max_length", zap.Int("tokens", m.maxLength), zap.String("from", "the folder's max_seq_length (sentence_bert_config.json); --max-length picks another"))
 	}
@@ -190,12 +194,11 @@ func openModel(ctx context.Context, m modelRef, log *zap.Logger) (*evaluate.Sess
 	}
 	if m.head != "" {
 		// DSE evaluates the pooled encoder (§4.2); the head's output is the space its loss compares (§3.1).
-		if s.Enc, err = evaluate.ReadHead(m.checkpoint, m.head, s.Enc); err != nil {
+		h, err := evaluate.ReadHead(m.checkpoint, m.head, s.Enc)
+		if err != nil {
 			return nil, err
 		}
-		if s.Context, err = evaluate.ReadHead(m.checkpoint, m.head, s.Context); err != nil {
-			return nil, err
-		}
+		s.Enc, s.Context = h, h.Over(s.Context)
 		s.Model += " through " + m.head
 		log.Info("embedding through the checkpoint's head", zap.String("head", m.head), zap.String("checkpoint", m.checkpoint))
 	}
