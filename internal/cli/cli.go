@@ -38,6 +38,12 @@ func Parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// Repeated is a flag given any number of times (--set a=1 --set b=2), its values in order.
+type Repeated []string
+
+func (r *Repeated) String() string     { return strings.Join(*r, ", ") }
+func (r *Repeated) Set(v string) error { *r = append(*r, v); return nil }
+
 // Checked is what a command's parse-only check makes of its parse error: --help is no error.
 func Checked(err error) error {
 	if errors.Is(err, flag.ErrHelp) {

@@ -15,11 +15,6 @@ import (
 	"go.uber.org/zap/zapcore"
 )
 
-type multi []string
-
-func (m *multi) String() string     { return strings.Join(*m, ",") }
-func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
-
 func TestParse(t *testing.T) {
 	for _, tc := range []struct {
 		args       []string
@@ -42,7 +37,7 @@ func TestParse(t *testing.T) {
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
-		var sets multi
+		var sets Repeated
 		fs.Var(&sets, "set", "")
 		resume := fs.Bool("resume", false, "")
 		n := fs.Int("n", 1, "")

@@ -21,7 +21,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"strings"
 	"syscall"
 
 	"convrep/objectives/mgt"
@@ -33,11 +32,6 @@ import (
 	"convrep/internal/logging"
 	"convrep/trainer"
 )
-
-type setFlags []string
-
-func (s *setFlags) String() string     { return strings.Join(*s, ", ") }
-func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
 
 // report is the JSON line printed.
 type report struct {
@@ -51,10 +45,10 @@ type report struct {
 
 // parse reads the command line args (after the command's name) into the experiment file and its overrides;
 // usage and flag errors are printed to out. It returns flag.ErrHelp for -h / --help.
-func parse(args []string, out io.Writer) (string, setFlags, error) {
+func parse(args []string, out io.Writer) (string, cli.Repeated, error) {
 	fs := flag.NewFlagSet("mgtbuckets", flag.ContinueOnError)
 	fs.SetOutput(out)
-	var sets setFlags
+	var sets cli.Repeated
 	fs.Var(&sets, "set", "override a key of the experiment, section.key=value in TOML syntax (repeatable)")
 	args, err := cli.Parse(fs, args)
 	if err != nil {

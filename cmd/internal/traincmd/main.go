@@ -34,15 +34,10 @@ import (
 	"convrep/trainer"
 )
 
-type setFlags []string
-
-func (s *setFlags) String() string     { return strings.Join(*s, ", ") }
-func (s *setFlags) Set(v string) error { *s = append(*s, v); return nil }
-
 // options is a parsed command line.
 type options struct {
 	path          string // the experiment file
-	sets          setFlags
+	sets          cli.Repeated
 	resume, quiet bool
 	launch        launch
 }
