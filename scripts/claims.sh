@@ -208,53 +208,49 @@ plan_mgt() {
 	stage mgt "evaluate on test" mgt_test
 }
 MGT_LEN=(--max-length 64) # 64 tokens of history and response in selection and test (the paper: 128)
-mgt_select() {
-	local val=(--dataset multiwoz --split val --candidates 20 --metric top1 --quiet "${MGT_LEN[@]}") l
-	ev select "$OUT/mgt/select/single.json" --model "$(mgt_dir single)" --checkpoints "$(mgt_dir single)" --top 3 "${val[@]}"
+MGT_VAL=(--dataset multiwoz --split val --candidates 20 --metric top1 --quiet "${MGT_LEN[@]}")
+MGT_TEST=(--dataset multiwoz --split test --candidates 20 --quiet "${MGT_LEN[@]}")
+# select_granularities CLAIM: each granularity run $OUT/CLAIM/train/seg<l> has its checkpoint chosen on validation.
+select_granularities() {
+	local l
 	for ((l = 1; l <= MGT_L; l++)); do
-		ev select "$OUT/mgt/select/seg$l.json" --model "$(mgt_dir "seg$l")" --checkpoints "$(mgt_dir "seg$l")" --top 1 "${val[@]}"
+		ev select "$OUT/$1/select/seg$l.json" --model "$OUT/$1/train/seg$l" --checkpoints "$OUT/$1/train/seg$l" --top 1 "${MGT_VAL[@]}"
 	done
 }
-mgt_test() {
-	local t=(--dataset multiwoz --split test --candidates 20 --quiet "${MGT_LEN[@]}") l best="" single segs members
+# test_granularities CLAIM MODEL NAME: the ensemble of CLAIM's granularities at their chosen checkpoints, on test.
+test_granularities() {
+	local l best=""
 	for ((l = 1; l <= MGT_L; l++)); do
-		best+="${best:+,}$(chosen "$OUT/mgt/select/seg$l.json")"
+		best+="${best:+,}$(chosen "$OUT/$1/select/seg$l.json")"
 	done
-	single="$(mgt_dir single)" segs="$(join_runs "$(mgt_dir seg)" "$MGT_L")" members="$(join_runs "$(mgt_dir member)" "$MGT_MEMBERS")"
-	ev response "$(edir mgt single 1)/response-multiwoz.json" --model "$single" --checkpoint "$(chosen "$OUT/mgt/select/single.json" 1)" --name "Single dual encoder" "${t[@]}"
-	ev response "$(edir mgt top 1)/response-multiwoz.json" --model "$single" --checkpoint "$(chosen "$OUT/mgt/select/single.json")" --name "Ensemble (3 checkpoints)" "${t[@]}"
-	ev response "$(edir mgt seeds 1)/response-multiwoz.json" --model "$members" --name "Ensemble ($MGT_MEMBERS seeds)" "${t[@]}"
-	ev response "$(edir mgt mgt 1)/response-multiwoz.json" --model "$segs" --checkpoint "$best" --name "MGT ($MGT_L granularities)" "${t[@]}"
+	ev response "$(edir "$1" "$2" 1)/response-multiwoz.json" --model "$(join_runs "$OUT/$1/train/seg" "$MGT_L")" --checkpoint "$best" \
+		--name "$3" "${MGT_TEST[@]}"
+}
+mgt_select() {
+	ev select "$OUT/mgt/select/single.json" --model "$(mgt_dir single)" --checkpoints "$(mgt_dir single)" --top 3 "${MGT_VAL[@]}"
+	select_granularities mgt
+}
+mgt_test() {
+	local single members
+	single="$(mgt_dir single)" members="$(join_runs "$(mgt_dir member)" "$MGT_MEMBERS")"
+	ev response "$(edir mgt single 1)/response-multiwoz.json" --model "$single" --checkpoint "$(chosen "$OUT/mgt/select/single.json" 1)" --name "Single dual encoder" "${MGT_TEST[@]}"
+	ev response "$(edir mgt top 1)/response-multiwoz.json" --model "$single" --checkpoint "$(chosen "$OUT/mgt/select/single.json")" --name "Ensemble (3 checkpoints)" "${MGT_TEST[@]}"
+	ev response "$(edir mgt seeds 1)/response-multiwoz.json" --model "$members" --name "Ensemble ($MGT_MEMBERS seeds)" "${MGT_TEST[@]}"
+	test_granularities mgt mgt "MGT ($MGT_L granularities)"
 }
 
 # The ablation of MGT < the seeds ensemble: the granularities trained with the gold response's near-duplicates
 # left out of its negatives (mgt_neardup_mini_cpu.toml), on the MGT claim's segment encoder; checkpoints chosen on
 # validation and the ensemble tested as the claim's.
-abl_dir() { printf '%s/mgt-ablation/train/%s\n' "$OUT" "$1"; }
 plan_mgt_ablation() {
 	local l c=mgt-ablation exp=experiments/mgt_neardup_mini_cpu.toml
 	local enc=(--set "objective.segment_encoder=$(mgt_dir single)")
 	stage "$c" "segments without near-duplicates" mgtbuckets "$exp" "${enc[@]}"
 	for ((l = 1; l <= MGT_L; l++)); do
-		stage "$c" "train granularity $l" train "$exp" "${enc[@]}" --set "objective.segment=$l" --set "output_dir=$(abl_dir "seg$l")"
+		stage "$c" "train granularity $l" train "$exp" "${enc[@]}" --set "objective.segment=$l" --set "output_dir=$OUT/$c/train/seg$l"
 	done
-	stage "$c" "choose checkpoints on validation" mgt_ablation_select
-	stage "$c" "evaluate on test" mgt_ablation_test
-}
-mgt_ablation_select() {
-	local l
-	for ((l = 1; l <= MGT_L; l++)); do
-		ev select "$OUT/mgt-ablation/select/seg$l.json" --model "$(abl_dir "seg$l")" --checkpoints "$(abl_dir "seg$l")" --top 1 \
-			--dataset multiwoz --split val --candidates 20 --metric top1 --quiet "${MGT_LEN[@]}"
-	done
-}
-mgt_ablation_test() {
-	local l best=""
-	for ((l = 1; l <= MGT_L; l++)); do
-		best+="${best:+,}$(chosen "$OUT/mgt-ablation/select/seg$l.json")"
-	done
-	ev response "$(edir mgt-ablation neardup 1)/response-multiwoz.json" --model "$(join_runs "$(abl_dir seg)" "$MGT_L")" --checkpoint "$best" \
-		--name "MGT without near-duplicate negatives" --dataset multiwoz --split test --candidates 20 --quiet "${MGT_LEN[@]}"
+	stage "$c" "choose checkpoints on validation" select_granularities "$c"
+	stage "$c" "evaluate on test" test_granularities "$c" neardup "MGT without near-duplicate negatives"
 }
 
 MINI=../shared/models/mini-bert-dialogue-mlm
