@@ -14,6 +14,9 @@
 #if TORCH_VERSION_MAJOR >= 2
 #define CONVREP_FOREACH_LERP 1
 #endif
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+#define CONVREP_FOREACH_TENSOR 1
+#endif
 
 namespace {
 
@@ -25,6 +28,33 @@ void foreach_lerp_(std::vector<at::Tensor> &self, const std::vector<at::Tensor> 
   at::_foreach_lerp_(self, end, at::Scalar(weight));
 #else
   for (size_t k = 0; k < self.size(); k++) self[k].lerp_(end[k], weight);
+#endif
+}
+
+// Each tensor of a list times, over or plus a 0-dim tensor x. The _foreach_ overloads taking a Tensor are in
+// libtorch from 2.3 on (native_functions.yaml: _foreach_mul_.Tensor, _foreach_div_.Tensor, _foreach_add_.Tensor);
+// before, one op per tensor.
+void foreach_mul_(std::vector<at::Tensor> &self, const at::Tensor &x) {
+#ifdef CONVREP_FOREACH_TENSOR
+  at::_foreach_mul_(self, x);
+#else
+  for (auto &t : self) t.mul_(x);
+#endif
+}
+
+void foreach_div_(std::vector<at::Tensor> &self, const at::Tensor &x) {
+#ifdef CONVREP_FOREACH_TENSOR
+  at::_foreach_div_(self, x);
+#else
+  for (auto &t : self) t.div_(x);
+#endif
+}
+
+void foreach_add_(std::vector<at::Tensor> &self, const at::Tensor &x) {
+#ifdef CONVREP_FOREACH_TENSOR
+  at::_foreach_add_(self, x);
+#else
+  for (auto &t : self) t.add_(x);
 #endif
 }
 
@@ -52,7 +82,7 @@ std::string mismatch(const at::Tensor &g, const at::Tensor &p) {
 char *convrep_adam_step(int n, void **params, void **data, void **scratch, void **exp_avg, void **exp_avg_sq,
                         int64_t *steps, const double *denom_scale, const double *eps_scale, double beta1_weight,
                         double beta2_weight, int has_decay, double decay, int has_l2, double l2, int move_params,
-                        int kernels, int *bad) {
+                        int kernels, void *coef, int *bad) {
   *bad = -1;
   int current = -1;
   try {
@@ -71,6 +101,24 @@ char *convrep_adam_step(int n, void **params, void **data, void **scratch, void 
       grads.push_back(g);
     }
     if (index.empty()) return nullptr;
+    // With coef, decay and the folded terms are read on the device from coef = [decay, denom, eps], as a CUDA
+    // graph's replays need (the host's scalars would be baked into the graph): one set for the group, so all
+    // its updated parameters must be at the same step.
+    at::Tensor c, c_decay, c_denom, c_eps;
+    if (coef != nullptr) {
+      c = tensor(coef);
+      if (c.dim() != 1 || c.size(0) != 3 || c.scalar_type() != tensor(data[index[0]]).scalar_type())
+        throw std::runtime_error("adam step: coef must be a [3] tensor of the parameters' dtype");
+      c_decay = c.select(0, 0);
+      c_denom = c.select(0, 1);
+      c_eps = c.select(0, 2);
+      for (int i : index) {
+        current = i;
+        if (steps[i] != steps[index[0]])
+          throw std::runtime_error("adam step: the group's parameters are at different steps, which one set of "
+                                   "device scalars cannot update (CUDA graphs)");
+      }
+    }
     for (int i : index) {
       current = i;
       if (exp_avg[i] == nullptr) exp_avg[i] = new at::Tensor(at::zeros_like(tensor(data[i])));
@@ -83,7 +131,13 @@ char *convrep_adam_step(int n, void **params, void **data, void **scratch, void 
         steps[i]++;
         at::Tensor &p = tensor(data[i]), &m = tensor(exp_avg[i]), &v = tensor(exp_avg_sq[i]);
         at::Tensor g = grads[k];
-        if (has_decay) p.mul_(decay);
+        if (has_decay) {
+          if (c.defined()) {
+            p.mul_(c_decay);
+          } else {
+            p.mul_(decay);
+          }
+        }
         if (has_l2) {
           at::Tensor t = at::mul(p, l2);
           t.add_(g);
@@ -97,6 +151,13 @@ char *convrep_adam_step(int n, void **params, void **data, void **scratch, void 
           s = at::mul(g, g);
         }
         v.lerp_(s, beta2_weight);
+        if (c.defined()) { // at learning rate 0 the host sets denom 1 and eps +inf: m/d is 0
+          at::sqrt_out(s, v);
+          s.div_(c_denom);
+          s.add_(c_eps);
+          p.addcdiv_(m, s);
+          continue;
+        }
         if (!move_params) continue; // torch adds m/d times −0; the folded form would divide by zero
         at::sqrt_out(s, v);
         s.div_(denom_scale[i]);
@@ -116,7 +177,13 @@ char *convrep_adam_step(int n, void **params, void **data, void **scratch, void 
       denom.emplace_back(denom_scale[i]);
       eps.emplace_back(eps_scale[i]);
     }
-    if (has_decay) at::_foreach_mul_(p, at::Scalar(decay));
+    if (has_decay) {
+      if (c.defined()) {
+        foreach_mul_(p, c_decay);
+      } else {
+        at::_foreach_mul_(p, at::Scalar(decay));
+      }
+    }
     if (has_l2) {
       std::vector<at::Tensor> t = at::_foreach_mul(p, at::Scalar(l2));
       at::_foreach_add_(t, grads);
@@ -127,7 +194,12 @@ char *convrep_adam_step(int n, void **params, void **data, void **scratch, void 
       std::vector<at::Tensor> sq = at::_foreach_mul(grads, grads);
       foreach_lerp_(v, sq, beta2_weight);
     } // g² goes back to the allocator before d is made
-    if (move_params) {
+    if (c.defined()) {
+      std::vector<at::Tensor> d = at::_foreach_sqrt(v);
+      foreach_div_(d, c_denom);
+      foreach_add_(d, c_eps);
+      at::_foreach_addcdiv_(p, m, d);
+    } else if (move_params) {
       std::vector<at::Tensor> d = at::_foreach_sqrt(v);
       at::_foreach_div_(d, denom);
       at::_foreach_add_(d, eps);

@@ -49,6 +49,11 @@ type AdamGroup struct {
 	L2                       float64
 	MoveParams               bool // false at learning rate 0: the moments are updated, the parameters are not
 	Kernels                  Kernels
+	// Coef, when set, is a [3] tensor of the parameters' dtype on their device holding [Decay, the group's
+	// DenomScale, its EpsScale]: the update reads them there (a CUDA graph replays it with whatever Coef holds),
+	// and DenomScale, EpsScale, Decay and MoveParams are not read. All updated parameters must then be at the
+	// same step; at learning rate 0 the caller stores denominator 1 and eps +Inf, which leaves them unmoved.
+	Coef *ts.Tensor
 }
 
 // AdamStep applies the update to every parameter of g that has a gradient, in one call into libtorch whatever
@@ -72,12 +77,16 @@ func AdamStep(g *AdamGroup) (bad int, err error) {
 	if g.Scratch != nil {
 		scratch = ptrs(optionalHandles(g.Scratch))
 	}
+	var coef unsafe.Pointer
+	if g.Coef != nil {
+		coef = g.Coef.Ctensor()
+	}
 	var cbad C.int
 	countCall()
 	msg := C.convrep_adam_step(C.int(n), ptrs(params), ptrs(data), scratch, ptrs(m), ptrs(v),
 		(*C.int64_t)(unsafe.Pointer(&g.Steps[0])), (*C.double)(unsafe.Pointer(&g.DenomScale[0])),
 		(*C.double)(unsafe.Pointer(&g.EpsScale[0])), C.double(g.Beta1Weight), C.double(g.Beta2Weight),
-		cBool(g.HasDecay), C.double(g.Decay), cBool(g.HasL2), C.double(g.L2), cBool(g.MoveParams), C.int(g.Kernels), &cbad)
+		cBool(g.HasDecay), C.double(g.Decay), cBool(g.HasL2), C.double(g.L2), cBool(g.MoveParams), C.int(g.Kernels), coef, &cbad)
 	for i := range n {
 		if g.ExpAvg[i] == nil && m[i] != nil {
 			g.ExpAvg[i] = ts.FromCtensor(m[i])

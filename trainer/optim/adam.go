@@ -33,6 +33,12 @@ func (o *Optimizer) Step() error {
 	if o.err != nil {
 		return o.err
 	}
+	if o.scalars != nil {
+		if err := o.LoadScalars(); err != nil {
+			return err
+		}
+		return o.Update()
+	}
 	for gi := range o.groups {
 		if err := o.stepGroup(&o.groups[gi]); err != nil {
 			return fmt.Errorf("optim: %s step %d, group %d (%q): %w", o.cfg.Kind, o.steps+1, gi, o.groups[gi].name, err)

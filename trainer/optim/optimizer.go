@@ -18,6 +18,8 @@ type Optimizer struct {
 	steps  int64        // Step calls that succeeded
 	err    error        // a bad SetLR, reported by the next Step
 	all    []*ts.Tensor // every parameter, for ZeroGrad
+	// scalars, with device scalars on (graphed.go), holds each group's per-step numbers on the device.
+	scalars *ts.Tensor
 }
 
 type group struct {
@@ -27,6 +29,8 @@ type group struct {
 	// update is what the shim's one call per step reads and writes: the parameters' handles, made once, and
 	// the per-step scalars, moments and step counts, which stepGroup fills in and reads back.
 	update torch.AdamGroup
+	// updated marks, with device scalars, the parameters the last Update moved (the ones a replay moves).
+	updated []bool
 }
 
 // param is one parameter and its Adam state. The moments stay nil until the parameter first has a gradient,

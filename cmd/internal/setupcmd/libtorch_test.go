@@ -52,24 +52,24 @@ func TestOfficialLibtorchFlags(t *testing.T) {
 	}{
 		{
 			name: "CUDA with Gloo headers (the Docker image)", cuda: true, gloo: true, abi1: true,
-			want: []string{"-D_GLIBCXX_USE_CXX11_ABI=1", "-DCONVREP_GLOO", "-DCONVREP_NCCL", "-DCONVREP_NCCL_LIB_VERSION_CODE=21801",
+			want: []string{"-D_GLIBCXX_USE_CXX11_ABI=1", "-DCONVREP_GLOO", "-DCONVREP_CUDA", "-DCONVREP_NCCL", "-DCONVREP_NCCL_LIB_VERSION_CODE=21801",
 				"-ltorch -ltorch_cpu -lc10 -ltorch_cuda -lc10_cuda", "-Wl,--no-as-needed"},
 			wantNot: []string{"-lgloo", "-I/usr/include "},
 		},
 		{
 			name: "CUDA without Gloo headers", cuda: true, abi1: true,
-			want:    []string{"-DCONVREP_NCCL", "-ltorch_cuda -lc10_cuda"},
+			want:    []string{"-DCONVREP_CUDA", "-DCONVREP_NCCL", "-ltorch_cuda -lc10_cuda"},
 			wantNot: []string{"-DCONVREP_GLOO", "-lgloo"},
 		},
 		{
 			name: "CPU with Gloo headers", gloo: true, abi1: true,
 			want:    []string{"-D_GLIBCXX_USE_CXX11_ABI=1", "-DCONVREP_GLOO", "-ltorch -ltorch_cpu -lc10 -Wl,--as-needed"},
-			wantNot: []string{"-DCONVREP_NCCL", "-ltorch_cuda", "-lc10_cuda", "-lgloo"},
+			wantNot: []string{"-DCONVREP_CUDA", "-DCONVREP_NCCL", "-ltorch_cuda", "-lc10_cuda", "-lgloo"},
 		},
 		{
 			name: "CPU, pre-cxx11 ABI", gloo: false, abi1: false,
 			want:    []string{"-D_GLIBCXX_USE_CXX11_ABI=0"},
-			wantNot: []string{"-DCONVREP_NCCL", "-DCONVREP_GLOO", "-ltorch_cuda"},
+			wantNot: []string{"-DCONVREP_CUDA", "-DCONVREP_NCCL", "-DCONVREP_GLOO", "-ltorch_cuda"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

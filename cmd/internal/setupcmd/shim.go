@@ -10,7 +10,7 @@ import (
 
 // writeShimFlags gives internal/torch (convrep's own C++ shim) the same flags as gotch's wrappers, plus the
 // collective backends its c10d part compiles: Gloo where its headers are found, NCCL in a CUDA build whose
-// NCCL and CUDA runtime headers are found.
+// NCCL and CUDA runtime headers are found; CONVREP_CUDA (graph.cpp's CUDA graphs) in that same build.
 func writeShimFlags(root string, lt *libtorch) error {
 	defines, err := distDefines(lt)
 	if err != nil {
@@ -36,7 +36,7 @@ func distDefines(lt *libtorch) (string, error) {
 		return d, nil
 	}
 	dirs := includeDirs(lt)
-	d += " -DCONVREP_NCCL"
+	d += " -DCONVREP_CUDA -DCONVREP_NCCL" // CUDA graphs (graph.cpp) need the CUDA runtime's headers as NCCL does
 	added := map[string]bool{lt.Include: true, "/usr/include": true} // never -I/usr/include: it breaks #include_next
 	found := map[string]string{}
 	for _, h := range []struct{ name, fix string }{
