@@ -127,6 +127,13 @@ type TrainConfig struct {
 	// the run goes (true when left out; WritesTensorBoard). It is output only: the digest leaves it out, so
 	// a run may be resumed with it switched, and checkpoints written before it existed still resume.
 	TensorBoard *bool `toml:"tensorboard" json:"-"`
+	// CUDAGraphs captures the whole training step (forward, loss, backward, clipping, the optimiser) as one
+	// CUDA graph and replays it each step (trainer/graphs.go), after three eager warm-up steps; the batches are
+	// padded to fixed widths so that their shapes repeat. Where it cannot apply (the CPU, several ranks,
+	// gradient accumulation, an objective whose batches do not list their tensors) the run logs why and
+	// steps eagerly. The padding changes the random draws (dropout masks follow the tensors' sizes), not
+	// what is computed, so the digest leaves it out and a run may be resumed with it switched.
+	CUDAGraphs bool `toml:"cuda_graphs" json:"-"`
 }
 
 // DistributedConfig tunes data-parallel training (trainer/dist.go). train.batch_size is the global batch.

@@ -2,6 +2,7 @@ package objectives
 
 import (
 	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
 	"go.uber.org/zap"
 
 	"convrep/datasets"
@@ -32,6 +33,10 @@ type DataEnv struct {
 	Truncation tokenizers.Truncation // model.truncation
 	Seed       int64
 	Device     gotch.Device
+
+	// FixedShapes asks for batches padded to fixed widths rather than to their longest row (CUDA graphs
+	// replay one shape; see Static).
+	FixedShapes bool
 
 	// BatchSize is train.batch_size, the global batch; Ranks the number of data-parallel ranks it is split
 	// over (1 without data parallelism).
@@ -80,6 +85,14 @@ type Dataset interface {
 type Batch struct {
 	Value any
 	Drop  func()
+}
+
+// Static is a batch value that a CUDA graph can replay (train.cuda_graphs): Tensors lists its tensors in a
+// fixed order, and a batch of the same shapes lists tensors of those shapes in that order, so that copying
+// another batch's tensors into this one's is the same as taking the other batch. A dataset whose batches are
+// Static pads them to fixed widths when DataEnv.FixedShapes is set, so that full batches share one shape.
+type Static interface {
+	Tensors() []*ts.Tensor
 }
 
 // EpochAware is a Dataset whose batches depend on the epoch as well as on the example indices, such as a

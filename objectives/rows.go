@@ -46,8 +46,10 @@ func ReadDialogueTokens(env DataEnv, keep func(datasets.Dialogue) bool) (*datase
 }
 
 // Padded right-pads token ids to the longest row, with a 1/0 attention mask and zero token types.
-func Padded[T int32 | int64](rows [][]T, pad int64) *tokenizers.Batch {
-	width := 0
+func Padded[T int32 | int64](rows [][]T, pad int64) *tokenizers.Batch { return PaddedTo(rows, pad, 0) }
+
+// PaddedTo is Padded to at least width tokens (fixed shapes, DataEnv.FixedShapes).
+func PaddedTo[T int32 | int64](rows [][]T, pad int64, width int) *tokenizers.Batch {
 	for _, r := range rows {
 		width = max(width, len(r))
 	}

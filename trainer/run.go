@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -40,6 +39,7 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 		return fmt.Errorf("output_dir: %w", err)
 	}
 	defer t.cl.close()
+	defer func() { t.graph.free() }() // the graph may be stopped (nil) by then
 	// Rank 0 alone logs, writes metrics and draws the progress bar; every rank trains.
 	metrics := discardMetrics()
 	if t.cl.leader() {
@@ -124,7 +124,7 @@ func (t *Trainer) runEpoch(ctx context.Context, batches *prefetcher, perEpoch, p
 		mbs, rows, err := batches.next()
 		wait := time.Since(stepStart)
 		if err == nil {
-			err = t.step(mbs, rows)
+			err = t.takeStep(mbs, rows)
 		}
 		dropBatches(mbs)
 		if err != nil {
@@ -235,29 +235,16 @@ func (t *Trainer) step(batches []objectives.Batch, rows []int) (err error) {
 				return err
 			}
 		}
-		var all []*ts.Tensor
-		for _, g := range t.groups {
-			all = append(all, g.Params...)
-		}
 		if err := t.cl.finish(); err != nil {
 			return err
 		}
-		// The norm is measured even without clipping (a bound no finite norm reaches leaves the gradients
-		// as they are): a finite loss can still have a NaN gradient, which would turn every weight NaN.
-		maxNorm := t.exp.Train.MaxGradNorm
-		if maxNorm == 0 {
-			maxNorm = math.MaxFloat32
-		}
-		norm, err := optim.ClipGradNormTensor(all, maxNorm)
+		norm, err := optim.ClipGradNormTensor(t.allParams(), t.maxGradNorm())
 		if err != nil {
 			return err
 		}
 		torch.Persist(norm) // the tally keeps it until the next step's norm replaces it
 		t.tally.add(loss, norm)
-		f := t.sched.Factor(t.pos.Step)
-		for i, g := range t.groups {
-			t.opt.SetLR(i, g.LR*f)
-		}
+		t.setLRs()
 		if err := t.opt.Step(); err != nil {
 			return err
 		}

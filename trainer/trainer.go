@@ -52,6 +52,7 @@ type Trainer struct {
 	lastLoss float64             // the loss of the last metrics line, for the model card
 	validEnv *objectives.DataEnv // the held-out side of the data (train.valid_share > 0), for New
 	valid    *validation         // the held-out examples and the best evaluation; nil without validation
+	graph    *graphSteps         // the step's CUDA graph (train.cuda_graphs); nil when stepping eagerly
 }
 
 // Options are the command line's choices beside the experiment file.
@@ -78,6 +79,7 @@ func New(ctx context.Context, e *experiment.Experiment, opt Options, log *zap.Lo
 	defer func() {
 		if err != nil {
 			t.cl.close()
+			t.graph.free()
 		}
 	}()
 	if err := t.buildOptimizer(); err != nil {
@@ -113,6 +115,7 @@ func Prepare(ctx context.Context, e *experiment.Experiment, log *zap.Logger) (ob
 		return nil, err
 	}
 	t.cl.close()
+	t.graph.free()
 	return t.data, nil
 }
 
@@ -162,11 +165,15 @@ func prepare(ctx context.Context, e *experiment.Experiment, log *zap.Logger) (_ 
 		gb.SetGather(cl.gather)
 	}
 	env := dataEnv(e, t.bb, files, cl.world(), dev, log)
+	if t.graph = newGraphSteps(e, dev, cl.world(), log); t.graph != nil {
+		env.FixedShapes = true // one shape to replay
+	}
 	if e.Train.ValidShare > 0 {
 		train, valid := holdoutEnvs(env, e.Train.ValidShare, e.Seed)
 		env, t.validEnv = train, &valid
 	}
 	if t.data, err = t.obj.Dataset(env); err != nil {
+		t.graph.free()
 		return nil, err
 	}
 	return t, nil
@@ -268,6 +275,11 @@ func (t *Trainer) buildOptimizer() error {
 	}
 	if t.opt, err = optim.New(optim.Config{Kind: strings.ToLower(e.Train.Optimizer)}, t.groups); err != nil {
 		return err
+	}
+	if t.graph != nil {
+		if err := t.opt.UseDeviceScalars(); err != nil { // the update a graph replays reads its scalars there
+			t.stopGraphs(err.Error())
+		}
 	}
 	t.sched, err = optim.ParseSchedule(e.Train.Schedule, e.Train.WarmupSteps, t.total)
 	return err

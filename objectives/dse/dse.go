@@ -51,6 +51,18 @@ type Batch struct {
 	PairSimi *ts.Tensor
 }
 
+// Tensors lists the batch's tensors for CUDA graphs (objectives.Static): both views' ids, masks and token
+// types, then PairSimi when it is set.
+func (b Batch) Tensors() []*ts.Tensor {
+	out := []*ts.Tensor{b.Query.IDs, b.Query.Mask, b.Query.TypeIDs, b.Response.IDs, b.Response.Mask, b.Response.TypeIDs}
+	if b.PairSimi != nil {
+		out = append(out, b.PairSimi)
+	}
+	return out
+}
+
+var _ objectives.Static = Batch{}
+
 // A refused registration is reported by Parse, so the error needs no handling here.
 func init() { objectives.Register(Name, parseDSE) }
 

@@ -17,6 +17,9 @@ import (
 type pairSet struct {
 	pairs *datasets.TokenizedPairs
 	pad   int64
+	// qWidth and rWidth, with fixed shapes (DataEnv.FixedShapes), are the longest query and response of the
+	// whole set, which every batch is padded to; 0 pads each batch to its own longest.
+	qWidth, rWidth int
 }
 
 // NewPairs is the pairs of variant, a k-1 query fitted to its budget as cut says ("" = datasets.QueryCutWords).
@@ -61,7 +64,14 @@ func NewPairs(env objectives.DataEnv, variant string, cut datasets.QueryCut) (ob
 		return nil, err
 	}
 	log.Info("pairs ready", zap.Int("pairs", tp.Len()), zap.Bool("from_cache", hit))
-	return &pairSet{pairs: tp, pad: env.Tok.PadID()}, nil
+	d := &pairSet{pairs: tp, pad: env.Tok.PadID()}
+	if env.FixedShapes {
+		for i := range tp.Query {
+			d.qWidth, d.rWidth = max(d.qWidth, len(tp.Query[i])), max(d.rWidth, len(tp.Response[i]))
+		}
+		log.Info("batches padded to fixed widths (CUDA graphs)", zap.Int("query", d.qWidth), zap.Int("response", d.rWidth))
+	}
+	return d, nil
 }
 
 func (d *pairSet) Len() int { return d.pairs.Len() }
@@ -71,11 +81,11 @@ func (d *pairSet) Batch(idx []int, dev gotch.Device) (objectives.Batch, error) {
 	for i, j := range idx {
 		q[i], r[i] = d.pairs.Query[j], d.pairs.Response[j]
 	}
-	query, err := models.BatchInput(objectives.Padded(q, d.pad), dev)
+	query, err := models.BatchInput(objectives.PaddedTo(q, d.pad, d.qWidth), dev)
 	if err != nil {
 		return objectives.Batch{}, err
 	}
-	resp, err := models.BatchInput(objectives.Padded(r, d.pad), dev)
+	resp, err := models.BatchInput(objectives.PaddedTo(r, d.pad, d.rWidth), dev)
 	if err != nil {
 		query.Drop()
 		return objectives.Batch{}, err

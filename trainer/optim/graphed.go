@@ -145,3 +145,25 @@ func (o *Optimizer) Replayed() {
 	}
 	o.steps++
 }
+
+// UpdateKernels runs Update's kernels but leaves the step counts as they were, marking the parameters it
+// moves: the body of a captured step, whose counts Replayed advances after each replay. (Capturing runs the
+// host side of the body once and the kernels not at all; each replay runs the kernels only.)
+func (o *Optimizer) UpdateKernels() error {
+	saved := make([][]int64, len(o.groups))
+	for gi, g := range o.groups {
+		for _, p := range g.params {
+			saved[gi] = append(saved[gi], p.step)
+		}
+	}
+	err := o.Update()
+	for gi := range o.groups {
+		for i := range o.groups[gi].params {
+			o.groups[gi].params[i].step = saved[gi][i]
+		}
+	}
+	if err == nil {
+		o.steps--
+	}
+	return err
+}

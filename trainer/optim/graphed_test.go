@@ -105,7 +105,8 @@ func TestDeviceScalarsMatchHostScalars(t *testing.T) {
 	}
 }
 
-// Replayed advances exactly the counts the last Update advanced: the parameters with gradients, not "head.d".
+// Replayed advances exactly the counts the last Update advanced: the parameters with gradients, not "head.d";
+// UpdateKernels (a captured body) advances none.
 func TestReplayedCountsAsUpdate(t *testing.T) {
 	lockThread(t)
 	f := newFixture(t, gotch.Float)
@@ -121,6 +122,9 @@ func TestReplayedCountsAsUpdate(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := opt.Update(); err != nil {
+		t.Fatal(err)
+	}
+	if err := opt.UpdateKernels(); err != nil {
 		t.Fatal(err)
 	}
 	for range 2 {

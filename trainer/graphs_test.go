@@ -1,0 +1,158 @@
+package trainer
+
+import (
+	"bytes"
+	"math"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/sugarme/gotch"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
+	"convrep/checkpoint"
+	"convrep/experiment"
+	"convrep/internal/devtest"
+	"convrep/safetensors"
+)
+
+// replayByRerun stands in for a CUDA graph on the CPU: capturing records the body without running it, and
+// each replay runs it again, as a graph's replay runs its kernels again. It counts what the trainer asked.
+type replayByRerun struct {
+	body                       func() error
+	onStream, captures, replay int
+}
+
+func (g *replayByRerun) OnStream(fn func() error) error { g.onStream++; return fn() }
+func (g *replayByRerun) Capture(fn func() error) error  { g.captures++; g.body = fn; return nil }
+func (g *replayByRerun) Replay() error                  { g.replay++; return g.body() }
+func (g *replayByRerun) Free()                          {}
+
+// graphRun trains the tiny DSE experiment with train.cuda_graphs and the given warm-up, and returns its
+// output folder. On the CPU the graph is replayByRerun (returned); on a GPU (scripts/gpu_check.sh) the real one.
+func graphRun(t *testing.T, warmup int) (string, *replayByRerun) {
+	t.Helper()
+	stand := &replayByRerun{}
+	if devtest.Name() == "cpu" {
+		old := newStepGraph
+		newStepGraph = func(gotch.Device) (stepGraph, error) { return stand, nil }
+		t.Cleanup(func() { newStepGraph = old })
+	}
+	oldWarmup := graphWarmup
+	graphWarmup = warmup
+	t.Cleanup(func() { graphWarmup = oldWarmup })
+	exp := tinyExperiment(t, t.TempDir(), "")
+	// 200 pairs in batches of 16: 12 full steps and a partial 13th an epoch (DSE keeps it), then epoch 2.
+	sets := []string{"data.max_examples=200", "train.epochs=2", "train.max_steps=14", "train.checkpoint_every=100", "train.cuda_graphs=true"}
+	if err := train(t, exp, sets, false); err != nil {
+		t.Fatal(err)
+	}
+	return outOf(exp), stand
+}
+
+// A run whose steps are captured once and replayed takes the very steps of a run that takes them all
+// eagerly on the same padded batches, with the same optimiser arithmetic: the same loss and gradient norm at
+// every step and the same weights after 14, bit for bit on the CPU (where the stand-in replays by running the
+// body again) and within 1e-6 on a GPU (the bar). It warms up for 3 steps, captures the 4th, replays
+// the 5th to 12th, steps the partial 13th eagerly, and replays the 14th.
+func TestGraphedStepsMatchEagerSteps(t *testing.T) {
+	graphed, g := graphRun(t, 3)
+	eager, _ := graphRun(t, math.MaxInt32) // warm-up never ends: every step eager, on the graph's stream
+	if devtest.Name() == "cpu" {
+		if g.onStream != 3+1 || g.captures != 1 || g.replay != 10 {
+			t.Errorf("the trainer asked the graph for %d eager steps, %d captures and %d replays, want 4, 1 and 10",
+				g.onStream, g.captures, g.replay)
+		}
+	}
+	tol := 0.0
+	if devtest.Name() != "cpu" {
+		tol = 1e-6
+	}
+	mg, err := readMetrics(filepath.Join(graphed, "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	me, err := readMetrics(filepath.Join(eager, "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mg) != 14 || len(me) != 14 {
+		t.Fatalf("%d and %d metrics lines, want 14 each", len(mg), len(me))
+	}
+	for i := range mg {
+		if math.Abs(mg[i].Loss-me[i].Loss) > tol || math.Abs(mg[i].GradNorm-me[i].GradNorm) > tol*me[i].GradNorm ||
+			!reflect.DeepEqual(mg[i].Objective, me[i].Objective) && tol == 0 {
+			t.Errorf("step %d: loss %.9g, norm %.9g, %v replayed; %.9g, %.9g, %v eager", mg[i].Step, mg[i].Loss,
+				mg[i].GradNorm, mg[i].Objective, me[i].Loss, me[i].GradNorm, me[i].Objective)
+		}
+	}
+	if tol == 0 {
+		sameParamBits(t, checkpoint.PathAt(graphed, 14), checkpoint.PathAt(eager, 14))
+	} else {
+		sameParams(t, checkpoint.PathAt(graphed, 14), checkpoint.PathAt(eager, 14))
+	}
+}
+
+// sameParamBits wants every param/ tensor of two checkpoints equal to the bit.
+func sameParamBits(t *testing.T, a, b string) {
+	t.Helper()
+	fa, err := safetensors.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb, err := safetensors.ReadFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := map[string][]byte{}
+	for _, x := range fb.Tensors {
+		other[x.Name] = x.Data
+	}
+	n := 0
+	for _, x := range fa.Tensors {
+		if strings.HasPrefix(x.Name, checkpoint.ParamPrefix) {
+			n++
+			if !bytes.Equal(x.Data, other[x.Name]) {
+				t.Errorf("%s differs between the runs", x.Name)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatalf("%s holds no parameters", a)
+	}
+}
+
+// Where a graph cannot replay the step, the run says why once and steps eagerly.
+func TestGraphsOffSayWhy(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		world int
+		accum int
+		dev   gotch.Device
+		why   string
+	}{
+		{"the CPU", 1, 1, gotch.CPU, "the device is the CPU"},
+		{"several ranks", 2, 1, gotch.CPU, "2 data-parallel ranks"},
+		{"gradient accumulation", 1, 4, gotch.CPU, "train.grad_accumulation = 4"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			core, logs := observer.New(zap.InfoLevel)
+			e := &experiment.Experiment{}
+			e.Train.CUDAGraphs, e.Train.GradAccumulation = true, c.accum
+			if gs := newGraphSteps(e, c.dev, c.world, zap.New(core)); gs != nil {
+				t.Fatal("a graph was made")
+			}
+			all := logs.All()
+			if len(all) != 1 || !strings.Contains(all[0].Message, "stepping eagerly") ||
+				!strings.Contains(all[0].ContextMap()["why"].(string), c.why) {
+				t.Errorf("logged %v, want one line saying %q", all, c.why)
+			}
+		})
+	}
+	e := &experiment.Experiment{}
+	if gs := newGraphSteps(e, gotch.CPU, 1, zap.NewNop()); gs != nil {
+		t.Error("a graph was made without train.cuda_graphs")
+	}
+}
