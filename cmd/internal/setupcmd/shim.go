@@ -36,7 +36,8 @@ func distDefines(lt *libtorch) (string, error) {
 		return d, nil
 	}
 	dirs := includeDirs(lt)
-	d += " -DCONVREP_CUDA -DCONVREP_NCCL" // CUDA graphs (graph.cpp) need the CUDA runtime's headers as NCCL does
+	// CUDA graphs (graph.cpp) need the CUDA runtime's headers as NCCL does.
+	d += " -DCONVREP_CUDA -DCONVREP_NCCL"
 	added := map[string]bool{lt.Include: true, "/usr/include": true} // never -I/usr/include: it breaks #include_next
 	found := map[string]string{}
 	for _, h := range []struct{ name, fix string }{
