@@ -55,13 +55,13 @@ var newStepGraph = func(dev gotch.Device) (stepGraph, error) { return torch.NewG
 type graphSteps struct {
 	g      stepGraph
 	log    *zap.Logger
-	warm   int                // eager warm-up steps taken
-	static objectives.Batch   // the captured batch, whose tensors the graph reads
-	inputs []*ts.Tensor       // its tensors (objectives.Static)
-	shape  string             // their shapes
-	eager  map[string]bool    // other shapes, logged once each
-	loss   *ts.Tensor         // the captured step's loss (float64), norm and objective metrics, which each
-	norm   *ts.Tensor         // replay rewrites in place
+	warm   int              // eager warm-up steps taken
+	static objectives.Batch // the captured batch, whose tensors the graph reads
+	inputs []*ts.Tensor     // its tensors (objectives.Static)
+	shape  string           // their shapes
+	eager  map[string]bool  // other shapes, logged once each
+	loss   *ts.Tensor       // the captured step's loss (float64), norm and objective metrics, which each
+	norm   *ts.Tensor       // replay rewrites in place
 	metric map[string]*ts.Tensor
 }
 
