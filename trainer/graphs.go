@@ -40,20 +40,12 @@ import (
 // tests lengthen it to compare with eager steps).
 var graphWarmup = 3
 
-// stepGraph is what the trainer needs of a CUDA graph (torch.Graph); tests replay on the CPU with a stand-in.
-type stepGraph interface {
-	OnStream(fn func() error) error
-	Capture(fn func() error) error
-	Replay() error
-	Free()
-}
-
-// newStepGraph makes the graph of a run on dev.
-var newStepGraph = func(dev gotch.Device) (stepGraph, error) { return torch.NewGraph(dev) }
+// newStepGraph makes the graph of a run on dev (tests stand in for it on the CPU).
+var newStepGraph = func(dev gotch.Device) (torch.StepGraph, error) { return torch.NewGraph(dev) }
 
 // graphSteps is a run's graph and what its replays read and write.
 type graphSteps struct {
-	g      stepGraph
+	g      torch.StepGraph
 	log    *zap.Logger
 	warm   int              // eager warm-up steps taken
 	static objectives.Batch // the captured batch, whose tensors the graph reads
@@ -78,7 +70,7 @@ func newGraphSteps(e *experiment.Experiment, dev gotch.Device, world int, log *z
 	case e.Train.GradAccumulation > 1:
 		why = fmt.Sprintf("train.grad_accumulation = %d: only one micro-batch per step is captured", e.Train.GradAccumulation)
 	}
-	var g stepGraph
+	var g torch.StepGraph
 	if why == "" {
 		var err error
 		if g, err = newStepGraph(dev); err != nil {

@@ -15,29 +15,18 @@ import (
 	"convrep/checkpoint"
 	"convrep/experiment"
 	"convrep/internal/devtest"
+	"convrep/internal/torch"
 	"convrep/safetensors"
 )
 
-// replayByRerun stands in for a CUDA graph on the CPU: capturing records the body without running it, and
-// each replay runs it again, as a graph's replay runs its kernels again. It counts what the trainer asked.
-type replayByRerun struct {
-	body                       func() error
-	onStream, captures, replay int
-}
-
-func (g *replayByRerun) OnStream(fn func() error) error { g.onStream++; return fn() }
-func (g *replayByRerun) Capture(fn func() error) error  { g.captures++; g.body = fn; return nil }
-func (g *replayByRerun) Replay() error                  { g.replay++; return g.body() }
-func (g *replayByRerun) Free()                          {}
-
 // graphRun trains the tiny DSE experiment with train.cuda_graphs and the given warm-up, and returns its
-// output folder. On the CPU the graph is replayByRerun (returned); on a GPU (scripts/gpu_check.sh) the real one.
-func graphRun(t *testing.T, warmup int) (string, *replayByRerun) {
+// output folder. On the CPU the graph is devtest.RerunGraph (returned); on a GPU (scripts/gpu_check.sh) the real one.
+func graphRun(t *testing.T, warmup int) (string, *devtest.RerunGraph) {
 	t.Helper()
-	stand := &replayByRerun{}
+	stand := &devtest.RerunGraph{}
 	if devtest.Name() == "cpu" {
 		old := newStepGraph
-		newStepGraph = func(gotch.Device) (stepGraph, error) { return stand, nil }
+		newStepGraph = func(gotch.Device) (torch.StepGraph, error) { return stand, nil }
 		t.Cleanup(func() { newStepGraph = old })
 	}
 	oldWarmup := graphWarmup
@@ -61,9 +50,9 @@ func TestGraphedStepsMatchEagerSteps(t *testing.T) {
 	graphed, g := graphRun(t, 3)
 	eager, _ := graphRun(t, math.MaxInt32) // warm-up never ends: every step eager, on the graph's stream
 	if devtest.Name() == "cpu" {
-		if g.onStream != 3+1 || g.captures != 1 || g.replay != 10 {
+		if g.OnStreams != 3+1 || g.Captures != 1 || g.Replays != 10 {
 			t.Errorf("the trainer asked the graph for %d eager steps, %d captures and %d replays, want 4, 1 and 10",
-				g.onStream, g.captures, g.replay)
+				g.OnStreams, g.Captures, g.Replays)
 		}
 	}
 	tol := 0.0

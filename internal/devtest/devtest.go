@@ -37,3 +37,16 @@ func Backend() string {
 	}
 	return "gloo"
 }
+
+// RerunGraph stands in for a CUDA graph (torch.StepGraph) on the CPU: capturing records the function without
+// running it, and each replay runs it again, as a graph's replay runs its kernels again. It counts what it
+// was asked.
+type RerunGraph struct {
+	body                         func() error
+	OnStreams, Captures, Replays int
+}
+
+func (g *RerunGraph) OnStream(fn func() error) error { g.OnStreams++; return fn() }
+func (g *RerunGraph) Capture(fn func() error) error  { g.Captures++; g.body = fn; return nil }
+func (g *RerunGraph) Replay() error                  { g.Replays++; return g.body() }
+func (g *RerunGraph) Free()                          {}

@@ -16,6 +16,17 @@ import (
 // GraphsCompiled reports whether this build can capture CUDA graphs (a CUDA libtorch).
 func GraphsCompiled() bool { return C.convrep_graph_compiled() == 1 }
 
+// StepGraph is what a training loop asks of a CUDA graph. *Graph is one; on the CPU, tests stand in for it
+// with a graph that replays by running the captured function again (devtest.RerunGraph).
+type StepGraph interface {
+	OnStream(fn func() error) error
+	Capture(fn func() error) error
+	Replay() error
+	Free()
+}
+
+var _ StepGraph = (*Graph)(nil)
+
 // Graph is one CUDA graph and the side stream it is captured on (libtorch's at::cuda::CUDAGraph, as
 // torch.cuda.graph uses it). The calling goroutine must hold its OS thread from NewGraph to Free: the
 // current stream, like the current device, is per thread.
@@ -76,6 +87,7 @@ func (g *Graph) Replay() error {
 	if !g.captured {
 		return errors.New("CUDA graph: nothing captured")
 	}
+	countCall()
 	if err := takeError(C.convrep_graph_replay(g.p)); err != nil {
 		return fmt.Errorf("CUDA graph replay: %w", err)
 	}
@@ -93,6 +105,7 @@ func (g *Graph) Free() {
 // CopyAsync is dst.copy_(src, non_blocking=true): from pinned host memory or another device tensor, the host
 // does not wait for the copy.
 func CopyAsync(dst, src *ts.Tensor) error {
+	countCall()
 	if err := takeError(C.convrep_copy_async(dst.Ctensor(), src.Ctensor())); err != nil {
 		return fmt.Errorf("copy: %w", err)
 	}

@@ -50,6 +50,7 @@ type options struct {
 	Seed                                                   int64
 	CPUProfile                                             string // file for a CPU profile of the timed steps
 	CountCalls                                             bool   // count the libtorch calls of one more step
+	CUDAGraphs                                             bool   // replay the step as a CUDA graph (graph.go)
 }
 
 // result is the JSON line; scripts/bench_pytorch.py prints the same fields.
@@ -79,6 +80,9 @@ type result struct {
 	// LibtorchCalls are the calls into libtorch of one step after the timed ones, per phase (torch.Counts:
 	// calls from Go, operators the dispatcher ran, autograd nodes); null with --count-calls=false.
 	LibtorchCalls *torch.Counts `json:"libtorch_calls"`
+	// CUDAGraphs is whether the timed steps were replays of a CUDA graph (--cuda-graphs); the counted step is a
+	// replay then too, its calls mostly "other" (the batch's copies and the replay).
+	CUDAGraphs bool `json:"cuda_graphs"`
 }
 
 func (o *options) validate() error {
@@ -143,14 +147,9 @@ func benchmark(o options) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	for i := 0; i < o.Warmup; i++ {
-		l, err := s.step()
-		if err == nil {
-			_, err = lastLoss(l)
-		}
-		if err != nil {
-			return result{}, fmt.Errorf("warm-up step %d: %w", i+1, err)
-		}
+	defer s.graph.free()
+	if err := s.warmUp(); err != nil {
+		return result{}, err
 	}
 	if err := s.sync(); err != nil {
 		return result{}, err
@@ -168,7 +167,7 @@ func benchmark(o options) (result, error) {
 	var last *ts.Tensor
 	for i := 0; i < o.Steps && err == nil; i++ {
 		torch.Drop(last)
-		if last, err = s.step(); err != nil {
+		if last, err = s.timedStep(); err != nil {
 			err = fmt.Errorf("step %d: %w", i+1, err)
 		}
 	}
@@ -198,7 +197,7 @@ func benchmark(o options) (result, error) {
 		TokensPerS: float64(2*o.Batch*o.Seq) / stepS, Loss: loss, Precision: o.Precision,
 		FlopsPerPair: flopsPerPair(o.Layers, o.Hidden, o.Intermediate, o.Seq), Layers: o.Layers, Hidden: o.Hidden,
 		Heads: o.Heads, Intermediate: o.Intermediate, Vocab: o.Vocab, Batch: o.Batch, Seq: o.Seq, Steps: o.Steps,
-		Warmup: o.Warmup, Threads: torch.NumThreads(), Device: o.Device, LibtorchCalls: counts}
+		Warmup: o.Warmup, Threads: torch.NumThreads(), Device: o.Device, LibtorchCalls: counts, CUDAGraphs: s.graph != nil}
 	r.ModelTFLOPS = r.FlopsPerPair * pairsPerS / 1e12
 	peak := o.PeakTFLOPS
 	if peak == 0 {
@@ -219,6 +218,7 @@ type setup struct {
 	obj   objectives.Objective
 	opt   *optim.Optimizer
 	rng   *rand.Rand
+	graph *graphStep // --cuda-graphs; nil when stepping eagerly
 }
 
 func newSetup(o options, dev gotch.Device) (*setup, error) {
@@ -235,6 +235,16 @@ func newSetup(o options, dev gotch.Device) (*setup, error) {
 	if err := s.addObjective(); err != nil {
 		s.release()
 		return nil, err
+	}
+	if o.CUDAGraphs {
+		if s.graph, err = newGraphStep(dev); err == nil {
+			err = s.opt.UseDeviceScalars()
+		}
+		if err != nil {
+			s.graph.free()
+			s.release()
+			return nil, fmt.Errorf("--cuda-graphs: %w", err)
+		}
 	}
 	return s, nil
 }

@@ -9,7 +9,8 @@
 // encoder as one batch, mean pooling, DSE's contrastive head and hard-negative loss (τ 0.05), backward and
 // AdamW over the encoder and head groups (lr 1e-4, weight decay 0.01). With --precision bf16 the forward pass
 // and the loss run under libtorch's bf16 autocast over fp32 weights. Warm-up steps are run first and not
-// timed. --find-max-batch first looks for the largest batch that fits (doubling from --batch).
+// timed. --find-max-batch first looks for the largest batch that fits (doubling from --batch). --cuda-graphs
+// captures the step once after the warm-up and times replays of it (graph.go).
 package benchcmd
 
 import (
@@ -73,6 +74,8 @@ func parseFlags(args []string, errOut io.Writer) (options, error) {
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a Go CPU profile of the timed steps to this file (go tool pprof)")
 	fs.BoolVar(&o.CountCalls, "count-calls", true, "after the timed steps, run one more that counts its libtorch calls per phase "+
 		"(libtorch_calls; counting slows the step, so it is not timed)")
+	fs.BoolVar(&o.CUDAGraphs, "cuda-graphs", false, "capture the step as a CUDA graph after the warm-up steps (run eagerly on the "+
+		"graph's stream) and time replays of it, as train.cuda_graphs does; needs a GPU")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: bench [flags]\n\n"+
 			"Times a DSE training step (forward of both views, contrastive loss, backward, AdamW) of a randomly\n"+

@@ -36,7 +36,7 @@ func TestBenchPrintsOneConsistentJSONLine(t *testing.T) {
 	}
 	for _, k := range []string{"impl", "step_s", "cpu_s", "pairs_per_s", "tokens_per_s", "loss", "flops_per_pair",
 		"model_tflops", "peak_tflops", "mfu", "precision", "layers", "hidden", "heads", "intermediate", "vocab", "batch",
-		"seq", "steps", "warmup", "threads", "device", "libtorch_calls"} {
+		"seq", "steps", "warmup", "threads", "device", "libtorch_calls", "cuda_graphs"} {
 		if _, ok := fields[k]; !ok {
 			t.Errorf("field %q missing from %s", k, lines[0])
 		}

@@ -84,7 +84,7 @@ func (s *setup) countedStep() (torch.Counts, error) {
 	if err != nil {
 		return torch.Counts{}, err
 	}
-	l, err := s.step()
+	l, err := s.timedStep()
 	counts, stopErr := stop()
 	if err == nil {
 		_, err = lastLoss(l)
