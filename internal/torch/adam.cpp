@@ -1,6 +1,8 @@
 #include "adam.h"
 
 #include <ATen/Functions.h>
+#include <ATen/Parallel.h>
+#include <cmath>
 #include <torch/version.h>
 #include <cstdlib>
 #include <cstring>
@@ -56,6 +58,91 @@ void foreach_add_(std::vector<at::Tensor> &self, const at::Tensor &x) {
 #else
   for (auto &t : self) t.add_(x);
 #endif
+}
+
+// The whole update of one contiguous CPU parameter in one pass over its arrays, the per-tensor path's
+// arithmetic element by element: p·decay; g + l2·p (Adam); both moments as lerp_ with a weight below ½
+// (libtorch's formula for it, self + w·(end − self)); d = √v/denom + eps; p + m/d. Per tensor that is about
+// seventeen passes over parameter-sized arrays; here it reads p, g, m and v once and writes p, m and v once,
+// which is what the CPU's memory bandwidth limits (a 30,522 × 768 embedding is 94 MB). To keep the per-tensor
+// path's bits, nothing is contracted into a fused multiply-add except the lerps where libtorch's own lerp
+// kernel is (its AVX2 and AVX-512 builds, compiled with FMA: FMA is true then).
+template <typename T, bool FMA> struct Update {
+  T *p;
+  const T *g;
+  T *m, *v;
+  bool has_decay, has_l2, move;
+  T decay, l2, w1, w2, denom, eps;
+
+  static T lerp(T self, T end, T w) {
+    if constexpr (FMA) {
+      return std::fma(w, end - self, self);
+    } else {
+      return self + w * (end - self);
+    }
+  }
+
+  void range(int64_t begin, int64_t end) const {
+    for (int64_t i = begin; i < end; i++) {
+      T pi = p[i], gi = g[i];
+      if (has_decay) pi = pi * decay;
+      if (has_l2) {
+        T t = pi * l2;
+        gi = t + gi;
+      }
+      T mi = lerp(m[i], gi, w1);
+      T sq = gi * gi;
+      T vi = lerp(v[i], sq, w2);
+      m[i] = mi;
+      v[i] = vi;
+      if (move) {
+        T d = std::sqrt(vi) / denom;
+        d = d + eps;
+        pi = pi + mi / d;
+      }
+      p[i] = pi;
+    }
+  }
+};
+
+#define CONVREP_NO_CONTRACT __attribute__((optimize("O3", "no-math-errno", "fp-contract=off")))
+template <typename T> CONVREP_NO_CONTRACT void update_plain(const Update<T, false> &u, int64_t b, int64_t e) {
+  u.range(b, e);
+}
+template <typename T>
+CONVREP_NO_CONTRACT __attribute__((target("avx2,fma"))) void update_fma(const Update<T, true> &u, int64_t b, int64_t e) {
+  u.range(b, e);
+}
+
+// libtorch_uses_fma is whether libtorch runs its AVX2 (or AVX-512) kernels, as its dispatch decides
+// (aten/src/ATen/native/DispatchStub.cpp, compute_cpu_capability, which libtorch does not export): the
+// ATEN_CPU_CAPABILITY variable when set, else the CPU's AVX2 and FMA.
+bool libtorch_uses_fma() {
+  const char *env = std::getenv("ATEN_CPU_CAPABILITY");
+  if (env != nullptr && std::strcmp(env, "default") == 0) return false;
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+}
+
+template <typename T>
+void fused_update(T *p, const T *g, T *m, T *v, int64_t n, bool has_decay, T decay, bool has_l2, T l2, T w1, T w2,
+                  bool move, T denom, T eps) {
+  static const bool fma = libtorch_uses_fma();
+  at::parallel_for(0, n, 16384, [&](int64_t begin, int64_t end) {
+    if (fma) {
+      update_fma<T>(Update<T, true>{p, g, m, v, has_decay, has_l2, move, decay, l2, w1, w2, denom, eps}, begin, end);
+    } else {
+      update_plain<T>(Update<T, false>{p, g, m, v, has_decay, has_l2, move, decay, l2, w1, w2, denom, eps}, begin, end);
+    }
+  });
+}
+
+// fusable: the parameter and its state are contiguous CPU tensors of one floating dtype.
+bool fusable(const at::Tensor &p, const at::Tensor &g, const at::Tensor &m, const at::Tensor &v) {
+  auto t = p.scalar_type();
+  return p.is_cpu() && (t == at::kFloat || t == at::kDouble) && p.is_contiguous() && g.is_contiguous() &&
+         m.is_contiguous() && v.is_contiguous() && g.scalar_type() == t && m.scalar_type() == t &&
+         v.scalar_type() == t;
 }
 
 std::string mismatch(const at::Tensor &g, const at::Tensor &p) {
@@ -125,6 +212,43 @@ char *convrep_adam_step(int n, void **params, void **data, void **scratch, void 
       if (exp_avg_sq[i] == nullptr) exp_avg_sq[i] = new at::Tensor(at::zeros_like(tensor(data[i])));
     }
     bool foreach = kernels == 2 || (kernels == 0 && !tensor(data[index[0]]).is_cpu());
+    if (kernels == 3 || (kernels == 0 && tensor(data[index[0]]).is_cpu())) {
+      // Fused, one pass per parameter (a parameter that is not fusable goes per tensor below).
+      double cd = decay, cden = 1, ceps = 0;
+      if (c.defined()) {
+        at::Tensor h = c.to(at::kDouble).cpu();
+        cd = h[0].item<double>(), cden = h[1].item<double>(), ceps = h[2].item<double>();
+      }
+      std::vector<int> rest;
+      std::vector<at::Tensor> rest_grads;
+      for (size_t k = 0; k < index.size(); k++) {
+        int i = current = index[k];
+        at::Tensor &p = tensor(data[i]), &m = tensor(exp_avg[i]), &v = tensor(exp_avg_sq[i]);
+        const at::Tensor &g = grads[k];
+        if (!fusable(p, g, m, v)) {
+          rest.push_back(i);
+          rest_grads.push_back(g);
+          continue;
+        }
+        steps[i]++;
+        bool move = c.defined() || move_params;
+        double den = c.defined() ? cden : denom_scale[i], ep = c.defined() ? ceps : eps_scale[i];
+        if (p.scalar_type() == at::kFloat) {
+          fused_update<float>(p.data_ptr<float>(), g.data_ptr<float>(), m.data_ptr<float>(), v.data_ptr<float>(),
+                              p.numel(), has_decay, static_cast<float>(cd), has_l2, static_cast<float>(l2),
+                              static_cast<float>(beta1_weight), static_cast<float>(beta2_weight), move,
+                              static_cast<float>(den), static_cast<float>(ep));
+        } else {
+          fused_update<double>(p.data_ptr<double>(), g.data_ptr<double>(), m.data_ptr<double>(),
+                               v.data_ptr<double>(), p.numel(), has_decay, cd, has_l2, l2, beta1_weight,
+                               beta2_weight, move, den, ep);
+        }
+      }
+      index.swap(rest);
+      grads.swap(rest_grads);
+      if (index.empty()) return nullptr;
+      foreach = false;
+    }
     if (!foreach) {
       for (size_t k = 0; k < index.size(); k++) {
         int i = current = index[k];

@@ -15,13 +15,16 @@ import (
 type Kernels int
 
 const (
-	// DeviceKernels is foreach kernels on a GPU and per-tensor ones on the CPU.
+	// DeviceKernels is foreach kernels on a GPU and fused ones on the CPU.
 	DeviceKernels Kernels = iota
 	// PerTensor runs every op of the update on one parameter, then on the next, with no temporary allocated
 	// where a scratch view is given.
 	PerTensor
 	// Foreach runs each op over the whole group at once with libtorch's _foreach_* ops.
 	Foreach
+	// Fused runs the whole update of each contiguous CPU parameter in one pass over its arrays (a parameter
+	// that is not one goes per tensor), with PerTensor's bits.
+	Fused
 )
 
 // AdamGroup is one parameter group's Adam or AdamW update, in the arithmetic of trainer/optim (adam.go there

@@ -14,7 +14,8 @@ extern "C" {
 // eps_scale[i] are the folded bias-correction terms of parameter i at its step after this one.
 // decay (when has_decay) multiplies the parameters (AdamW), l2 (when has_l2) times the parameter is added
 // to the gradient (Adam); move_params 0 leaves the parameters as they are (learning rate 0). kernels: 0 the
-// device's choice (foreach kernels on a GPU, per-tensor ones on the CPU), 1 per tensor, 2 foreach. coef,
+// device's choice (foreach kernels on a GPU, fused ones on the CPU), 1 per tensor, 2 foreach, 3 fused (one
+// pass over each contiguous CPU parameter; others per tensor). coef,
 // when not NULL, is a [3] tensor of the parameters' dtype and device holding decay, the denominator's and
 // eps's folded terms, read on the device in place of decay, denom_scale and eps_scale (which are then unused,
 // as is move_params): CUDA graphs replay the update with the values it holds at each replay.

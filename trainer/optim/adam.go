@@ -25,10 +25,10 @@ import (
 // into the denominator, d = √v/(√bc2·(−s)) + ε/(−s) with s = lr/bc1, then p ← p + m/d (torch 1.13's
 // capturable form). All equal the formulas above up to float rounding. The scalars are computed here, the
 // ops run in internal/torch's shim, one call per group whatever its number of parameters (torch.AdamStep):
-// on a GPU each op runs over the whole group with libtorch's multi-tensor _foreach_ kernels; on the CPU
-// each parameter goes through the ops in turn, writing g² and d into a scratch view (scratch.go), which
-// gives the same bits as the _foreach_ ops there without allocating. About nine passes over
-// parameter-sized arrays per parameter, like torch's unfused Adam.
+// on a GPU each op runs over the whole group with libtorch's multi-tensor _foreach_ kernels, about nine
+// passes over parameter-sized arrays like torch's unfused Adam; on the CPU each parameter's whole update is
+// one pass over its arrays (the shim's fused loop), with the bits of the ops run one after the other, which
+// the per-tensor kernels (writing g² and d into a scratch view, scratch.go) and the _foreach_ ops also give.
 func (o *Optimizer) Step() error {
 	if o.err != nil {
 		return o.err

@@ -224,3 +224,75 @@ func TestStepCallsIndependentOfTensorCount(t *testing.T) {
 		}
 	}
 }
+
+// The fused CPU update (one pass over each parameter, the default on the CPU) keeps the per-tensor update's
+// bits over 100 steps, parameters and moments, with both kinds of decay and both dtypes, a parameter that
+// joins at step 3 and a group at learning rate 0 for two steps; the step counts are the same. (The lerps are
+// fused multiply-adds exactly where libtorch's own lerp kernel is one: ATEN_CPU_CAPABILITY=default go test
+// ... checks the other case.)
+func TestFusedStepKeepsThePerTensorBits(t *testing.T) {
+	lockThread(t)
+	const steps = 100
+	lrs := func(s int) [2]float64 {
+		head := 0.0
+		if s > 2 {
+			head = 1e-3 * float64(s%5)
+		}
+		return [2]float64{1e-2 / float64(1+s%7), head}
+	}
+	for _, c := range []struct {
+		kind  string
+		wds   [2]float64
+		dtype gotch.DType
+	}{
+		{Adam, [2]float64{0.1, 0.3}, gotch.Float},
+		{AdamW, [2]float64{0.1, 0.3}, gotch.Float},
+		{AdamW, [2]float64{0.05, 0}, gotch.Double},
+	} {
+		t.Run(fmt.Sprintf("%s/wd%v/%v", c.kind, c.wds, c.dtype), func(t *testing.T) {
+			f, ref := newFixture(t, c.dtype), newFixture(t, c.dtype)
+			fused, err := New(Config{Kind: c.kind}, f.groups([2]float64{1, 1}, c.wds))
+			if err != nil {
+				t.Fatal(err)
+			}
+			perTensor, err := New(Config{Kind: c.kind}, ref.groups([2]float64{1, 1}, c.wds))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for s := 1; s <= steps; s++ {
+				grads := f.grads(s, c.dtype)
+				for k, o := range map[torch.Kernels]*Optimizer{torch.Fused: fused, torch.PerTensor: perTensor} {
+					kernels = k
+					lr := lrs(s)
+					o.SetLR(0, lr[0])
+					o.SetLR(1, lr[1])
+					if err := o.ZeroGrad(); err != nil {
+						t.Fatal(err)
+					}
+					params := f.params
+					if o == perTensor {
+						params = ref.params
+					}
+					backward(t, params, grads)
+					if err := o.Step(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				kernels = torch.DeviceKernels
+			}
+			for i, name := range f.names {
+				if got, want := values(t, f.params[i]), values(t, ref.params[i]); !equalBits(got, want) {
+					t.Errorf("%s after %d steps: fused and per-tensor differ by %.3g relative", name, steps, maxRelDiff(got, want))
+				}
+				p, q := fused.groups[f.group[i]].params[i%2], perTensor.groups[ref.group[i]].params[i%2]
+				if p.step != q.step {
+					t.Errorf("%s: step %d fused, %d per tensor", name, p.step, q.step)
+				}
+				if p.expAvg != nil && (!equalBits(values(t, p.expAvg), values(t, q.expAvg)) ||
+					!equalBits(values(t, p.expAvgSq), values(t, q.expAvgSq))) {
+					t.Errorf("%s: moments differ between fused and per-tensor", name)
+				}
+			}
+		})
+	}
+}
