@@ -4,13 +4,15 @@
 # NCCL follow one GPU, and prints one verdict table. What it printed on an H200 is in README, "What has run on a
 # GPU". Send the table and $OUT/ back with any issue you open.
 #
-# usage: scripts/gpu_check.sh [--cpu] [--gpus N] [--out DIR]
+# usage: scripts/gpu_check.sh [--cpu] [--bench] [--gpus N] [--out DIR]
 #   (default)  CUDA: LIBTORCH must name a libtorch with CUDA (include/, lib/libtorch_cuda.so), e.g. an installed
 #              PyTorch's torch folder, or a Python interpreter whose torch is used: LIBTORCH=python3
 #   With CONVREP_OFFLINE=DIR (a bundle of `go run ./cmd/setup bundle`), nothing is fetched: run
 #   `CONVREP_OFFLINE=DIR make setup` first, which unpacks vendor/ and the bundle's Go toolchain.
 #   --cpu      the same checks on CPU (Gloo for NCCL, CPU autocast, the CPU generator): what runs on a machine
 #              without a GPU, to check the script itself
+#   --bench    issue 22's rows only: the build, the CUDA graphs tests and the benchmarks (bf16 BERT-base at
+#              batches 64, 256 and 1024 beside PyTorch eager, torch.compile and --cuda-graphs at 64)
 #   --gpus N   GPUs for the NCCL check (default: all that nvidia-smi lists, at least 2 for that check to run)
 #   --out DIR  logs and JSON lines (default runs/gpu_check)
 #   GPU_CHECK_PARITY=PATTERN  the parity subtests to run (default all: every weight file of every fixture)
@@ -21,11 +23,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh" # ROOT, python_with_torch
 cd "$ROOT"
 
 DEVICE=cuda
+BENCH_ONLY=0
 GPUS=""
 OUT=runs/gpu_check
 while (($#)); do
 	case "$1" in
 	--cpu) DEVICE=cpu ;;
+	--bench) BENCH_ONLY=1 ;;
 	--gpus) GPUS="${2:?--gpus needs a number}"; shift ;;
 	--gpus=*) GPUS="${1#*=}" ;;
 	--out) OUT="${2:?--out needs a folder}"; shift ;;
@@ -127,7 +131,7 @@ else
 	BUILT=0
 fi
 
-if ((BUILT)); then
+if ((BUILT && !BENCH_ONLY)); then
 	# 2. The tests whose logic depends on the device: HuggingFace parity of every weight file, the generator's
 	# state saved and restored, bf16 autocast with Float losses and fp32 master weights, exact resume (with
 	# train.deterministic, which the tiny experiment sets on a GPU).
@@ -138,10 +142,6 @@ if ((BUILT)); then
 	# No libtorch warning per step (libtorch 2.11 deprecates pin_memory's device argument): cmd/train's standard
 	# error has as many lines after 12 steps as after 3.
 	gotest quiet 'TestStderrDoesNotGrowWithSteps' ./cmd/train
-	# train.cuda_graphs: 14 steps captured once and replayed (a partial batch eager) against the same steps taken
-	# eagerly, losses within 1e-6 (on CPU a stand-in graph that reruns the body, bit for bit); the bench's
-	# replayed step against its eager one.
-	gotest graphs 'TestGraphedStepsMatchEagerSteps|TestBenchCUDAGraphs' ./trainer ./cmd/internal/benchcmd
 
 	# 3. Two ranks equal one: the data-parallel tests on NCCL across two GPUs (Gloo across two processes on CPU):
 	# one process with the whole batch against two with half each, a SIGKILLed two-rank run resumed bit for bit,
@@ -151,6 +151,12 @@ if ((BUILT)); then
 	else
 		verdict ranks FAIL "needs 2 GPUs, found $GPUS (pass --gpus)"
 	fi
+fi
+if ((BUILT)); then
+	# train.cuda_graphs: 14 steps captured once and replayed (a partial batch eager) against the same steps taken
+	# eagerly, losses within 1e-6 (on CPU a stand-in graph that reruns the body, bit for bit); the bench's
+	# replayed step against its eager one.
+	gotest graphs 'TestGraphedStepsMatchEagerSteps|TestBenchCUDAGraphs' ./trainer ./cmd/internal/benchcmd
 
 	# 4. convrep beside PyTorch eager, the same DSE step (cmd/bench, scripts/bench_pytorch.py); each shape passes at
 	# the ratio issue 22 asks for. At the first shape, PyTorch under torch.compile too (compiling takes a minute).

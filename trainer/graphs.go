@@ -134,10 +134,6 @@ func (t *Trainer) capture(batches []objectives.Batch, in []*ts.Tensor, shape str
 	gs := t.graph
 	gs.static, gs.inputs, gs.shape = batches[0], in, shape
 	batches[0].Drop = nil // the graph reads these tensors from now on
-	t.setLRs()
-	if err := t.opt.LoadScalars(); err != nil {
-		return err
-	}
 	gs.log.Info("train.cuda_graphs: capturing the step", zap.Int64("step", t.pos.Step+1), zap.String("shapes", shape))
 	return gs.g.Capture(func() error { return t.graphBody(gs.static.Value) })
 }

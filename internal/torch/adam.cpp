@@ -61,8 +61,8 @@ void foreach_add_(std::vector<at::Tensor> &self, const at::Tensor &x) {
 }
 
 // The whole update of one contiguous CPU parameter in one pass over its arrays, the per-tensor path's
-// arithmetic element by element: p·decay; g + l2·p (Adam); both moments as lerp_ with a weight below ½
-// (libtorch's formula for it, self + w·(end − self)); d = √v/denom + eps; p + m/d. Per tensor that is about
+// arithmetic element by element: p·decay; g + l2·p (Adam); both moments as libtorch's lerp; d = √v/denom +
+// eps; p + m/d. Per tensor that is about
 // seventeen passes over parameter-sized arrays; here it reads p, g, m and v once and writes p, m and v once,
 // which is what the CPU's memory bandwidth limits (a 30,522 × 768 embedding is 94 MB). To keep the per-tensor
 // path's bits, nothing is contracted into a fused multiply-add except the lerps where libtorch's own lerp
@@ -74,11 +74,12 @@ template <typename T, bool FMA> struct Update {
   bool has_decay, has_l2, move;
   T decay, l2, w1, w2, denom, eps;
 
+  // libtorch's lerp (aten/src/ATen/native/Lerp.h): from self for a weight below ½, else from end.
   static T lerp(T self, T end, T w) {
     if constexpr (FMA) {
-      return std::fma(w, end - self, self);
+      return std::abs(w) < T(0.5) ? std::fma(w, end - self, self) : std::fma(-(end - self), T(1) - w, end);
     } else {
-      return self + w * (end - self);
+      return std::abs(w) < T(0.5) ? self + w * (end - self) : end - (end - self) * (T(1) - w);
     }
   }
 

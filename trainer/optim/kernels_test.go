@@ -244,18 +244,20 @@ func TestFusedStepKeepsThePerTensorBits(t *testing.T) {
 		kind  string
 		wds   [2]float64
 		dtype gotch.DType
+		beta1 float64 // below ½, 1 − β1 is a lerp weight above ½: libtorch's lerp then counts from the end
 	}{
-		{Adam, [2]float64{0.1, 0.3}, gotch.Float},
-		{AdamW, [2]float64{0.1, 0.3}, gotch.Float},
-		{AdamW, [2]float64{0.05, 0}, gotch.Double},
+		{Adam, [2]float64{0.1, 0.3}, gotch.Float, 0},
+		{AdamW, [2]float64{0.1, 0.3}, gotch.Float, 0},
+		{AdamW, [2]float64{0.05, 0}, gotch.Double, 0},
+		{AdamW, [2]float64{0.1, 0.3}, gotch.Float, 0.3},
 	} {
-		t.Run(fmt.Sprintf("%s/wd%v/%v", c.kind, c.wds, c.dtype), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/wd%v/%v/beta1 %v", c.kind, c.wds, c.dtype, c.beta1), func(t *testing.T) {
 			f, ref := newFixture(t, c.dtype), newFixture(t, c.dtype)
-			fused, err := New(Config{Kind: c.kind}, f.groups([2]float64{1, 1}, c.wds))
+			fused, err := New(Config{Kind: c.kind, Beta1: c.beta1}, f.groups([2]float64{1, 1}, c.wds))
 			if err != nil {
 				t.Fatal(err)
 			}
-			perTensor, err := New(Config{Kind: c.kind}, ref.groups([2]float64{1, 1}, c.wds))
+			perTensor, err := New(Config{Kind: c.kind, Beta1: c.beta1}, ref.groups([2]float64{1, 1}, c.wds))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -115,9 +115,6 @@ func (s *setup) graphedStep() (loss *ts.Tensor, err error) {
 			gs.q, gs.r = q, r
 			gs.inputs = dse.Batch{Query: q, Response: r}.Tensors()
 			torch.Persist(gs.inputs...)
-			if err := inPhase(torch.PhaseOptimizer, s.opt.LoadScalars); err != nil {
-				return err
-			}
 			if err := gs.g.Capture(s.graphBody); err != nil {
 				return err
 			}
@@ -128,9 +125,9 @@ func (s *setup) graphedStep() (loss *ts.Tensor, err error) {
 			if err != nil {
 				return err
 			}
-			if err := inPhase(torch.PhaseOptimizer, s.opt.LoadScalars); err != nil {
-				return err
-			}
+		}
+		if err := inPhase(torch.PhaseOptimizer, s.opt.LoadScalars); err != nil {
+			return err
 		}
 		if err := gs.g.Replay(); err != nil {
 			return err
