@@ -8,7 +8,15 @@
 # printed before each shape.
 #
 # usage: scripts/bench_compare.sh [--rounds N] [--device cpu|cuda] [--threads N] [--blas-threads N]
-#                                 [--precision fp32|bf16]
+#                                 [--precision fp32|bf16] [--keep-heap]
+#
+# --keep-heap sets GLIBC_TUNABLES for both sides so that glibc's malloc keeps freed blocks of up to 32 MiB in
+# its heap (mmap_threshold) and never hands the heap's top back (trim_threshold). PyTorch eager allocates its
+# large temporaries afresh every step (the AdamW update of a 30,522-row embedding makes several of 8 MB at
+# hidden 64): by default glibc may return them to the kernel when freed, and every step faults their pages
+# in again. On 2026-11-26 that cost PyTorch 5 times its speed on the overhead-bound shape here (98 against 574
+# pairs/s) and convrep, which allocates no such temporary, nothing. With it both sides are measured without
+# that cost; without it, as a user would run them.
 #
 # The CPU ratio (PyTorch's process CPU time per step over convrep's) is steadier than the pairs/s one on a
 # shared machine. --blas-threads sets OPENBLAS_NUM_THREADS for both: OpenBLAS's pthread build keeps its
@@ -34,6 +42,7 @@ while (($#)); do
 	--threads) THREADS="${2:?--threads needs a number}"; shift ;;
 	--precision) PRECISION="${2:?--precision needs fp32 or bf16}"; shift ;;
 	--blas-threads) BLAS_THREADS="${2:?--blas-threads needs a number}"; shift ;;
+	--keep-heap) export GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967296 ;;
 	-h | --help) sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$0"; exit 0 ;;
 	*) echo "bench_compare.sh: unknown argument $1" >&2; exit 2 ;;
 	esac
@@ -63,7 +72,7 @@ for entry in "${SHAPES[@]}"; do
 	IFS='|' read -r name shape steps <<<"$entry"
 	# shellcheck disable=SC2206 # the shape is a list of flags
 	args=($shape --steps "$steps" --warmup 5 --threads "$THREADS" --device "$DEVICE" --precision "$PRECISION")
-	echo "== $name: $shape (steps $steps, OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-unset}, $(uptime | sed 's/.*load/load/'))"
+	echo "== $name: $shape (steps $steps, OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-unset}, GLIBC_TUNABLES=${GLIBC_TUNABLES:-unset}, $(uptime | sed 's/.*load/load/'))"
 	lines=()
 	for ((r = 1; r <= ROUNDS; r++)); do
 		lines+=("$("$BIN" "${args[@]}")")
