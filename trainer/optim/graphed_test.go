@@ -33,13 +33,6 @@ func (f *fixture) allGrads(s int, dtype gotch.DType) [][]float64 {
 func TestDeviceScalarsMatchHostScalars(t *testing.T) {
 	lockThread(t)
 	const steps = 100
-	lrs := func(s int) [2]float64 {
-		head := 0.0
-		if s > 2 {
-			head = 1e-3 * float64(1+s%5)
-		}
-		return [2]float64{1e-2 / float64(1+s%7), head}
-	}
 	for _, k := range []torch.Kernels{torch.PerTensor, torch.Foreach} {
 		for _, c := range []struct {
 			kind  string
@@ -65,7 +58,7 @@ func TestDeviceScalarsMatchHostScalars(t *testing.T) {
 					t.Fatal(err)
 				}
 				for s := 1; s <= steps; s++ {
-					lr := lrs(s)
+					lr := testRates(s)
 					for _, o := range []*Optimizer{hostOpt, devOpt} {
 						o.SetLR(0, lr[0])
 						o.SetLR(1, lr[1])

@@ -106,13 +106,6 @@ func setKernels(t *testing.T, k torch.Kernels) {
 func TestStepKeepsTheBitsOfThePerTensorCalls(t *testing.T) {
 	lockThread(t)
 	const steps = 100
-	lrs := func(s int) [2]float64 {
-		head := 0.0
-		if s > 2 {
-			head = 1e-3 * float64(s%5)
-		}
-		return [2]float64{1e-2 / float64(1+s%7), head}
-	}
 	for _, k := range []torch.Kernels{torch.PerTensor, torch.Foreach} {
 		for _, c := range []struct {
 			kind  string
@@ -133,7 +126,7 @@ func TestStepKeepsTheBitsOfThePerTensorCalls(t *testing.T) {
 				}
 				legacy := newLegacy(t, Config{Kind: c.kind}, old.params, old.group)
 				for s := 1; s <= steps; s++ {
-					lr := lrs(s)
+					lr := testRates(s)
 					opt.SetLR(0, lr[0])
 					opt.SetLR(1, lr[1])
 					if err := opt.ZeroGrad(); err != nil {
@@ -172,6 +165,16 @@ func TestStepKeepsTheBitsOfThePerTensorCalls(t *testing.T) {
 			})
 		}
 	}
+}
+
+// testRates are the two groups' learning rates at step s: the encoder's change every step, the head starts at
+// rate 0 for two steps.
+func testRates(s int) [2]float64 {
+	head := 0.0
+	if s > 2 {
+		head = 1e-3 * float64(s%5)
+	}
+	return [2]float64{1e-2 / float64(1+s%7), head}
 }
 
 var kernelName = map[torch.Kernels]string{torch.DeviceKernels: "device", torch.PerTensor: "per-tensor", torch.Foreach: "foreach"}
@@ -233,13 +236,6 @@ func TestStepCallsIndependentOfTensorCount(t *testing.T) {
 func TestFusedStepKeepsThePerTensorBits(t *testing.T) {
 	lockThread(t)
 	const steps = 100
-	lrs := func(s int) [2]float64 {
-		head := 0.0
-		if s > 2 {
-			head = 1e-3 * float64(s%5)
-		}
-		return [2]float64{1e-2 / float64(1+s%7), head}
-	}
 	for _, c := range []struct {
 		kind  string
 		wds   [2]float64
@@ -265,7 +261,7 @@ func TestFusedStepKeepsThePerTensorBits(t *testing.T) {
 				grads := f.grads(s, c.dtype)
 				for k, o := range map[torch.Kernels]*Optimizer{torch.Fused: fused, torch.PerTensor: perTensor} {
 					kernels = k
-					lr := lrs(s)
+					lr := testRates(s)
 					o.SetLR(0, lr[0])
 					o.SetLR(1, lr[1])
 					if err := o.ZeroGrad(); err != nil {

@@ -99,13 +99,8 @@ func (s *setup) graphedStep() (loss *ts.Tensor, err error) {
 	scope := torch.NewScope()
 	defer func() { err = errors.Join(err, scope.Free()) }()
 	err = torch.Catch("train step", func() error {
-		q, err := models.BatchInput(s.randomBatch(), s.dev)
+		q, r, err := s.randomPair()
 		if err != nil {
-			return err
-		}
-		r, err := models.BatchInput(s.randomBatch(), s.dev)
-		if err != nil {
-			q.Drop()
 			return err
 		}
 		for i := 0; i < s.opt.NumGroups(); i++ {

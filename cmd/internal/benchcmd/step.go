@@ -27,15 +27,11 @@ func (s *setup) step() (loss *ts.Tensor, err error) {
 	scope := torch.NewScope()
 	defer func() { err = errors.Join(err, scope.Free()) }()
 	err = torch.Catch("train step", func() error {
-		q, err := models.BatchInput(s.randomBatch(), s.dev)
+		q, r, err := s.randomPair()
 		if err != nil {
 			return err
 		}
 		defer q.Drop()
-		r, err := models.BatchInput(s.randomBatch(), s.dev)
-		if err != nil {
-			return err
-		}
 		defer r.Drop()
 		var l, scaled *ts.Tensor
 		err = inPhase(torch.PhaseLoss, func() error { // the model's forward pass inside is PhaseForward
@@ -103,6 +99,17 @@ func lastLoss(l *ts.Tensor) (float64, error) {
 		return 0, fmt.Errorf("loss is %v", v[0])
 	}
 	return v[0], nil
+}
+
+// randomPair is the two views of a step, on the device.
+func (s *setup) randomPair() (q, r models.Input, err error) {
+	if q, err = models.BatchInput(s.randomBatch(), s.dev); err != nil {
+		return q, r, err
+	}
+	if r, err = models.BatchInput(s.randomBatch(), s.dev); err != nil {
+		q.Drop()
+	}
+	return q, r, err
 }
 
 // randomBatch is one view: B rows of T token ids drawn uniformly from the vocabulary, every token real,
