@@ -63,6 +63,8 @@ int convrep_graph_compiled(void) {
 char *convrep_graph_new(int device, void **out) {
   return guarded([&] {
 #ifdef CONVREP_CUDA
+    // The device current while CUDAGraph is made is device's, whatever thread calls (no context on GPU 0).
+    c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
     *out = new Graph(static_cast<c10::DeviceIndex>(device));
 #else
     (void)device;
