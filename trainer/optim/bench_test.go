@@ -9,6 +9,8 @@ import (
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/nn"
 	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
 )
 
 // bertShapes lists the parameter shapes of a BERT encoder with its embeddings and pooler.
@@ -85,11 +87,15 @@ func cpuTime(b *testing.B) time.Duration {
 func BenchmarkStep(b *testing.B) {
 	lockThread(b)
 	for _, m := range benchModels {
-		for _, impl := range []string{"optim", "libtorch"} {
+		for _, impl := range []string{"optim", "optim-per-tensor", "libtorch"} {
 			b.Run(m.name+"/"+impl, func(b *testing.B) {
 				vs, params, names, floats := benchParams(b, m.shapes)
 				var step func() error
-				if impl == "optim" {
+				if impl == "optim-per-tensor" { // the kernels the fused CPU loop replaced
+					kernels = torch.PerTensor
+					b.Cleanup(func() { kernels = torch.DeviceKernels })
+				}
+				if impl != "libtorch" {
 					opt, err := New(Config{Kind: AdamW}, []Group{{Name: "all", Params: params, ParamNames: names, LR: 1e-4, WeightDecay: 0.01}})
 					if err != nil {
 						b.Fatal(err)

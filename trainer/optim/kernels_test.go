@@ -294,3 +294,54 @@ func TestFusedStepKeepsThePerTensorBits(t *testing.T) {
 		})
 	}
 }
+
+// On a parameter long enough for the fused loop's 8-lane AVX2 body (1,003 values: 125 blocks and a tail of
+// 3), the fused update still keeps the per-tensor bits over 50 steps, for both lerp forms and both decays.
+func TestFusedStepKeepsThePerTensorBitsOnLongTensors(t *testing.T) {
+	lockThread(t)
+	const n, steps = 1003, 50
+	for _, c := range []struct {
+		kind  string
+		beta1 float64
+		dtype gotch.DType
+	}{{AdamW, 0, gotch.Float}, {Adam, 0, gotch.Float}, {AdamW, 0.3, gotch.Float}, {AdamW, 0, gotch.Double}} {
+		t.Run(fmt.Sprintf("%s/beta1 %v/%v", c.kind, c.beta1, c.dtype), func(t *testing.T) {
+			init := make([]float64, n)
+			for i := range init {
+				init[i] = math.Sin(0.37*float64(i)) * 0.5
+			}
+			opts := map[torch.Kernels]*Optimizer{}
+			params := map[torch.Kernels]*ts.Tensor{}
+			for _, k := range []torch.Kernels{torch.Fused, torch.PerTensor} {
+				params[k] = leaf(t, roundTo(init, c.dtype), []int64{n}, c.dtype)
+				o, err := New(Config{Kind: c.kind, Beta1: c.beta1}, []Group{{Name: "all", Params: []*ts.Tensor{params[k]},
+					ParamNames: []string{"w"}, LR: 1e-2, WeightDecay: 0.1}})
+				if err != nil {
+					t.Fatal(err)
+				}
+				opts[k] = o
+			}
+			for s := 1; s <= steps; s++ {
+				grad := make([]float64, n)
+				for i := range grad {
+					grad[i] = math.Cos(0.11*float64(i*s)) * math.Pow(10, float64(i%5-3))
+				}
+				for k, o := range opts {
+					kernels = k
+					if err := o.ZeroGrad(); err != nil {
+						t.Fatal(err)
+					}
+					backward(t, []*ts.Tensor{params[k]}, [][]float64{grad})
+					if err := o.Step(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				kernels = torch.DeviceKernels
+			}
+			got, want := values(t, params[torch.Fused]), values(t, params[torch.PerTensor])
+			if !equalBits(got, want) {
+				t.Errorf("after %d steps the fused and per-tensor updates differ by %.3g relative", steps, maxRelDiff(got, want))
+			}
+		})
+	}
+}
