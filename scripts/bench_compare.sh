@@ -18,6 +18,10 @@
 # pairs/s) and convrep, which allocates no such temporary, nothing. With it both sides are measured without
 # that cost; without it, as a user would run them.
 #
+# Each side reports the kernel set OpenBLAS runs its matrix products with (blas_core): both read
+# OPENBLAS_CORETYPE, so they should match. The development machine's environment sets OPENBLAS_CORETYPE=Haswell
+# (AVX2) on a CPU where OpenBLAS would pick Cooperlake (AVX-512) itself; `env -u OPENBLAS_CORETYPE` lets it.
+#
 # The CPU ratio (PyTorch's process CPU time per step over convrep's) is steadier than the pairs/s one on a
 # shared machine. --blas-threads sets OPENBLAS_NUM_THREADS for both: OpenBLAS's pthread build keeps its
 # threads spinning between calls, which on a small busy machine costs both sides CPU time and adds noise.
@@ -86,7 +90,9 @@ for impl in ("convrep", "pytorch"):
     pairs = [r["pairs_per_s"] for r in runs if r["impl"] == impl]
     cpus = [r["cpu_s"] for r in runs if r["impl"] == impl]
     med[impl], cpu[impl] = statistics.median(pairs), statistics.median(cpus)
-    print(f"{impl:8s} pairs/s median {med[impl]:9.1f}  runs {[round(p, 1) for p in pairs]}  cpu_s/step median {cpu[impl]:.4f}")
+    cores = sorted({r.get("blas_core") or "not OpenBLAS" for r in runs if r["impl"] == impl})
+    print(f"{impl:8s} pairs/s median {med[impl]:9.1f}  runs {[round(p, 1) for p in pairs]}  cpu_s/step median {cpu[impl]:.4f}"
+          f"  BLAS kernels {'/'.join(cores)}")
 ratio, cpu_ratio = med["convrep"] / med["pytorch"], cpu["pytorch"] / cpu["convrep"]
 print(f"ratio convrep/pytorch: pairs/s {ratio:.2f}, CPU time per step {cpu_ratio:.2f}")
 '

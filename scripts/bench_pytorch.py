@@ -16,6 +16,7 @@ weights, as convrep's. Attention uses F.scaled_dot_product_attention where this 
 later), as convrep uses libtorch's. Only torch is needed.
 """
 import argparse
+import ctypes
 import gc
 import json
 import math
@@ -141,6 +142,18 @@ class Setup:
             torch.cuda.synchronize(self.dev)
 
 
+def blas_core():
+    """OpenBLAS's name for the kernel set it chose ("Zen", "SkylakeX", ...), as convrep's blas.Core: read from
+    the OpenBLAS torch loaded, "" when torch's BLAS is not OpenBLAS."""
+    with open("/proc/self/maps") as maps:
+        paths = {line.split()[-1] for line in maps if "libopenblas" in line}
+    if not paths:
+        return ""
+    corename = ctypes.CDLL(sorted(paths)[0]).openblas_get_corename
+    corename.restype = ctypes.c_char_p
+    return corename().decode()
+
+
 def is_out_of_memory(e):
     msg = str(e).lower()
     return "out of memory" in msg or "can't allocate memory" in msg
@@ -219,7 +232,7 @@ def main():
                       "mfu": fpp * pairs_per_s / (peak * 1e12) if peak else None, "precision": a.precision,
                       "layers": a.layers, "hidden": a.hidden, "heads": a.heads, "intermediate": a.intermediate,
                       "vocab": a.vocab, "batch": a.batch, "seq": a.seq_len, "steps": a.steps, "warmup": a.warmup,
-                      "threads": torch.get_num_threads(), "device": a.device}))
+                      "threads": torch.get_num_threads(), "device": a.device, "blas_core": blas_core()}))
 
 
 if __name__ == "__main__":

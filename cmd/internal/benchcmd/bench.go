@@ -77,6 +77,9 @@ type result struct {
 	Warmup       int      `json:"warmup"`
 	Threads      int      `json:"threads"` // libtorch's intra-op threads during the run
 	Device       string   `json:"device"`
+	// BLASCore is the kernel set of the CPU BLAS, OpenBLAS's name for it (torch.BLASCore: "SkylakeX" for AVX-512,
+	// "Zen" or "Haswell" for AVX2), "" when the BLAS is not OpenBLAS.
+	BLASCore string `json:"blas_core"`
 	// LibtorchCalls are the calls into libtorch of one step after the timed ones, per phase (torch.Counts:
 	// calls from Go, operators the dispatcher ran, autograd nodes); null with --count-calls=false.
 	LibtorchCalls *torch.Counts `json:"libtorch_calls"`
@@ -197,7 +200,8 @@ func benchmark(o options) (result, error) {
 		TokensPerS: float64(2*o.Batch*o.Seq) / stepS, Loss: loss, Precision: o.Precision,
 		FlopsPerPair: flopsPerPair(o.Layers, o.Hidden, o.Intermediate, o.Seq), Layers: o.Layers, Hidden: o.Hidden,
 		Heads: o.Heads, Intermediate: o.Intermediate, Vocab: o.Vocab, Batch: o.Batch, Seq: o.Seq, Steps: o.Steps,
-		Warmup: o.Warmup, Threads: torch.NumThreads(), Device: o.Device, LibtorchCalls: counts, CUDAGraphs: s.graph != nil}
+		Warmup: o.Warmup, Threads: torch.NumThreads(), Device: o.Device, BLASCore: torch.BLASCore(),
+		LibtorchCalls: counts, CUDAGraphs: s.graph != nil}
 	r.ModelTFLOPS = r.FlopsPerPair * pairsPerS / 1e12
 	peak := o.PeakTFLOPS
 	if peak == 0 {

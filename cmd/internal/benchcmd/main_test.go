@@ -36,7 +36,7 @@ func TestBenchPrintsOneConsistentJSONLine(t *testing.T) {
 	}
 	for _, k := range []string{"impl", "step_s", "cpu_s", "pairs_per_s", "tokens_per_s", "loss", "flops_per_pair",
 		"model_tflops", "peak_tflops", "mfu", "precision", "layers", "hidden", "heads", "intermediate", "vocab", "batch",
-		"seq", "steps", "warmup", "threads", "device", "libtorch_calls", "cuda_graphs"} {
+		"seq", "steps", "warmup", "threads", "device", "blas_core", "libtorch_calls", "cuda_graphs"} {
 		if _, ok := fields[k]; !ok {
 			t.Errorf("field %q missing from %s", k, lines[0])
 		}
@@ -47,7 +47,8 @@ func TestBenchPrintsOneConsistentJSONLine(t *testing.T) {
 	}
 	// On a CPU without --peak-tflops there is no peak to divide by: peak_tflops and mfu are null.
 	want := result{Impl: "convrep", Layers: 1, Hidden: 32, Heads: 2, Intermediate: 128, Vocab: 500, Batch: 4, Seq: 8,
-		Steps: 2, Warmup: 1, Threads: 1, Device: "cpu", Precision: "fp32", FlopsPerPair: flopsPerPair(1, 32, 128, 8)}
+		Steps: 2, Warmup: 1, Threads: 1, Device: "cpu", Precision: "fp32", FlopsPerPair: flopsPerPair(1, 32, 128, 8),
+		BLASCore: torch.BLASCore()}
 	got := r
 	got.StepS, got.CPUS, got.PairsPerS, got.TokensPerS, got.Loss, got.ModelTFLOPS = 0, 0, 0, 0, 0, 0
 	got.LibtorchCalls = nil // TestBenchPinsTheCallsOfABERTBaseStep checks them
