@@ -90,9 +90,9 @@ for impl in ("convrep", "pytorch"):
     pairs = [r["pairs_per_s"] for r in runs if r["impl"] == impl]
     cpus = [r["cpu_s"] for r in runs if r["impl"] == impl]
     med[impl], cpu[impl] = statistics.median(pairs), statistics.median(cpus)
-    cores = sorted({r.get("blas_core") or "not OpenBLAS" for r in runs if r["impl"] == impl})
+    kernels = "/".join(sorted({r.get("blas_core") or "not OpenBLAS" for r in runs if r["impl"] == impl}))
     print(f"{impl:8s} pairs/s median {med[impl]:9.1f}  runs {[round(p, 1) for p in pairs]}  cpu_s/step median {cpu[impl]:.4f}"
-          f"  BLAS kernels {'/'.join(cores)}")
+          f"  BLAS kernels {kernels}")
 ratio, cpu_ratio = med["convrep"] / med["pytorch"], cpu["pytorch"] / cpu["convrep"]
 print(f"ratio convrep/pytorch: pairs/s {ratio:.2f}, CPU time per step {cpu_ratio:.2f}")
 '
