@@ -11,12 +11,14 @@
 #                                 [--precision fp32|bf16] [--keep-heap]
 #
 # --keep-heap sets GLIBC_TUNABLES for both sides so that glibc's malloc keeps freed blocks of up to 32 MiB in
-# its heap (mmap_threshold) and never hands the heap's top back (trim_threshold). PyTorch eager allocates its
-# large temporaries afresh every step (the AdamW update of a 30,522-row embedding makes several of 8 MB at
-# hidden 64): by default glibc may return them to the kernel when freed, and every step faults their pages
-# in again. On 2026-11-26 that cost PyTorch 5 times its speed on the overhead-bound shape here (98 against 574
-# pairs/s) and convrep, which allocates no such temporary, nothing. With it both sides are measured without
-# that cost; without it, as a user would run them.
+# its heap (mmap_threshold) and never hands the heap's top back (trim_threshold). A training step allocates the
+# same large tensors every time (PyTorch eager's AdamW update of a 30,522-row embedding makes several of 8 MB at
+# hidden 64; both sides' embedding gradient is 31 MiB at hidden 256): by default glibc returns them to the
+# kernel when freed, and every step faults their pages in again. convrep sets the same two values itself when
+# it starts (internal/torch/heap.go), so the flag changes only PyTorch's side: with it both are measured
+# without that cost; without it, as a user would run them. On 2026-11-26 the default cost PyTorch 7 times its
+# speed on the overhead-bound shape here (97 against 512 pairs/s), and convrep, before it kept its heap, 14 %
+# on the compute-bound one.
 #
 # Each side reports the kernel set OpenBLAS runs its matrix products with (blas_core): both read
 # OPENBLAS_CORETYPE, so they should match. The development machine's environment sets OPENBLAS_CORETYPE=Haswell
