@@ -191,16 +191,30 @@ plan_dialoguecse_ablation() {
 # (seeds 43-45); checkpoints chosen on MultiWOZ's validation split (Top-1 of 1 of 20); the four rows on MultiWOZ test,
 # 1 of 20 over 10 candidate draws. One training run per row, as the paper's: the spread is the draws'.
 MGT_L=3 MGT_MEMBERS=3
+MGT_SEEDS=(42 43) # the training seeds of seed folders s1 (the experiments' own) and s2 of a granularity ensemble
 mgt_dir() { printf '%s/mgt/train/%s\n' "$OUT" "$1"; }
+# gran_dir CLAIM N L: granularity L of seed folder sN (seed 1 where it always was, train/seg<l>; seed N train/sN/seg<l>)
+gran_dir() { if (($2 == 1)); then printf '%s/%s/train/seg%s\n' "$OUT" "$1" "$3"; else printf '%s/%s/train/s%s/seg%s\n' "$OUT" "$1" "$2" "$3"; fi; }
+# gran_select CLAIM N L: the checkpoint chosen on validation for gran_dir CLAIM N L
+gran_select() { if (($2 == 1)); then printf '%s/%s/select/seg%s.json\n' "$OUT" "$1" "$3"; else printf '%s/%s/select/s%s/seg%s.json\n' "$OUT" "$1" "$2" "$3"; fi; }
+# granularities CLAIM SEEDS EXPERIMENT [--set k=v ...]: the L granularities trained with the first SEEDS of MGT_SEEDS.
+granularities() {
+	local c="$1" seeds="$2" exp="$3" n l
+	shift 3
+	for ((n = 1; n <= seeds; n++)); do
+		for ((l = 1; l <= MGT_L; l++)); do
+			stage "$c" "train granularity $l seed $n" train "$exp" "$@" --set "objective.segment=$l" \
+				--set "seed=${MGT_SEEDS[n - 1]}" --set "output_dir=$(gran_dir "$c" "$n" "$l")"
+		done
+	done
+}
 plan_mgt() {
-	local l m single exp=experiments/mgt_mini_cpu.toml ens=experiments/mgt_ensemble_mini_cpu.toml
+	local m single exp=experiments/mgt_mini_cpu.toml ens=experiments/mgt_ensemble_mini_cpu.toml
 	single="$(mgt_dir single)"
 	local enc=(--set "objective.segment_encoder=$single")
 	stage mgt "train single" train experiments/mgt_single_mini_cpu.toml --set "output_dir=$single"
 	stage mgt "segments" mgtbuckets "$exp" "${enc[@]}"
-	for ((l = 1; l <= MGT_L; l++)); do
-		stage mgt "train granularity $l" train "$exp" "${enc[@]}" --set "objective.segment=$l" --set "output_dir=$(mgt_dir "seg$l")"
-	done
+	granularities mgt 1 "$exp" "${enc[@]}"
 	for ((m = 1; m <= MGT_MEMBERS; m++)); do
 		stage mgt "train member $m" train "$ens" --set "objective.member=$m" --set "objective.models=$MGT_MEMBERS" --set "seed=$((42 + m))" --set "output_dir=$(mgt_dir "member$m")"
 	done
@@ -210,25 +224,33 @@ plan_mgt() {
 MGT_LEN=(--max-length 64) # 64 tokens of history and response in selection and test (the paper: 128)
 MGT_VAL=(--dataset multiwoz --split val --candidates 20 --metric top1 --quiet "${MGT_LEN[@]}")
 MGT_TEST=(--dataset multiwoz --split test --candidates 20 --quiet "${MGT_LEN[@]}")
-# select_granularities CLAIM: each granularity run $OUT/CLAIM/train/seg<l> has its checkpoint chosen on validation.
+# select_granularities CLAIM SEEDS: each granularity run of each seed has its checkpoint chosen on validation.
 select_granularities() {
-	local l
-	for ((l = 1; l <= MGT_L; l++)); do
-		ev select "$OUT/$1/select/seg$l.json" --model "$OUT/$1/train/seg$l" --checkpoints "$OUT/$1/train/seg$l" --top 1 "${MGT_VAL[@]}"
+	local n l
+	for ((n = 1; n <= $2; n++)); do
+		for ((l = 1; l <= MGT_L; l++)); do
+			ev select "$(gran_select "$1" "$n" "$l")" --model "$(gran_dir "$1" "$n" "$l")" \
+				--checkpoints "$(gran_dir "$1" "$n" "$l")" --top 1 "${MGT_VAL[@]}"
+		done
 	done
 }
-# test_granularities CLAIM MODEL NAME: the ensemble of CLAIM's granularities at their chosen checkpoints, on test.
+# test_granularities CLAIM SEEDS MODEL NAME: each seed's ensemble of CLAIM's granularities at their chosen
+# checkpoints, on test, into edir CLAIM MODEL N.
 test_granularities() {
-	local l best=""
-	for ((l = 1; l <= MGT_L; l++)); do
-		best+="${best:+,}$(chosen "$OUT/$1/select/seg$l.json")"
+	local n l models best
+	for ((n = 1; n <= $2; n++)); do
+		models="" best=""
+		for ((l = 1; l <= MGT_L; l++)); do
+			models+="${models:+,}$(gran_dir "$1" "$n" "$l")"
+			best+="${best:+,}$(chosen "$(gran_select "$1" "$n" "$l")")"
+		done
+		ev response "$(edir "$1" "$3" "$n")/response-multiwoz.json" --model "$models" --checkpoint "$best" \
+			--name "$4" "${MGT_TEST[@]}"
 	done
-	ev response "$(edir "$1" "$2" 1)/response-multiwoz.json" --model "$(join_runs "$OUT/$1/train/seg" "$MGT_L")" --checkpoint "$best" \
-		--name "$3" "${MGT_TEST[@]}"
 }
 mgt_select() {
 	ev select "$OUT/mgt/select/single.json" --model "$(mgt_dir single)" --checkpoints "$(mgt_dir single)" --top 3 "${MGT_VAL[@]}"
-	select_granularities mgt
+	select_granularities mgt 1
 }
 mgt_test() {
 	local single members
@@ -236,21 +258,19 @@ mgt_test() {
 	ev response "$(edir mgt single 1)/response-multiwoz.json" --model "$single" --checkpoint "$(chosen "$OUT/mgt/select/single.json" 1)" --name "Single dual encoder" "${MGT_TEST[@]}"
 	ev response "$(edir mgt top 1)/response-multiwoz.json" --model "$single" --checkpoint "$(chosen "$OUT/mgt/select/single.json")" --name "Ensemble (3 checkpoints)" "${MGT_TEST[@]}"
 	ev response "$(edir mgt seeds 1)/response-multiwoz.json" --model "$members" --name "Ensemble ($MGT_MEMBERS seeds)" "${MGT_TEST[@]}"
-	test_granularities mgt mgt "MGT ($MGT_L granularities)"
+	test_granularities mgt 1 mgt "MGT ($MGT_L granularities)"
 }
 
 # The ablation of MGT < the seeds ensemble: the granularities trained with the gold response's near-duplicates
-# left out of its negatives (mgt_neardup_mini_cpu.toml), on the MGT claim's segment encoder; checkpoints chosen on
-# validation and the ensemble tested as the claim's.
+# left out of its negatives (mgt_neardup_mini_cpu.toml), on the MGT claim's segment encoder, with two seeds (the
+# claim's own seed and the next); checkpoints chosen on validation and each seed's ensemble tested as the claim's.
 plan_mgt_ablation() {
-	local l c=mgt-ablation exp=experiments/mgt_neardup_mini_cpu.toml
+	local c=mgt-ablation exp=experiments/mgt_neardup_mini_cpu.toml
 	local enc=(--set "objective.segment_encoder=$(mgt_dir single)")
 	stage "$c" "segments without near-duplicates" mgtbuckets "$exp" "${enc[@]}"
-	for ((l = 1; l <= MGT_L; l++)); do
-		stage "$c" "train granularity $l" train "$exp" "${enc[@]}" --set "objective.segment=$l" --set "output_dir=$OUT/$c/train/seg$l"
-	done
-	stage "$c" "choose checkpoints on validation" select_granularities "$c"
-	stage "$c" "evaluate on test" test_granularities "$c" neardup "MGT without near-duplicate negatives"
+	granularities "$c" 2 "$exp" "${enc[@]}"
+	stage "$c" "choose checkpoints on validation" select_granularities "$c" 2
+	stage "$c" "evaluate on test" test_granularities "$c" 2 neardup "MGT without near-duplicate negatives"
 }
 
 MINI=../shared/models/mini-bert-dialogue-mlm
