@@ -34,6 +34,9 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 	if err := torch.MakeCurrent(t.dev); err != nil {
 		return err
 	}
+	if err := torch.GradOn(); err != nil { // the thread may come with autograd off (torch.GradOn says how)
+		return err
+	}
 	e := t.exp
 	if err := os.MkdirAll(e.OutputDir, 0o755); err != nil {
 		return fmt.Errorf("output_dir: %w", err)

@@ -3,9 +3,11 @@ package trainer
 import (
 	"context"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
 	"go.uber.org/zap/zaptest"
 
 	"convrep/checkpoint"
@@ -75,5 +77,23 @@ func TestAtCheckpointGivesTheSavedModel(t *testing.T) {
 	}
 	if _, err := experiment.AtCheckpoint(context.Background(), other, checkpoint.PathAt(e.OutputDir, 30), gotch.CPU, zaptest.NewLogger(t)); err == nil {
 		t.Error("a checkpoint of other settings was accepted")
+	}
+}
+
+// A run trains on a thread that comes to it with autograd off, as gotch's initialisers can leave one (torch.GradOn).
+func TestRunTurnsAutogradOnForItsThread(t *testing.T) {
+	runtime.LockOSThread() // Run locks the goroutine's thread again: this one, with autograd off
+	defer runtime.UnlockOSThread()
+	path := tinyExperiment(t, t.TempDir(), "")
+	tr, err := newTrainer(t, path, []string{"train.max_steps=3"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.GradSetEnabled(false); err != nil {
+		t.Fatal(err)
+	}
+	defer ts.GradSetEnabled(true)
+	if err := tr.Run(context.Background(), Options{}); err != nil {
+		t.Fatalf("training on a thread with autograd off: %v", err)
 	}
 }

@@ -41,6 +41,15 @@ func NoGrad(fn func() error) error {
 	return fn()
 }
 
+// GradOn turns autograd on for the calling OS thread, which the caller holds (runtime.LockOSThread). Autograd's
+// mode is per thread, and gotch's initialisers (models.New's) switch it off and on again with ts.NoGrad on
+// whichever thread they happen to run: a goroutine that moves between the two calls leaves a thread with autograd
+// off, and the next one to lock that thread would train nothing. A thread that trains sets the mode it needs.
+func GradOn() error {
+	_, err := ts.GradSetEnabled(true)
+	return err
+}
+
 // Drop frees tensors now rather than when the garbage collector runs their finalizers; nil entries are skipped.
 // Dropping intermediates keeps resident memory flat over long runs (libtorch memory is invisible to Go's GC).
 func Drop(xs ...*ts.Tensor) {

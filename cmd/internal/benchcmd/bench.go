@@ -129,6 +129,9 @@ func benchmark(o options) (result, error) {
 	// Grad mode and gotch's error slot are per OS thread: the whole run stays on this one, as in trainer.Run.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	if err := torch.GradOn(); err != nil {
+		return result{}, err
+	}
 	dev, err := torch.ParseDevice(o.Device)
 	if err != nil {
 		return result{}, err
