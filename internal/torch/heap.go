@@ -1,6 +1,7 @@
 package torch
 
 /*
+#include <features.h>
 #include <limits.h>
 #include <malloc.h>
 
@@ -11,8 +12,14 @@ static int convrep_keep_heap(void) {
 	return mallopt(M_MMAP_THRESHOLD, 32 << 20) == 1 && mallopt(M_TRIM_THRESHOLD, INT_MAX) == 1;
 }
 
-// convrep_mapped_blocks is the number of blocks malloc serves by their own mmap now.
-static size_t convrep_mapped_blocks(void) { return mallinfo2().hblks; }
+// convrep_mapped_blocks is the number of blocks malloc serves by their own mmap now (mallinfo2 from glibc 2.33).
+static size_t convrep_mapped_blocks(void) {
+#if __GLIBC_PREREQ(2, 33)
+	return mallinfo2().hblks;
+#else
+	return (size_t)mallinfo().hblks;
+#endif
+}
 */
 import "C"
 

@@ -8,8 +8,8 @@ import (
 )
 
 // TestFreedTensorsStayInTheHeap allocates libtorch tensors of 1, 8 and 24 MiB (the sizes of a step's
-// activations and gradients) and wants none of them mapped on its own: with glibc's defaults each would be (its
-// first threshold is 128 KiB).
+// activations and gradients) and wants none of them mapped on its own. With glibc's defaults the 8 and 24 MiB
+// ones are (its threshold starts at 128 KiB and rises only to the largest mapped block freed so far).
 func TestFreedTensorsStayInTheHeap(t *testing.T) {
 	if !heapKept {
 		t.Fatal("keepHeap did not take (GLIBC_TUNABLES sets a malloc tunable, or mallopt refused)")
