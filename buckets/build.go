@@ -48,17 +48,20 @@ func (o Options) check(poolSize int) error {
 // Key is what identifies the negatives these options draw from a given pool and ground truths: every field
 // but Workers (which changes nothing), the twin classes by whether there are any (they follow from the pool).
 func (o Options) Key() string {
-	return fmt.Sprintf("segments=%d negatives=%d sample=%d seed=%d ceiling=%g twins=%v", o.Segments, o.Negatives, o.Sample, o.Seed, o.Ceiling, o.Twins != nil)
+	// "each": the twins and the ceiling leave the sample each on its own (Build); negatives cached when one that
+	// would empty it cancelled both are stale.
+	return fmt.Sprintf("segments=%d negatives=%d sample=%d seed=%d ceiling=%g twins=%v exclusion=each", o.Segments, o.Negatives, o.Sample, o.Seed, o.Ceiling, o.Twins != nil)
 }
 
 // Negatives are the negatives drawn for each example: Idx[(e·Segments + l−1)·PerSegment + j] is the pool
 // index of negative j of example e in segment l (1 = the closest to the ground truth). Excluded counts the
 // sampled responses left out as near-duplicates of their ground truth (Options.Ceiling, Options.Twins) when
-// Build drew them (a cached copy does not keep it).
+// Build drew them (a cached copy does not keep it); FellBack, the examples for which a criterion was not applied
+// because fewer responses than segments would have remained.
 type Negatives struct {
 	Examples, Segments, PerSegment int
 	Idx                            []int32
-	Excluded                       int64
+	Excluded, FellBack             int64
 }
 
 // Of returns example e's negatives from segment l (1-based).
@@ -87,20 +90,23 @@ func Build(p *Pool, gts []int32, opt Options) (*Negatives, error) {
 	}
 	workers = max(1, min(workers, len(gts)))
 	var wg sync.WaitGroup
-	excluded := make([]int64, workers)
+	excluded, fellBack := make([]int64, workers), make([]int64, workers)
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
 			s := newScratch(p.N, opt.Sample)
 			for e := w; e < len(gts); e += workers {
-				excluded[w] += int64(s.example(p, gts[e], opt, uint64(e), out))
+				n, f := s.example(p, gts[e], opt, uint64(e), out)
+				excluded[w] += int64(n)
+				fellBack[w] += int64(f)
 			}
 		}(w)
 	}
 	wg.Wait()
-	for _, n := range excluded {
-		out.Excluded += n
+	for w := range excluded {
+		out.Excluded += excluded[w]
+		out.FellBack += fellBack[w]
 	}
 	return out, nil
 }
@@ -125,28 +131,27 @@ func newScratch(n, sample int) *scratch {
 }
 
 // example fills example e's negatives in out, and returns how many sampled responses it left out as
-// near-duplicates of the ground truth.
-func (s *scratch) example(p *Pool, gt int32, opt Options, e uint64, out *Negatives) int {
+// near-duplicates of the ground truth, and 1 when a criterion was not applied for lack of responses (else 0).
+func (s *scratch) example(p *Pool, gt int32, opt Options, e uint64, out *Negatives) (int, int) {
 	g := generator(opt.Seed, 0, e)
 	s.draw(p.N, gt, opt.Sample, g)
 	v := p.Row(int(gt))
 	for i := range s.sample {
 		s.sample[i].sim = dot(v, p.Row(int(s.sample[i].idx)))
 	}
-	excluded := 0
-	if opt.Ceiling > 0 || opt.Twins != nil {
-		s.kept = s.kept[:0]
-		for _, x := range s.sample {
-			if (opt.Ceiling == 0 || x.sim < opt.Ceiling) && (opt.Twins == nil || opt.Twins[x.idx] != opt.Twins[gt]) {
-				s.kept = append(s.kept, x)
-			}
-		}
-		// With too few responses besides its near-duplicates to fill the segments (a pool of repeats), the
-		// example keeps them all rather than leave a segment empty.
-		if len(s.kept) >= opt.Segments {
-			excluded = len(s.sample) - len(s.kept)
-			s.sample, s.kept = s.kept, s.sample
-		}
+	// The ground truth's near-duplicates leave the sample: its normalised-text twins first, then what reaches the
+	// cosine ceiling. A criterion that would leave fewer responses than segments (a pool of repeats, or a ceiling
+	// below the encoder's similarities) is not applied, and the example counts as fallen back; the other still is.
+	excluded, fellBack := 0, 0
+	if opt.Twins != nil {
+		n, ok := s.keepOnly(func(x scored) bool { return opt.Twins[x.idx] != opt.Twins[gt] }, opt.Segments)
+		excluded += n
+		fellBack = max(fellBack, b2i(!ok))
+	}
+	if opt.Ceiling > 0 {
+		n, ok := s.keepOnly(func(x scored) bool { return x.sim < opt.Ceiling }, opt.Segments)
+		excluded += n
+		fellBack = max(fellBack, b2i(!ok))
 	}
 	// Most similar first; equal scores by index, so the order is fixed.
 	slices.SortFunc(s.sample, func(a, b scored) int {
@@ -174,7 +179,31 @@ func (s *scratch) example(p *Pool, gt int32, opt Options, e uint64, out *Negativ
 			dst[j] = s.pick[j]
 		}
 	}
-	return excluded
+	return excluded, fellBack
+}
+
+// keepOnly drops from the sample the responses keep rejects, unless fewer than min would remain: it returns how
+// many it dropped and whether it did.
+func (s *scratch) keepOnly(keep func(scored) bool, min int) (int, bool) {
+	s.kept = s.kept[:0]
+	for _, x := range s.sample {
+		if keep(x) {
+			s.kept = append(s.kept, x)
+		}
+	}
+	if len(s.kept) < min {
+		return 0, false
+	}
+	n := len(s.sample) - len(s.kept)
+	s.sample, s.kept = s.kept, s.sample
+	return n, true
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // NormalisedTwins gives each response of the pool a class: responses whose texts are equal once lower-cased,

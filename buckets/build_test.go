@@ -300,3 +300,39 @@ func TestNormalisedTwins(t *testing.T) {
 		t.Errorf("classes %v, want %v", got, want)
 	}
 }
+
+// A ceiling below every similarity in the pool (an anisotropic encoder: all cosines near 1) would leave no
+// negatives: it is not applied and the example counts as fallen back, while the ground truth's normalised-text
+// twins still leave its segments.
+func TestBuildCeilingBelowThePoolKeepsTheTwinsOut(t *testing.T) {
+	const dim, n = 4, 40
+	g := rand.New(rand.NewPCG(5, 6))
+	vecs := make([]float32, 0, n*dim)
+	twins := make([]int32, n)
+	for i := range n {
+		for k := range dim {
+			vecs = append(vecs, 1+float32(0.01*g.NormFloat64())+float32(k)) // every cosine above 0.99
+		}
+		twins[i] = int32(i)
+	}
+	twins[7], twins[11] = 0, 0 // responses 7 and 11 are response 0's text
+	pool, err := NewPool(vecs, dim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt := Options{Segments: 3, Negatives: 5, Sample: n, Seed: 1, Ceiling: 0.9, Twins: twins}
+	negs, err := Build(pool, []int32{0}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if negs.Excluded != 2 || negs.FellBack != 1 {
+		t.Errorf("excluded %d, fallen back %d; want 2 (the twins) and 1 (the ceiling)", negs.Excluded, negs.FellBack)
+	}
+	for l := 1; l <= 3; l++ {
+		for _, x := range negs.Of(0, l) {
+			if x == 7 || x == 11 {
+				t.Errorf("segment %d holds %d, a twin of the ground truth", l, x)
+			}
+		}
+	}
+}

@@ -132,7 +132,12 @@ func buildMGTData(env objectives.DataEnv, o Config) (*mgtData, Report, error) {
 		n, err := buckets.Build(p, ex.GT, bopt)
 		if err == nil && o.NearDuplicateCosine > 0 {
 			log.Info("near-duplicates of the ground truth left out of its segments", zap.Float64("cosine_at_least", o.NearDuplicateCosine),
-				zap.Int64("left_out", n.Excluded), zap.Float64("per_example", float64(n.Excluded)/float64(max(len(ex.GT), 1))))
+				zap.Int64("left_out", n.Excluded), zap.Float64("per_example", float64(n.Excluded)/float64(max(len(ex.GT), 1))),
+				zap.Int64("examples_fallen_back", n.FellBack))
+			if n.FellBack > 0 {
+				log.Warn("a near-duplicate criterion would have left fewer responses than segments, and was not applied",
+					zap.Int64("examples", n.FellBack), zap.Int("of", len(ex.GT)), zap.Float64("cosine_at_least", o.NearDuplicateCosine))
+			}
 		}
 		return n, err
 	}, log)
