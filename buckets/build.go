@@ -97,9 +97,11 @@ func Build(p *Pool, gts []int32, opt Options) (*Negatives, error) {
 			defer wg.Done()
 			s := newScratch(p.N, opt.Sample)
 			for e := w; e < len(gts); e += workers {
-				n, f := s.example(p, gts[e], opt, uint64(e), out)
+				n, fell := s.example(p, gts[e], opt, uint64(e), out)
 				excluded[w] += int64(n)
-				fellBack[w] += int64(f)
+				if fell {
+					fellBack[w]++
+				}
 			}
 		}(w)
 	}
@@ -131,8 +133,8 @@ func newScratch(n, sample int) *scratch {
 }
 
 // example fills example e's negatives in out, and returns how many sampled responses it left out as
-// near-duplicates of the ground truth, and 1 when a criterion was not applied for lack of responses (else 0).
-func (s *scratch) example(p *Pool, gt int32, opt Options, e uint64, out *Negatives) (int, int) {
+// near-duplicates of the ground truth, and whether a criterion was not applied for lack of responses.
+func (s *scratch) example(p *Pool, gt int32, opt Options, e uint64, out *Negatives) (int, bool) {
 	g := generator(opt.Seed, 0, e)
 	s.draw(p.N, gt, opt.Sample, g)
 	v := p.Row(int(gt))
@@ -142,16 +144,14 @@ func (s *scratch) example(p *Pool, gt int32, opt Options, e uint64, out *Negativ
 	// The ground truth's near-duplicates leave the sample: its normalised-text twins first, then what reaches the
 	// cosine ceiling. A criterion that would leave fewer responses than segments (a pool of repeats, or a ceiling
 	// below the encoder's similarities) is not applied, and the example counts as fallen back; the other still is.
-	excluded, fellBack := 0, 0
+	excluded, fellBack := 0, false
 	if opt.Twins != nil {
 		n, ok := s.keepOnly(func(x scored) bool { return opt.Twins[x.idx] != opt.Twins[gt] }, opt.Segments)
-		excluded += n
-		fellBack = max(fellBack, b2i(!ok))
+		excluded, fellBack = excluded+n, fellBack || !ok
 	}
 	if opt.Ceiling > 0 {
 		n, ok := s.keepOnly(func(x scored) bool { return x.sim < opt.Ceiling }, opt.Segments)
-		excluded += n
-		fellBack = max(fellBack, b2i(!ok))
+		excluded, fellBack = excluded+n, fellBack || !ok
 	}
 	// Most similar first; equal scores by index, so the order is fixed.
 	slices.SortFunc(s.sample, func(a, b scored) int {
@@ -197,13 +197,6 @@ func (s *scratch) keepOnly(keep func(scored) bool, min int) (int, bool) {
 	n := len(s.sample) - len(s.kept)
 	s.sample, s.kept = s.kept, s.sample
 	return n, true
-}
-
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // NormalisedTwins gives each response of the pool a class: responses whose texts are equal once lower-cased,

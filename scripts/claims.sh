@@ -193,10 +193,12 @@ plan_dialoguecse_ablation() {
 MGT_L=3 MGT_MEMBERS=3
 MGT_SEEDS=(42 43) # the training seeds of seed folders s1 (the experiments' own) and s2 of a granularity ensemble
 mgt_dir() { printf '%s/mgt/train/%s\n' "$OUT" "$1"; }
-# gran_dir CLAIM N L: granularity L of seed folder sN (seed 1 where it always was, train/seg<l>; seed N train/sN/seg<l>)
-gran_dir() { if (($2 == 1)); then printf '%s/%s/train/seg%s\n' "$OUT" "$1" "$3"; else printf '%s/%s/train/s%s/seg%s\n' "$OUT" "$1" "$2" "$3"; fi; }
+# seed_sub N: the sub-folder of seed folder sN's granularities: none for seed 1 (where they always were), sN/ else
+seed_sub() { (($1 == 1)) || printf 's%s/' "$1"; }
+# gran_dir CLAIM N L: granularity L of seed folder sN
+gran_dir() { printf '%s/%s/train/%sseg%s\n' "$OUT" "$1" "$(seed_sub "$2")" "$3"; }
 # gran_select CLAIM N L: the checkpoint chosen on validation for gran_dir CLAIM N L
-gran_select() { if (($2 == 1)); then printf '%s/%s/select/seg%s.json\n' "$OUT" "$1" "$3"; else printf '%s/%s/select/s%s/seg%s.json\n' "$OUT" "$1" "$2" "$3"; fi; }
+gran_select() { printf '%s/%s/select/%sseg%s.json\n' "$OUT" "$1" "$(seed_sub "$2")" "$3"; }
 # granularities CLAIM SEEDS EXPERIMENT [--set k=v ...]: the L granularities trained with the first SEEDS of MGT_SEEDS.
 granularities() {
 	local c="$1" seeds="$2" exp="$3" n l
