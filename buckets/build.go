@@ -22,9 +22,11 @@ type Options struct {
 	// answer is never drawn as its negative (not in the paper, which excludes the ground truth's own text
 	// only): a response whose cosine with the ground truth is at least Ceiling (0: no ceiling), and one whose
 	// Twins class is the ground truth's (Twins[i] is response i's class of normalised text, NormalisedTwins;
-	// nil: none).
-	Ceiling float32
-	Twins   []int32
+	// nil: none). With CentredCeiling the ceiling reads the cosine of the centred embeddings (Centred), for an
+	// encoder whose raw cosines all lie near 1; the segments are still ordered by the raw cosine (Eq. 11).
+	Ceiling        float32
+	CentredCeiling bool
+	Twins          []int32
 }
 
 func (o Options) check(poolSize int) error {
@@ -39,6 +41,8 @@ func (o Options) check(poolSize int) error {
 		return fmt.Errorf("buckets: %d workers", o.Workers)
 	case o.Ceiling < 0 || o.Ceiling > 1:
 		return fmt.Errorf("buckets: a cosine ceiling of %v is outside [0, 1]", o.Ceiling)
+	case o.CentredCeiling && o.Ceiling == 0:
+		return fmt.Errorf("buckets: a centred ceiling needs a ceiling")
 	case o.Twins != nil && len(o.Twins) != poolSize:
 		return fmt.Errorf("buckets: %d twin classes for a pool of %d responses", len(o.Twins), poolSize)
 	}
@@ -50,7 +54,11 @@ func (o Options) check(poolSize int) error {
 func (o Options) Key() string {
 	// "each": the twins and the ceiling leave the sample each on its own (Build); negatives cached when one that
 	// would empty it cancelled both are stale.
-	return fmt.Sprintf("segments=%d negatives=%d sample=%d seed=%d ceiling=%g twins=%v exclusion=each", o.Segments, o.Negatives, o.Sample, o.Seed, o.Ceiling, o.Twins != nil)
+	key := fmt.Sprintf("segments=%d negatives=%d sample=%d seed=%d ceiling=%g twins=%v exclusion=each", o.Segments, o.Negatives, o.Sample, o.Seed, o.Ceiling, o.Twins != nil)
+	if o.CentredCeiling {
+		key += " ceiling=centred"
+	}
+	return key
 }
 
 // Negatives are the negatives drawn for each example: Idx[(e·Segments + l−1)·PerSegment + j] is the pool
@@ -84,6 +92,10 @@ func Build(p *Pool, gts []int32, opt Options) (*Negatives, error) {
 	}
 	out := &Negatives{Examples: len(gts), Segments: opt.Segments, PerSegment: opt.Negatives,
 		Idx: make([]int32, len(gts)*opt.Segments*opt.Negatives)}
+	ceil := p // the embeddings the ceiling's cosine is measured in
+	if opt.CentredCeiling {
+		ceil = Centred(p)
+	}
 	workers := opt.Workers
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -97,7 +109,7 @@ func Build(p *Pool, gts []int32, opt Options) (*Negatives, error) {
 			defer wg.Done()
 			s := newScratch(p.N, opt.Sample)
 			for e := w; e < len(gts); e += workers {
-				n, fell := s.example(p, gts[e], opt, uint64(e), out)
+				n, fell := s.example(p, ceil, gts[e], opt, uint64(e), out)
 				excluded[w] += int64(n)
 				if fell {
 					fellBack[w]++
@@ -133,8 +145,9 @@ func newScratch(n, sample int) *scratch {
 }
 
 // example fills example e's negatives in out, and returns how many sampled responses it left out as
-// near-duplicates of the ground truth, and whether a criterion was not applied for lack of responses.
-func (s *scratch) example(p *Pool, gt int32, opt Options, e uint64, out *Negatives) (int, bool) {
+// near-duplicates of the ground truth, and whether a criterion was not applied for lack of responses. ceil holds
+// the embeddings whose cosine the ceiling reads (p itself unless Options.CentredCeiling).
+func (s *scratch) example(p, ceil *Pool, gt int32, opt Options, e uint64, out *Negatives) (int, bool) {
 	g := generator(opt.Seed, 0, e)
 	s.draw(p.N, gt, opt.Sample, g)
 	v := p.Row(int(gt))
@@ -150,7 +163,8 @@ func (s *scratch) example(p *Pool, gt int32, opt Options, e uint64, out *Negativ
 		excluded, fellBack = excluded+n, fellBack || !ok
 	}
 	if opt.Ceiling > 0 {
-		n, ok := s.keepOnly(func(x scored) bool { return x.sim < opt.Ceiling }, opt.Segments)
+		c := ceil.Row(int(gt)) // p's: x.sim again, computed the same way
+		n, ok := s.keepOnly(func(x scored) bool { return dot(c, ceil.Row(int(x.idx))) < opt.Ceiling }, opt.Segments)
 		excluded, fellBack = excluded+n, fellBack || !ok
 	}
 	// Most similar first; equal scores by index, so the order is fixed.

@@ -336,3 +336,60 @@ func TestBuildCeilingBelowThePoolKeepsTheTwinsOut(t *testing.T) {
 		}
 	}
 }
+
+// An anisotropic pool (every raw cosine above 0.99) holding five paraphrases of the ground truth: the raw ceiling
+// cannot tell them apart and falls back, the centred one leaves out exactly the five.
+func TestBuildCentredCeilingLeavesOutParaphrases(t *testing.T) {
+	const dim, n, paraphrases = 16, 40, 5
+	g := rand.New(rand.NewPCG(8, 9))
+	vecs := make([]float32, 0, (n+paraphrases)*dim)
+	for range n {
+		for k := range dim {
+			vecs = append(vecs, 1+float32(k)+float32(0.01*g.NormFloat64()))
+		}
+	}
+	for range paraphrases {
+		for k := range dim {
+			vecs = append(vecs, vecs[k]+float32(0.001*g.NormFloat64()))
+		}
+	}
+	pool, err := NewPool(vecs, dim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name               string
+		centred            bool
+		excluded, fellBack int64
+	}{
+		{"raw cosine", false, 0, 1},
+		{"centred cosine", true, paraphrases, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opt := Options{Segments: 3, Negatives: 5, Sample: n + paraphrases, Seed: 1, Ceiling: 0.9, CentredCeiling: tc.centred}
+			negs, err := Build(pool, []int32{0}, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if negs.Excluded != tc.excluded || negs.FellBack != tc.fellBack {
+				t.Errorf("excluded %d, fallen back %d; want %d and %d", negs.Excluded, negs.FellBack, tc.excluded, tc.fellBack)
+			}
+			if !tc.centred {
+				return
+			}
+			for l := 1; l <= 3; l++ {
+				for _, x := range negs.Of(0, l) {
+					if x >= n {
+						t.Errorf("segment %d holds %d, a paraphrase of the ground truth", l, x)
+					}
+				}
+			}
+		})
+	}
+	if (Options{Ceiling: 0.9}).Key() == (Options{Ceiling: 0.9, CentredCeiling: true}).Key() {
+		t.Error("the centred ceiling does not change the negatives' cache key")
+	}
+	if _, err := Build(pool, []int32{0}, Options{Segments: 3, Negatives: 5, Sample: n, CentredCeiling: true}); err == nil {
+		t.Error("a centred ceiling without a ceiling was accepted")
+	}
+}

@@ -38,6 +38,31 @@ func NewPool(vecs []float32, dim int) (*Pool, error) {
 	return &Pool{N: n, Dim: dim, Vecs: vecs}, nil
 }
 
+// Centred is a copy of p with the mean of its rows subtracted from each and the rows normalised again: cosines
+// measured from the pool's centre instead of the origin. An encoder whose embeddings share one dominant direction
+// (anisotropy) puts every raw cosine near 1; centring takes that shared part out ("all-but-the-top", Mu &
+// Viswanath 2018, removes the mean first for this reason), so a fixed threshold can tell paraphrases from the rest.
+func Centred(p *Pool) *Pool {
+	mean := make([]float64, p.Dim)
+	for i := 0; i < p.N; i++ {
+		for j, v := range p.Row(i) {
+			mean[j] += float64(v)
+		}
+	}
+	for j := range mean {
+		mean[j] /= float64(max(p.N, 1))
+	}
+	vecs := make([]float32, len(p.Vecs))
+	for i := 0; i < p.N; i++ {
+		row, src := vecs[i*p.Dim:(i+1)*p.Dim], p.Row(i)
+		for j := range row {
+			row[j] = float32(float64(src[j]) - mean[j])
+		}
+	}
+	c, _ := NewPool(vecs, p.Dim) // p's rows are finite, so theirs are
+	return c
+}
+
 // Row is response i's unit embedding.
 func (p *Pool) Row(i int) []float32 { return p.Vecs[i*p.Dim : (i+1)*p.Dim] }
 

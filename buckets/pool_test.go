@@ -34,3 +34,25 @@ func TestDotMatchesLoop(t *testing.T) {
 		}
 	}
 }
+
+func TestCentred(t *testing.T) {
+	// Unit rows (1, 0) and (0, 1): their mean is (½, ½), so centred they are (½, −½) and (−½, ½), opposite.
+	p, err := NewPool([]float32{2, 0, 0, 3}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Centred(p)
+	s := float32(math.Sqrt(0.5))
+	want := []float32{s, -s, -s, s}
+	for i, v := range c.Vecs {
+		if math.Abs(float64(v-want[i])) > 1e-6 {
+			t.Fatalf("centred rows %v, want %v", c.Vecs, want)
+		}
+	}
+	if got := c.Cosine(0, 1); math.Abs(float64(got+1)) > 1e-6 {
+		t.Errorf("centred cosine %v, want −1", got)
+	}
+	if p.Vecs[0] != 1 || p.Vecs[3] != 1 {
+		t.Errorf("Centred changed its input: %v", p.Vecs)
+	}
+}

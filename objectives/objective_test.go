@@ -53,7 +53,7 @@ func TestRegistry(t *testing.T) {
 }
 
 func TestSettingsReader(t *testing.T) {
-	s := Settings{"f": 0.5, "i": int64(3), "whole": 4.0, "s": "x", "extra": true, "other": 1}
+	s := Settings{"f": 0.5, "i": int64(3), "whole": 4.0, "s": "x", "b": true, "extra": true, "other": 1}
 	r := s.Reader()
 	if v := r.Number("f", 0); v != 0.5 {
 		t.Errorf("number(f) = %v", v)
@@ -66,6 +66,12 @@ func TestSettingsReader(t *testing.T) {
 	}
 	if v := r.Text("s", ""); v != "x" {
 		t.Errorf("text(s) = %v", v)
+	}
+	if v := r.Bool("b", false); !v {
+		t.Errorf("bool(b) = %v", v)
+	}
+	if v := r.Bool("absent", true); !v {
+		t.Errorf("bool(absent) = %v, want the default", v)
 	}
 	if v := r.Number("absent", 7); v != 7 {
 		t.Errorf("number(absent) = %v, want the default", v)
@@ -82,6 +88,7 @@ func TestSettingsReader(t *testing.T) {
 		{Settings{"k": "1"}, func(r *SettingsReader) { r.Number("k", 0) }, "k = 1 (string): want a number"},
 		{Settings{"k": 1.5}, func(r *SettingsReader) { r.Integer("k", 0) }, "want a whole number"},
 		{Settings{"k": 2}, func(r *SettingsReader) { r.Text("k", "") }, "want a string"},
+		{Settings{"k": "true"}, func(r *SettingsReader) { r.Bool("k", false) }, "k = true (string): want true or false"},
 	} {
 		r := tc.s.Reader()
 		tc.read(r)

@@ -92,6 +92,21 @@ func (r *SettingsReader) Text(key, def string) string {
 	return s
 }
 
+// Bool reads true or false, def when the key is absent.
+func (r *SettingsReader) Bool(key string, def bool) bool {
+	r.read[key] = true
+	v, ok := r.s[key]
+	if !ok {
+		return def
+	}
+	b, ok := v.(bool)
+	if !ok {
+		r.fail(key, v, "true or false")
+		return def
+	}
+	return b
+}
+
 // Done returns the first bad value, else an error naming the keys that were never read.
 func (r *SettingsReader) Done() error {
 	if r.err != nil {

@@ -124,6 +124,7 @@ func buildMGTData(env objectives.DataEnv, o Config) (*mgtData, Report, error) {
 	bopt := buckets.Options{Segments: o.Models, Negatives: o.Candidates - 1, Sample: o.BucketSample, Seed: o.BucketSeed, Workers: o.BucketWorkers}
 	if o.NearDuplicateCosine > 0 {
 		bopt.Ceiling, bopt.Twins = float32(o.NearDuplicateCosine), buckets.NormalisedTwins(ex.Pool)
+		bopt.CentredCeiling = o.NearDuplicateCentred
 	}
 	negKey := buckets.DataKey("mgt negatives", []string{fmt.Sprintf("%x %x %s", embKey, gtKey, bopt.Key())}, nil)
 	start = time.Now()
@@ -132,7 +133,7 @@ func buildMGTData(env objectives.DataEnv, o Config) (*mgtData, Report, error) {
 		n, err := buckets.Build(p, ex.GT, bopt)
 		if err == nil && o.NearDuplicateCosine > 0 {
 			log.Info("near-duplicates of the ground truth left out of its segments", zap.Float64("cosine_at_least", o.NearDuplicateCosine),
-				zap.Int64("left_out", n.Excluded), zap.Float64("per_example", float64(n.Excluded)/float64(max(len(ex.GT), 1))),
+				zap.Bool("centred", o.NearDuplicateCentred), zap.Int64("left_out", n.Excluded), zap.Float64("per_example", float64(n.Excluded)/float64(max(len(ex.GT), 1))),
 				zap.Int64("examples_fallen_back", n.FellBack))
 			if n.FellBack > 0 {
 				log.Warn("a near-duplicate criterion would have left fewer responses than segments, and was not applied",

@@ -84,6 +84,8 @@ func TestMGTBadSettings(t *testing.T) {
 		{"near-duplicate cosine above 1", mgtSettings(map[string]any{"near_duplicate_cosine": 1.5}), "near_duplicate_cosine"},
 		{"negative near-duplicate cosine", mgtSettings(map[string]any{"near_duplicate_cosine": -0.1}), "near_duplicate_cosine"},
 		{"near-duplicates on single", objectives.Settings{"variant": "single", "near_duplicate_cosine": 0.9}, "near_duplicate_cosine"},
+		{"centred without a ceiling", mgtSettings(map[string]any{"near_duplicate_centred": true}), "near_duplicate_centred"},
+		{"centred not a bool", mgtSettings(map[string]any{"near_duplicate_cosine": 0.9, "near_duplicate_centred": 1}), "near_duplicate_centred"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Parse(tc.s)
@@ -93,7 +95,7 @@ func TestMGTBadSettings(t *testing.T) {
 		})
 	}
 	for _, s := range []objectives.Settings{{"variant": "single"}, {"variant": "ensemble", "member": int64(5)}, mgtSettings(nil),
-		mgtSettings(map[string]any{"near_duplicate_cosine": 0.9})} {
+		mgtSettings(map[string]any{"near_duplicate_cosine": 0.9}), mgtSettings(map[string]any{"near_duplicate_cosine": 0.9, "near_duplicate_centred": true})} {
 		if _, err := Parse(s); err != nil {
 			t.Errorf("%v: %v", s, err)
 		}

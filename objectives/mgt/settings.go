@@ -46,6 +46,9 @@ type Config struct {
 	// with it under the segment encoder is at least this, and responses whose normalised text is its
 	// (buckets.NormalisedTwins). 0, the default, is the paper's.
 	NearDuplicateCosine float64
+	// NearDuplicateCentred measures that cosine on centred embeddings (buckets.Centred): for a segment encoder
+	// whose raw cosines all lie near 1, where no fixed ceiling separates paraphrases from the rest.
+	NearDuplicateCentred bool
 }
 
 // Parse reads the [objective] table of "mgt" strictly (an unknown key is an error).
@@ -68,6 +71,7 @@ func Parse(s objectives.Settings) (Config, error) {
 		BucketWorkers:       int(r.Integer("bucket_workers", 0)),
 		NearDuplicateCosine: r.Number("near_duplicate_cosine", 0),
 	}
+	o.NearDuplicateCentred = r.Bool("near_duplicate_centred", false)
 	if err := r.Done(); err != nil {
 		return o, err
 	}
@@ -92,6 +96,9 @@ func (o *Config) validate() error {
 	}
 	if !(o.NearDuplicateCosine >= 0 && o.NearDuplicateCosine <= 1) {
 		return fmt.Errorf("setting near_duplicate_cosine = %v: a cosine in [0, 1] (0: keep near-duplicates, the paper's)", o.NearDuplicateCosine)
+	}
+	if o.NearDuplicateCentred && o.NearDuplicateCosine == 0 {
+		return fmt.Errorf("setting near_duplicate_centred needs near_duplicate_cosine, the ceiling it measures")
 	}
 	if o.NearDuplicateCosine > 0 && o.Variant != VariantMGT {
 		return fmt.Errorf("setting near_duplicate_cosine belongs to the mgt variant (variant = %q draws its negatives uniformly)", o.Variant)
