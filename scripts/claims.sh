@@ -263,16 +263,25 @@ mgt_test() {
 	test_granularities mgt 1 mgt "MGT ($MGT_L granularities)"
 }
 
-# The ablation of MGT < the seeds ensemble: the granularities trained with the gold response's near-duplicates
-# left out of its negatives (mgt_neardup_mini_cpu.toml), on the MGT claim's segment encoder, with two seeds (the
-# claim's own seed and the next); checkpoints chosen on validation and each seed's ensemble tested as the claim's.
+# The ablations of MGT < the seeds ensemble: the granularities trained with the gold response's near-duplicates
+# left out of its negatives, on the MGT claim's segment encoder, with two seeds (the claim's own seed and the
+# next); checkpoints chosen on validation and each seed's ensemble tested as the claim's. Two variants, each a claim
+# of its own folder: the raw cosine ceiling (mgt_neardup_mini_cpu.toml: under the mini encoder only the
+# normalised-text twins leave), and the ceiling on centred embeddings (mgt_neardup_centred_mini_cpu.toml).
 plan_mgt_ablation() {
-	local c=mgt-ablation exp=experiments/mgt_neardup_mini_cpu.toml
 	local enc=(--set "objective.segment_encoder=$(mgt_dir single)")
-	stage "$c" "segments without near-duplicates" mgtbuckets "$exp" "${enc[@]}"
-	granularities "$c" 2 "$exp" "${enc[@]}"
+	neardup_ablation mgt-ablation experiments/mgt_neardup_mini_cpu.toml neardup "MGT without near-duplicate negatives" "${enc[@]}"
+	neardup_ablation mgt-ablation-centred experiments/mgt_neardup_centred_mini_cpu.toml centred \
+		"MGT without near-duplicate negatives (centred ceiling)" "${enc[@]}"
+}
+# neardup_ablation CLAIM EXPERIMENT MODEL NAME [--set k=v ...]: one variant's stages.
+neardup_ablation() {
+	local c="$1" exp="$2" model="$3" name="$4"
+	shift 4
+	stage "$c" "segments without near-duplicates" mgtbuckets "$exp" "$@"
+	granularities "$c" 2 "$exp" "$@"
 	stage "$c" "choose checkpoints on validation" select_granularities "$c" 2
-	stage "$c" "evaluate on test" test_granularities "$c" 2 neardup "MGT without near-duplicate negatives"
+	stage "$c" "evaluate on test" test_granularities "$c" 2 "$model" "$name"
 }
 
 MINI=../shared/models/mini-bert-dialogue-mlm
