@@ -15,7 +15,7 @@
 #
 # usage: scripts/claims.sh [CLAIM ...] [--ablations] [--out DIR] [--dry-run]
 #   CLAIM        one or more of dse, futuretod, dialoguecse, mgt (default: all four, in that order)
-#   --ablations  after each claim, its ablations (scripts/claims.toml's CLAIM-ablation entries: one *_mini_cpu.toml
+#   --ablations  after each claim, its ablations (scripts/claims.toml's CLAIM-ablation* entries: one *_mini_cpu.toml
 #                variant per failed comparison, seeds 1-2, laid beside the claim's own runs in the report)
 #   --out DIR    where runs, results and the report go (default runs/claims)
 # Resumable: run it again and it continues (training resumes from its newest checkpoint; finished trainings and
