@@ -55,23 +55,23 @@ type Config struct {
 func Parse(s objectives.Settings) (Config, error) {
 	r := s.Reader()
 	o := Config{
-		Variant:             strings.ToLower(r.Text("variant", VariantMGT)),
-		Candidates:          int(r.Integer("candidates", 20)),
-		Models:              int(r.Integer("models", 5)),
-		Segment:             int(r.Integer("segment", 0)),
-		Member:              int(r.Integer("member", 0)),
-		Pooling:             models.Pooling(r.Text("pooling", string(models.Mean))),
-		Responses:           r.Text("responses", "system"),
-		MaxContext:          int(r.Integer("max_context_turns", 0)),
-		MinWords:            int(r.Integer("min_words", 0)),
-		SegmentEncoder:      r.Text("segment_encoder", ""),
-		BucketSeed:          r.Integer("bucket_seed", 1234),
-		BucketSample:        int(r.Integer("bucket_sample", 2000)),
-		EmbedBatch:          int(r.Integer("embed_batch", 256)),
-		BucketWorkers:       int(r.Integer("bucket_workers", 0)),
-		NearDuplicateCosine: r.Number("near_duplicate_cosine", 0),
+		Variant:              strings.ToLower(r.Text("variant", VariantMGT)),
+		Candidates:           int(r.Integer("candidates", 20)),
+		Models:               int(r.Integer("models", 5)),
+		Segment:              int(r.Integer("segment", 0)),
+		Member:               int(r.Integer("member", 0)),
+		Pooling:              models.Pooling(r.Text("pooling", string(models.Mean))),
+		Responses:            r.Text("responses", "system"),
+		MaxContext:           int(r.Integer("max_context_turns", 0)),
+		MinWords:             int(r.Integer("min_words", 0)),
+		SegmentEncoder:       r.Text("segment_encoder", ""),
+		BucketSeed:           r.Integer("bucket_seed", 1234),
+		BucketSample:         int(r.Integer("bucket_sample", 2000)),
+		EmbedBatch:           int(r.Integer("embed_batch", 256)),
+		BucketWorkers:        int(r.Integer("bucket_workers", 0)),
+		NearDuplicateCosine:  r.Number("near_duplicate_cosine", 0),
+		NearDuplicateCentred: r.Bool("near_duplicate_centred", false),
 	}
-	o.NearDuplicateCentred = r.Bool("near_duplicate_centred", false)
 	if err := r.Done(); err != nil {
 		return o, err
 	}
