@@ -163,8 +163,12 @@ func (s *scratch) example(p, ceil *Pool, gt int32, opt Options, e uint64, out *N
 		excluded, fellBack = excluded+n, fellBack || !ok
 	}
 	if opt.Ceiling > 0 {
-		c := ceil.Row(int(gt)) // p's: x.sim again, computed the same way
-		n, ok := s.keepOnly(func(x scored) bool { return dot(c, ceil.Row(int(x.idx))) < opt.Ceiling }, opt.Segments)
+		below := func(x scored) bool { return x.sim < opt.Ceiling } // the raw cosine, computed above
+		if ceil != p {
+			c := ceil.Row(int(gt))
+			below = func(x scored) bool { return dot(c, ceil.Row(int(x.idx))) < opt.Ceiling }
+		}
+		n, ok := s.keepOnly(below, opt.Segments)
 		excluded, fellBack = excluded+n, fellBack || !ok
 	}
 	// Most similar first; equal scores by index, so the order is fixed.
