@@ -78,33 +78,24 @@ func (r *SettingsReader) Integer(key string, def int64) int64 {
 }
 
 // Text reads a string, def when the key is absent.
-func (r *SettingsReader) Text(key, def string) string {
-	r.read[key] = true
-	v, ok := r.s[key]
-	if !ok {
-		return def
-	}
-	s, ok := v.(string)
-	if !ok {
-		r.fail(key, v, "a string")
-		return def
-	}
-	return s
-}
+func (r *SettingsReader) Text(key, def string) string { return readAs(r, key, def, "a string") }
 
 // Bool reads true or false, def when the key is absent.
-func (r *SettingsReader) Bool(key string, def bool) bool {
+func (r *SettingsReader) Bool(key string, def bool) bool { return readAs(r, key, def, "true or false") }
+
+// readAs reads a value the decoder gives as a T, def when the key is absent; want names T in the error.
+func readAs[T any](r *SettingsReader, key string, def T, want string) T {
 	r.read[key] = true
 	v, ok := r.s[key]
 	if !ok {
 		return def
 	}
-	b, ok := v.(bool)
+	x, ok := v.(T)
 	if !ok {
-		r.fail(key, v, "true or false")
+		r.fail(key, v, want)
 		return def
 	}
-	return b
+	return x
 }
 
 // Done returns the first bad value, else an error naming the keys that were never read.
