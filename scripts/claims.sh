@@ -239,15 +239,14 @@ select_granularities() {
 # test_granularities CLAIM SEEDS MODEL NAME: each seed's ensemble of CLAIM's granularities at their chosen
 # checkpoints, on test, into edir CLAIM MODEL N.
 test_granularities() {
-	local n l models best
+	local n l best
 	for ((n = 1; n <= $2; n++)); do
-		models="" best=""
+		best=""
 		for ((l = 1; l <= MGT_L; l++)); do
-			models+="${models:+,}$(gran_dir "$1" "$n" "$l")"
 			best+="${best:+,}$(chosen "$(gran_select "$1" "$n" "$l")")"
 		done
-		ev response "$(edir "$1" "$3" "$n")/response-multiwoz.json" --model "$models" --checkpoint "$best" \
-			--name "$4" "${MGT_TEST[@]}"
+		ev response "$(edir "$1" "$3" "$n")/response-multiwoz.json" --model "$(join_runs "$(gran_dir "$1" "$n" "")" "$MGT_L")" \
+			--checkpoint "$best" --name "$4" "${MGT_TEST[@]}"
 	done
 }
 mgt_select() {
