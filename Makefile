@@ -85,4 +85,4 @@ fuzz: setup
 	$(GO) test -run XXX -fuzz '^FuzzDistEnv$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./trainer
 	$(GO) test -run XXX -fuzz '^FuzzReaders$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./evaluate
 	$(GO) test -run XXX -fuzz '^FuzzParsePyLiteral$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./evaluate
-	$(GO) test -run XXX -fuzz '^FuzzReadTexts$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./cmd/embed
+	$(GO) test -run XXX -fuzz '^FuzzReadTexts$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./cmd/internal/embedcmd
