@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -177,7 +178,7 @@ func (s *Spec) Validate() error {
 	}
 	for i := range s.Claims {
 		c := &s.Claims[i]
-		for _, m := range sortedKeys(c.Results) {
+		for _, m := range slices.Sorted(maps.Keys(c.Results)) {
 			other := c.Results[m]
 			switch {
 			case !slices.Contains(c.Models, m):
@@ -207,7 +208,7 @@ func validateModels(c *Claim, where string, add func(where, format string, args 
 		}
 		seen[m] = true
 	}
-	for _, m := range sortedKeys(c.Labels) {
+	for _, m := range slices.Sorted(maps.Keys(c.Labels)) {
 		if !seen[m] {
 			add(where, "labels names %q, which is not one of models (%s)", m, strings.Join(c.Models, ", "))
 		}
@@ -281,15 +282,6 @@ func rowNames(rows []Row) []string {
 	for i, r := range rows {
 		out[i] = fmt.Sprintf("%q", r.Name())
 	}
-	return out
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
 	return out
 }
 

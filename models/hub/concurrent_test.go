@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -117,7 +119,7 @@ func TestResolveConcurrentOneCopy(t *testing.T) {
 	}
 	// One GET per file at the hub, plus the weights' at the CDN it redirects to.
 	if len(gets) != len(want)+1 || gets["/blobs/"+sha256Hex(want["model.safetensors"])] != 1 {
-		t.Errorf("GETs = %v, want one per file of %v and one of the weights' blob", gets, sortedKeys(want))
+		t.Errorf("GETs = %v, want one per file of %v and one of the weights' blob", gets, slices.Sorted(maps.Keys(want)))
 	}
 	if n := countHeads(hub, "/model.safetensors"); n != goroutines+processes {
 		t.Errorf("%d resolvers asked for the weights, want %d", n, goroutines+processes)

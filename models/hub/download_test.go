@@ -3,6 +3,7 @@ package hub
 import (
 	"bytes"
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -53,15 +54,6 @@ func dirNames(t *testing.T, dir string) []string {
 	return names
 }
 
-func sortedKeys(m map[string][]byte) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
-}
-
 // checkSnapshot asserts the HuggingFace cache layout: snapshots/<commit>
 // holds exactly want, each a relative symlink to ../../blobs/<etag> whose
 // bytes equal the fixture, and blobs holds those etags and nothing partial.
@@ -69,7 +61,7 @@ func checkSnapshot(t *testing.T, cacheRoot, repo, commit string, want map[string
 	t.Helper()
 	repoDir := filepath.Join(cacheRoot, repoFolderName(repo))
 	snap := filepath.Join(repoDir, "snapshots", commit)
-	if got, w := dirNames(t, snap), sortedKeys(want); !slices.Equal(got, w) {
+	if got, w := dirNames(t, snap), slices.Sorted(maps.Keys(want)); !slices.Equal(got, w) {
 		t.Fatalf("snapshot files = %v, want %v", got, w)
 	}
 	var etags []string
