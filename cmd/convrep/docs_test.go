@@ -3,7 +3,8 @@ package main
 // The docs do not rot: every command line that README.md and docs/**/*.md show (`go run ./cmd/<x> ...` or
 // `convrep <command> ...`, in fenced code blocks and in inline code spans) names a command that exists, its flags
 // and arguments parse with the command's own flag sets (parsed only, nothing run), and every repository file it
-// names exists; so does every repository path written alone in an inline code span.
+// names exists; so does every repository path written alone in an inline code span. docs/claims.md has a section
+// for every claim of scripts/claims.toml, and every "the X section above" names a heading above it.
 
 import (
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"strings"
 	"testing"
 
+	"convrep/claims"
 	"convrep/cmd/internal/mgtbucketscmd"
 )
 
@@ -569,6 +571,259 @@ func TestCheckSnippet(t *testing.T) {
 		got := strings.Join(checkSnippet(root, tc.s, checks), "; ")
 		if (got == "") != (tc.want == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%q (inline %v): %q, want %q", tc.s.text, tc.s.inline, got, tc.want)
+		}
+	}
+}
+
+// heading is a Markdown ATX heading: "### DSE Tables 2-4: ..." is level 3, text "DSE Tables 2-4: ...".
+type heading struct {
+	line  int // 1-based
+	level int
+	text  string
+}
+
+var headingRe = regexp.MustCompile(`^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$`)
+
+// headings returns the ATX headings of a Markdown document, outside its fenced code blocks (where a # line is
+// a shell comment).
+func headings(src string) []heading {
+	var out []heading
+	fence := ""
+	for i, l := range strings.Split(src, "\n") {
+		if m := fenceRe.FindStringSubmatch(l); m != nil {
+			if fence == "" {
+				fence = m[1]
+			} else if m[1][0] == fence[0] && len(m[1]) >= len(fence) {
+				fence = ""
+			}
+			continue
+		}
+		if fence != "" {
+			continue
+		}
+		if m := headingRe.FindStringSubmatch(l); m != nil {
+			out = append(out, heading{line: i + 1, level: len(m[1]), text: m[2]})
+		}
+	}
+	return out
+}
+
+// section returns the lines of the section under hs[i]: up to the next heading of its level or above.
+func section(lines []string, hs []heading, i int) []string {
+	end := len(lines)
+	for _, h := range hs[i+1:] {
+		if h.level <= hs[i].level {
+			end = h.line - 1
+			break
+		}
+	}
+	return lines[hs[i].line:end]
+}
+
+// namesHeading reports whether a reference to "the X section" names heading h: h's text is X, or begins with X
+// followed by a space or a colon ("the DSE section" is "### DSE Tables 2-4: ...").
+func namesHeading(x string, h heading) bool {
+	rest, ok := strings.CutPrefix(h.text, x)
+	return ok && (rest == "" || rest[0] == ' ' || rest[0] == ':')
+}
+
+// sectionAboveProblems returns, for each "the X section above" of a document (a line break may fall anywhere
+// in it), what is wrong when no heading above it is named X (namesHeading).
+func sectionAboveProblems(src string) []string {
+	hs := headings(src)
+	var problems []string
+	for _, m := range sectionAboveRe.FindAllStringIndex(src, -1) {
+		line := 1 + strings.Count(src[:m[0]], "\n")
+		// X is what stands between the nearest "the" before "section above" and it.
+		before := src[:m[0]]
+		the := theRe.FindAllStringIndex(before, -1)
+		if len(the) == 0 {
+			problems = append(problems, fmt.Sprintf("line %d: \"section above\" with no \"the X\" before it", line))
+			continue
+		}
+		last := the[len(the)-1]
+		x := strings.Join(strings.Fields(before[last[1]:]), " ")
+		if x == "" || len(x) > 60 {
+			problems = append(problems, fmt.Sprintf("line %d: \"section above\" names no section: %q", line, x))
+			continue
+		}
+		found := false
+		for _, h := range hs {
+			if h.line < line && namesHeading(x, h) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			problems = append(problems, fmt.Sprintf("line %d: \"the %s section above\": no heading above it is %s or begins with it", line, x, x))
+		}
+	}
+	return problems
+}
+
+var (
+	sectionAboveRe = regexp.MustCompile(`\s+section\s+above\b`)
+	theRe          = regexp.MustCompile(`(?i)\bthe\s+`)
+)
+
+// claimSectionProblems returns what docs/claims.md (src) lacks for the claims of scripts/claims.toml:
+//   - a paper's claim has a heading (### under "## The claims at small scale") that begins with the first
+//     word of the claim's title, the paper's name ("DSE Tables 2, 3 and 4: ..." and "### DSE Tables 2-4: ...
+//     partly holds"), and its section holds a table, the claim's;
+//   - an ablation (id CLAIM-ablation or CLAIM-ablation-VARIANT) is reported in the section of CLAIM, which
+//     names it in code (`CLAIM-ablation`).
+func claimSectionProblems(spec *claims.Spec, src string) []string {
+	lines := strings.Split(src, "\n")
+	hs := headings(src)
+	byID := map[string]claims.Claim{}
+	for _, c := range spec.Claims {
+		byID[c.ID] = c
+	}
+	// sectionOf is the index in hs of a paper's claim's heading, -1 when there is none.
+	sectionOf := func(c claims.Claim) int {
+		paper, _, _ := strings.Cut(c.Title, " ")
+		under := false
+		for i, h := range hs {
+			switch {
+			case h.level == 2:
+				under = h.text == "The claims at small scale"
+			case under && h.level == 3 && paper != "" && namesHeading(paper, h):
+				return i
+			}
+		}
+		return -1
+	}
+	var problems []string
+	for _, c := range spec.Claims {
+		if base, _, ok := strings.Cut(c.ID, "-ablation"); ok {
+			b, known := byID[base]
+			if !known {
+				problems = append(problems, fmt.Sprintf("ablation %q: no claim %q in the spec", c.ID, base))
+				continue
+			}
+			i := sectionOf(b)
+			if i < 0 {
+				problems = append(problems, fmt.Sprintf("ablation %q: claim %q has no section", c.ID, base))
+				continue
+			}
+			if !strings.Contains(strings.Join(section(lines, hs, i), "\n"), "`"+c.ID+"`") {
+				problems = append(problems, fmt.Sprintf("ablation %q: the section %q does not name it (`%s`)", c.ID, hs[i].text, c.ID))
+			}
+			continue
+		}
+		i := sectionOf(c)
+		if i < 0 {
+			problems = append(problems, fmt.Sprintf("claim %q (%s): no ### heading under \"The claims at small scale\" begins with its paper's name", c.ID, c.Title))
+			continue
+		}
+		if !slices.ContainsFunc(section(lines, hs, i), func(l string) bool { return strings.HasPrefix(l, "|") }) {
+			problems = append(problems, fmt.Sprintf("claim %q: the section %q holds no table", c.ID, hs[i].text))
+		}
+	}
+	return problems
+}
+
+// Every claim of scripts/claims.toml is written up in docs/claims.md (claimSectionProblems): a section that
+// went missing (as DialogueCSE's did in 1979e45) fails here.
+func TestClaimsHaveTheirSections(t *testing.T) {
+	root := repoRoot(t)
+	spec, err := claims.ReadSpec(filepath.Join(root, "scripts", "claims.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "docs", "claims.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(spec.Claims) == 0 {
+		t.Fatal("scripts/claims.toml holds no claim")
+	}
+	for _, p := range claimSectionProblems(spec, string(b)) {
+		t.Errorf("docs/claims.md: %s", p)
+	}
+}
+
+// Every "the X section above" of README.md and docs/ names a heading above it.
+func TestSectionsAboveExist(t *testing.T) {
+	root := repoRoot(t)
+	for _, f := range docs(t, root) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(root, f)
+		for _, p := range sectionAboveProblems(string(b)) {
+			t.Errorf("%s: %s", rel, p)
+		}
+	}
+}
+
+func TestClaimSectionProblems(t *testing.T) {
+	spec := &claims.Spec{Claims: []claims.Claim{
+		{ID: "dse", Title: "DSE Tables 2, 3 and 4: DSE > SimCSE"},
+		{ID: "mgt", Title: "MGT Table 2: MGT > ensembles"},
+		{ID: "dse-ablation", Title: "Ablation: where DSE's drop starts"},
+		{ID: "mgt-ablation-centred", Title: "Ablation: MGT, centred"},
+	}}
+	doc := strings.Join([]string{
+		"# Claims",
+		"## The claims at small scale",
+		"### DSE Tables 2-4: partly holds",
+		"| a | b |",
+		"The ablation (`dse-ablation`) locates it.",
+		"### MGT Table 2: holds",
+		"| a | b |",
+		"## Ablations",
+		"`mgt-ablation-centred`",
+	}, "\n")
+	if p := claimSectionProblems(spec, doc); len(p) != 1 || !strings.Contains(p[0], `ablation "mgt-ablation-centred": the section "MGT Table 2: holds" does not name it`) {
+		t.Errorf("problems %q, want the MGT section not naming its ablation", p)
+	}
+	for _, tc := range []struct{ from, to, want string }{
+		{"### MGT Table 2: holds", "### MGTX Table 2", `claim "mgt" (MGT Table 2: MGT > ensembles): no ### heading`},
+		{"### DSE Tables 2-4: partly holds", "#### DSE Tables 2-4", `claim "dse" (DSE Tables 2, 3 and 4: DSE > SimCSE): no ###`},
+		{"## The claims at small scale", "## Elsewhere", `claim "dse"`},
+		{"### DSE Tables 2-4: partly holds\n| a | b |", "### DSE Tables 2-4: partly holds", `claim "dse": the section "DSE Tables 2-4: partly holds" holds no table`},
+		{"The ablation (`dse-ablation`)", "The ablation", `ablation "dse-ablation": the section`},
+	} {
+		d := strings.Replace(doc, tc.from, tc.to, 1)
+		if p := claimSectionProblems(spec, d); !strings.Contains(strings.Join(p, "\n"), tc.want) {
+			t.Errorf("%q → %q: problems %q, want %q", tc.from, tc.to, p, tc.want)
+		}
+	}
+	spec.Claims = append(spec.Claims, claims.Claim{ID: "rcl-ablation"})
+	if p := claimSectionProblems(spec, doc); !strings.Contains(strings.Join(p, "\n"), `ablation "rcl-ablation": no claim "rcl"`) {
+		t.Errorf("problems %q, want rcl-ablation without its claim", p)
+	}
+}
+
+func TestSectionAboveProblems(t *testing.T) {
+	doc := strings.Join([]string{
+		"# Top",          // 1
+		"## DSE Table 2", // 2
+		"See the DSE section above, and (the Top", // 3
+		"section above).",                         // 4
+		"```sh",                                   // 5
+		"# MGT comment, not a heading",            // 6
+		"```",                                     // 7
+		"But not the MGT section above,",          // 8
+		"nor the DSE Table 3 section above,",      // 9
+		"nor the DS section above.",               // 10
+		"## MGT",                                  // 11
+		"Section above: no reference here.",       // 12
+	}, "\n")
+	want := []string{
+		`line 8: "the MGT section above": no heading above it is MGT or begins with it`,
+		`line 9: "the DSE Table 3 section above"`,
+		`line 10: "the DS section above"`,
+	}
+	got := sectionAboveProblems(doc)
+	if len(got) != len(want) {
+		t.Fatalf("problems %q, want %d: %q", got, len(want), want)
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("problem %d: %q, want %q", i, got[i], want[i])
 		}
 	}
 }
