@@ -41,6 +41,9 @@ type CacheKey struct {
 	MergeSpeakers bool
 	// MetaLWOZMultiWOZ is whether MetaLWOZ's MultiWOZ 2.0 dialogues were kept (ReadOptions).
 	MetaLWOZMultiWOZ bool
+	// Files are the user's own dialogue files (data.files), nil without: each file is hashed whole,
+	// whatever its size, and the column and speaker mapping is part of the key.
+	Files *FileSet
 	// Extra holds any other setting that changes the pairs, as the caller
 	// spells it ("domains=restaurant,taxi").
 	Extra []string
@@ -73,6 +76,15 @@ type keyRecord struct {
 	MetaLWOZMWOZ  bool         `json:"metalwoz_multiwoz"`
 	Extra         []string     `json:"extra,omitempty"`
 	QueryCut      string       `json:"query_cut,omitempty"` // k-1 variants only: the others' keys stay as they were
+	Files         *filesRecord `json:"files,omitempty"`     // data.files only: the others' keys stay as they were
+}
+
+// filesRecord is the user's dialogue files in a key: each file's size and SHA-256, and how rows are read.
+type filesRecord struct {
+	Files    []fileRecord `json:"files"`
+	Corpora  []string     `json:"corpora"`
+	Columns  Columns      `json:"columns"`
+	Speakers Speakers     `json:"speakers"`
 }
 
 // fileRecord identifies one file: by content hash, or by path, size and
@@ -100,7 +112,7 @@ func (k CacheKey) digest() ([32]byte, []byte, error) {
 	if k.TokenizerDir == "" {
 		return zero, nil, fmt.Errorf("cache key: no tokenizer folder")
 	}
-	if len(k.CorpusFiles) == 0 {
+	if len(k.CorpusFiles) == 0 && k.Files == nil {
 		return zero, nil, fmt.Errorf("cache key: no corpus files")
 	}
 	if err := k.Pairs.Validate(); err != nil {
@@ -116,12 +128,18 @@ func (k CacheKey) digest() ([32]byte, []byte, error) {
 	if p.MaxQueryUtterances() > 1 {
 		rec.QueryCut = string(p.QueryCut) // caches written before the setting hold tokens_left queries
 	}
+	var err error
 	for _, root := range k.CorpusFiles {
 		fr, err := fileRecords(root, contentHashLimit)
 		if err != nil {
 			return zero, nil, fmt.Errorf("cache key: corpus files: %w", err)
 		}
 		rec.CorpusFiles = append(rec.CorpusFiles, fr...)
+	}
+	if k.Files != nil {
+		if rec.Files, err = filesKey(*k.Files); err != nil {
+			return zero, nil, fmt.Errorf("cache key: data files: %w", err)
+		}
 	}
 	fr, err := tokenizerFiles(k.TokenizerDir)
 	if err != nil {
@@ -136,6 +154,39 @@ func (k CacheKey) digest() ([32]byte, []byte, error) {
 		return zero, nil, fmt.Errorf("cache key: %w", err)
 	}
 	return sha256.Sum256(b), b, nil
+}
+
+// filesKey records a file set: every file it reads, hashed whole (a cheaper key could miss an edit that
+// keeps the size and the modification time), and the mapping with its defaults filled in, so that two
+// spellings of one mapping share a cache.
+func filesKey(s FileSet) (*filesRecord, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	list, err := s.files()
+	if err != nil {
+		return nil, err
+	}
+	n := s.normalized()
+	rec := &filesRecord{Columns: n.Columns, Speakers: n.Speakers}
+	// Which columns were named matters too: a named turn or domain column must be there, a default one
+	// need not.
+	raw := s.Columns.specs()
+	if raw[colTurn].optional {
+		rec.Columns.Turn += "?"
+	}
+	if raw[colDomain].optional {
+		rec.Columns.Domain += "?"
+	}
+	for _, f := range list {
+		fr, err := fileRecords(f.path, -1)
+		if err != nil {
+			return nil, err
+		}
+		rec.Files = append(rec.Files, fr...)
+		rec.Corpora = append(rec.Corpora, f.corpus) // the name the dialogues take, which the hold-out keys by
+	}
+	return rec, nil
 }
 
 func truncationName(t tokenizers.Truncation) string {

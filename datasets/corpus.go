@@ -21,6 +21,9 @@ type ReadOptions struct {
 	MetaLWOZMultiWOZ bool
 	// Logger receives the skip counts and a line per corpus read; nil logs nothing.
 	Logger *zap.Logger
+	// Files, when set, are dialogue files of the user's own (data.files) that ReadAll reads after the
+	// corpora, through the same cleaning, merging and SkipBad (FileSet.EachDialogue).
+	Files *FileSet
 }
 
 func (o ReadOptions) logger() *zap.Logger {
@@ -118,10 +121,10 @@ func ReadCorpus(name, root string, opt ReadOptions) ([]Dialogue, error) {
 	return ds, nil
 }
 
-// ReadAll reads the named corpora (all when names is empty) from their folders under dataRoot, in the
-// order named.
+// ReadAll reads the named corpora (all when names is empty and opt.Files is not set) from their folders under
+// dataRoot, in the order named, and then opt.Files.
 func ReadAll(dataRoot string, names []string, opt ReadOptions) ([]Dialogue, error) {
-	if len(names) == 0 {
+	if len(names) == 0 && opt.Files == nil {
 		names = Corpora()
 	}
 	seen := map[string]bool{}
@@ -136,6 +139,13 @@ func ReadAll(dataRoot string, names []string, opt ReadOptions) ([]Dialogue, erro
 			return nil, err
 		}
 		ds, err := ReadCorpus(name, filepath.Join(dataRoot, c.Folder), opt)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, ds...)
+	}
+	if opt.Files != nil {
+		ds, err := ReadFiles(*opt.Files, opt)
 		if err != nil {
 			return nil, err
 		}

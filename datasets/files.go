@@ -1,0 +1,354 @@
+package datasets
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"go.uber.org/zap"
+)
+
+// A team's own dialogues (an experiment's data.files) are read from files in one of three formats, chosen by
+// the name:
+//   - *.jsonl (or .ndjson), the unified format `convrep data convert` writes (WriteJSONL): one dialogue a line;
+//   - *.csv and *.tsv, a header row and then one row per turn (Columns);
+//   - *.parquet, as HuggingFace datasets' to_parquet writes it, one row per turn with the same columns; a
+//     folder stands for the .parquet shards below it.
+//
+// The text formats may be gzip-compressed (a .gz after the name). Every reader streams: it holds one
+// dialogue at a time (a JSON line, or the rows of one dialogue), and each record, row and dialogue is bounded
+// (maxRowBytes, maxLineBytes, maxDialogueBytes), so that hostile input costs no more than honest content of
+// the same size.
+
+// Bounds on what one record may hold.
+const (
+	// maxRowBytes bounds one CSV/TSV row, and one Parquet value.
+	maxRowBytes = 4 << 20
+	// maxLineBytes bounds one JSON line, a whole dialogue.
+	maxLineBytes = 64 << 20
+	// maxDialogueBytes bounds the rows of one CSV/TSV/Parquet dialogue held while it is gathered: its text,
+	// and rowOverhead bytes a row.
+	maxDialogueBytes = 64 << 20
+	rowOverhead      = 64
+)
+
+// Columns name the columns of a CSV, TSV or Parquet file of turns, one row per turn. An empty name takes
+// the default (DefaultColumns). The dialogue, speaker and text columns must be there; the turn and domain
+// columns are optional when left to their defaults (no turn column: the rows of a dialogue are in file
+// order; no domain column: no domain), and required when named.
+type Columns struct {
+	Dialogue string // the dialogue's id: the rows of one dialogue must be consecutive
+	Turn     string // the turn's order within its dialogue, an integer
+	Speaker  string // who spoke, mapped to user or system by Speakers
+	Text     string // what was said
+	Domain   string // the dialogue's domain (its first non-empty value)
+}
+
+// DefaultColumns are the column names used where Columns leaves one empty.
+var DefaultColumns = Columns{Dialogue: "dialogue_id", Turn: "turn", Speaker: "speaker", Text: "text", Domain: "domain"}
+
+// Speakers map the speaker column's values to User and System, compared without regard to case or
+// surrounding space; an empty list takes the default (DefaultSpeakers). A value in neither list is a
+// malformed row.
+type Speakers struct {
+	User, System []string
+}
+
+// DefaultSpeakers are the labels used where Speakers leaves a list empty.
+var DefaultSpeakers = Speakers{
+	User:   []string{"user", "customer", "client", "human", "usr"},
+	System: []string{"system", "agent", "assistant", "bot", "sys"},
+}
+
+// FileSet is a set of dialogue files (data.files) and how to read their rows.
+type FileSet struct {
+	// Paths are the files, and folders of Parquet shards, as they are opened, in reading order.
+	Paths    []string
+	Columns  Columns
+	Speakers Speakers
+}
+
+// normalized fills the defaults in.
+func (s FileSet) normalized() FileSet {
+	c := &s.Columns
+	def := DefaultColumns
+	for _, p := range []struct {
+		v *string
+		d string
+	}{
+		{&c.Dialogue, def.Dialogue}, {&c.Turn, def.Turn}, {&c.Speaker, def.Speaker}, {&c.Text, def.Text}, {&c.Domain, def.Domain},
+	} {
+		*p.v = strings.TrimSpace(*p.v)
+		if *p.v == "" {
+			*p.v = p.d
+		}
+	}
+	if len(s.Speakers.User) == 0 {
+		s.Speakers.User = DefaultSpeakers.User
+	}
+	if len(s.Speakers.System) == 0 {
+		s.Speakers.System = DefaultSpeakers.System
+	}
+	norm := func(ls []string) []string {
+		out := make([]string, len(ls))
+		for i, l := range ls {
+			out[i] = strings.ToLower(strings.TrimSpace(l))
+		}
+		return out
+	}
+	s.Speakers.User, s.Speakers.System = norm(s.Speakers.User), norm(s.Speakers.System)
+	return s
+}
+
+// Validate checks what needs no disk: at least one path, none empty or twice, distinct column names, and
+// speaker labels that are not empty and not in both lists.
+func (s FileSet) Validate() error {
+	if len(s.Paths) == 0 {
+		return fmt.Errorf("no files")
+	}
+	for i, p := range s.Paths {
+		if strings.TrimSpace(p) == "" {
+			return fmt.Errorf("file %d is an empty path", i+1)
+		}
+		if slices.Contains(s.Paths[:i], p) {
+			return fmt.Errorf("%s is listed twice", p)
+		}
+	}
+	n := s.normalized()
+	c := n.Columns
+	names := map[string]string{}
+	for _, p := range [][2]string{{"dialogue", c.Dialogue}, {"turn", c.Turn}, {"speaker", c.Speaker}, {"text", c.Text}, {"domain", c.Domain}} {
+		if other, ok := names[p[1]]; ok {
+			return fmt.Errorf("columns %s and %s are both %q", other, p[0], p[1])
+		}
+		names[p[1]] = p[0]
+	}
+	for _, l := range append(append([]string{}, n.Speakers.User...), n.Speakers.System...) {
+		if l == "" {
+			return fmt.Errorf("an empty speaker label")
+		}
+	}
+	for _, l := range n.Speakers.User {
+		if slices.Contains(n.Speakers.System, l) {
+			return fmt.Errorf("speaker %q is both a user and a system speaker", l)
+		}
+	}
+	return nil
+}
+
+// fileFormat is how a file is read.
+type fileFormat int
+
+const (
+	formatJSONL fileFormat = iota + 1
+	formatCSV
+	formatTSV
+	formatParquet
+)
+
+func (f fileFormat) String() string {
+	return map[fileFormat]string{formatJSONL: "jsonl", formatCSV: "csv", formatTSV: "tsv", formatParquet: "parquet"}[f]
+}
+
+// formatOf is the format a file's name says.
+func formatOf(path string) (fileFormat, error) {
+	name := strings.ToLower(filepath.Base(path))
+	gz := strings.HasSuffix(name, ".gz")
+	name = strings.TrimSuffix(name, ".gz")
+	switch ext := filepath.Ext(name); {
+	case ext == ".jsonl" || ext == ".ndjson":
+		return formatJSONL, nil
+	case ext == ".csv":
+		return formatCSV, nil
+	case ext == ".tsv":
+		return formatTSV, nil
+	case ext == ".parquet" && !gz:
+		return formatParquet, nil
+	case ext == ".parquet":
+		return 0, fmt.Errorf("%s: a Parquet file compresses its own pages; give it without .gz", path)
+	}
+	return 0, fmt.Errorf("%s: unknown format: the name must end in .jsonl, .csv, .tsv (each optionally .gz) or .parquet, or name a folder of .parquet files", path)
+}
+
+// dialogueFile is one file to read: its path, format, and the corpus name its dialogues take.
+type dialogueFile struct {
+	path   string
+	format fileFormat
+	corpus string
+}
+
+// files lists what the set reads, in order: each path named, a folder as its .parquet files at any depth in
+// path order (names starting with "." or "_", such as Spark's _SUCCESS, are passed over).
+func (s FileSet) files() ([]dialogueFile, error) {
+	var out []dialogueFile
+	for _, p := range s.Paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !st.IsDir() {
+			f, err := formatOf(p)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, dialogueFile{path: p, format: f, corpus: baseNoExt(p)})
+			continue
+		}
+		corpus := filepath.Base(filepath.Clean(p))
+		n := 0
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			name := d.Name()
+			if path != p && (strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				if d.IsDir() {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if d.IsDir() || !strings.EqualFold(filepath.Ext(name), ".parquet") {
+				return nil
+			}
+			n++
+			out = append(out, dialogueFile{path: path, format: formatParquet, corpus: corpus})
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("folder %s holds no .parquet file", p)
+		}
+	}
+	return out, nil
+}
+
+// List returns the files the set reads, in order (a folder's Parquet shards each), checking that each
+// exists and has a known format; it reads no content.
+func (s FileSet) List() ([]string, error) {
+	fs, err := s.files()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = f.path
+	}
+	return out, nil
+}
+
+// EachDialogue reads the set's files in order, streaming, and hands each dialogue to fn with the file it
+// came from. A JSON line's dialogue keeps its corpus; a CSV, TSV or Parquet file's dialogues take the file's
+// name without extensions as their corpus ("support" for support.csv.gz, a folder's name for its shards). A
+// dialogue's turns go through the corpora's cleaning and, with opt.MergeSameSpeaker, merging; the key
+// corpus/id must be unique over the set. Malformed records fail the read, naming the file and the line or
+// row, or under opt.SkipBad are counted (logged per file) and skipped with their dialogue.
+func (s FileSet) EachDialogue(opt ReadOptions, fn func(file string, d Dialogue) error) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	raw := s.Columns // the readers tell a default column from a named one
+	s = s.normalized()
+	files, err := s.files()
+	if err != nil {
+		return err
+	}
+	seen := newKeySet()
+	for _, f := range files {
+		src := newSource(f.corpus, f.path, opt)
+		emit := func(place string, d Dialogue) error {
+			if !seen.add(d.Corpus, d.ID) {
+				return src.bad(place, fmt.Errorf("dialogue %q of corpus %s appears again: a dialogue's id is unique over the files, and a CSV, TSV or Parquet dialogue's rows must be consecutive", d.ID, d.Corpus))
+			}
+			return fn(f.path, d)
+		}
+		switch f.format {
+		case formatJSONL:
+			err = readFile(f.path, func(r io.Reader) error { return readDialogueLines(src, r, opt.MergeSameSpeaker, emit) })
+		case formatCSV, formatTSV:
+			err = readFile(f.path, func(r io.Reader) error {
+				return readTurnTable(src, r, f.format == formatTSV, raw, newSpeakerMap(s.Speakers), opt.MergeSameSpeaker, emit)
+			})
+		case formatParquet:
+			err = readParquet(src, f.path, raw, newSpeakerMap(s.Speakers), opt.MergeSameSpeaker, emit)
+		}
+		src.finish()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReadFiles reads every dialogue of the set into memory, in order (EachDialogue).
+func ReadFiles(s FileSet, opt ReadOptions) ([]Dialogue, error) {
+	var ds []Dialogue
+	err := s.EachDialogue(opt, func(_ string, d Dialogue) error {
+		ds = append(ds, d)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	opt.logger().Info("read files", zap.Strings("files", s.Paths), zap.Int("dialogues", len(ds)))
+	return ds, nil
+}
+
+// keySet remembers the corpus/id keys seen, as 128-bit digests: a million dialogues take about 40 MB
+// whatever their ids' length.
+type keySet map[[16]byte]struct{}
+
+func newKeySet() keySet { return keySet{} }
+
+// add records corpus/id and reports whether it was new.
+func (k keySet) add(corpus, id string) bool {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d:%s/%s", len(corpus), corpus, id)
+	var key [16]byte
+	copy(key[:], h.Sum(nil))
+	if _, ok := k[key]; ok {
+		return false
+	}
+	k[key] = struct{}{}
+	return true
+}
+
+// speakerMap maps a speaker label to User or System.
+type speakerMap struct {
+	labels       map[string]Speaker
+	user, system []string
+}
+
+func newSpeakerMap(s Speakers) speakerMap {
+	m := speakerMap{labels: map[string]Speaker{}, user: s.User, system: s.System}
+	for _, l := range s.User {
+		m.labels[l] = User
+	}
+	for _, l := range s.System {
+		m.labels[l] = System
+	}
+	return m
+}
+
+func (m speakerMap) of(label string) (Speaker, error) {
+	if sp, ok := m.labels[strings.ToLower(strings.TrimSpace(label))]; ok {
+		return sp, nil
+	}
+	return "", fmt.Errorf("speaker %q is neither a user speaker (%s) nor a system speaker (%s)",
+		clip(label), strings.Join(m.user, ", "), strings.Join(m.system, ", "))
+}
+
+// clip shortens a value quoted in an error.
+func clip(s string) string {
+	const n = 60
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
+}

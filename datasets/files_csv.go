@@ -1,0 +1,153 @@
+package datasets
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// readTurnTable reads a CSV (or, with tsv, tab-separated) table of turns: a header row naming the columns,
+// then one row per turn, quoted as RFC 4180 says (a field holding the separator, a quote or a line break is
+// quoted, a quote in it doubled: what Python's csv module and pandas write, with sep="\t" for TSV). The rows
+// of a dialogue must be consecutive; within one they are put in turn order when there is a turn column.
+// Places are line numbers, the header being line 1.
+func readTurnTable(src *source, r io.Reader, tsv bool, cols Columns, sp speakerMap, merge bool,
+	emit func(place string, d Dialogue) error) error {
+	br := &rowBound{r: r}
+	cr := csv.NewReader(br)
+	if tsv {
+		cr.Comma = '\t'
+	}
+	cr.ReuseRecord = true
+	header, err := cr.Read()
+	if err == io.EOF {
+		return fmt.Errorf("%s: empty: want a header row naming the columns", src.name)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: header row: %w", src.name, err)
+	}
+	names := make([]string, len(header))
+	for i, h := range header {
+		if i == 0 {
+			h = strings.TrimPrefix(h, "\uFEFF") // the byte-order mark spreadsheet programs write
+		}
+		names[i] = strings.TrimSpace(h)
+	}
+	specs := cols.specs()
+	idx, err := findColumns(specs, names)
+	if err != nil {
+		return fmt.Errorf("%s: header row: %w", src.name, err)
+	}
+	g := &dialogueRows{src: src, corpus: src.corpus, merge: merge, hasTurn: idx[colTurn] >= 0, emit: emit}
+	last := 1 // the line of the last row read whole
+	for {
+		br.mark = cr.InputOffset()
+		rec, err := cr.Read()
+		if err == io.EOF {
+			break
+		}
+		var pe *csv.ParseError
+		switch {
+		case err == nil:
+		case errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrFieldCount) && rec != nil:
+			// The row was read whole; its dialogue, when it can be told, is dropped with it.
+			id := ""
+			if i := idx[colDialogue]; i < len(rec) {
+				id = strings.TrimSpace(rec[i])
+			}
+			if id == "" {
+				g.spoil()
+				if err := src.bad(fmt.Sprintf("line %d", pe.StartLine), fmt.Errorf("%d fields where the header has %d", len(rec), len(names))); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := g.add(id, turnRow{place: fmt.Sprintf("line %d", pe.StartLine)}, fmt.Errorf("%d fields where the header has %d", len(rec), len(names))); err != nil {
+				return err
+			}
+			continue
+		case errors.As(err, &pe):
+			// A quoting error: the reader goes on at the next line. Which dialogue the row was of is not
+			// known; the one before it is dropped, lest its turns be joined across the lost one.
+			g.spoil()
+			where := fmt.Sprintf("column %d", pe.Column)
+			if pe.Line != pe.StartLine {
+				where = fmt.Sprintf("line %d, column %d", pe.Line, pe.Column)
+			}
+			if err := src.bad(fmt.Sprintf("line %d", pe.StartLine), fmt.Errorf("%s: %w", where, pe.Err)); err != nil {
+				return err
+			}
+			continue
+		default:
+			g.spoil()
+			if errors.Is(err, errRowTooLong) {
+				return src.bad(fmt.Sprintf("after line %d", last), fmt.Errorf("a row longer than %d MiB (an unclosed quote?); the rest of the file cannot be read", maxRowBytes>>20))
+			}
+			return src.bad(fmt.Sprintf("after line %d", last), fmt.Errorf("unreadable, so is the rest of the file: %w", err))
+		}
+		line, _ := cr.FieldPos(0)
+		last = line
+		place := fmt.Sprintf("line %d", line)
+		field := func(role int) string {
+			if i := idx[role]; i >= 0 {
+				return rec[i]
+			}
+			return ""
+		}
+		id := strings.TrimSpace(field(colDialogue))
+		if id == "" {
+			g.spoil()
+			if err := src.bad(place, fmt.Errorf("no dialogue id")); err != nil {
+				return err
+			}
+			continue
+		}
+		row, rowErr := turnRowOf(place, field, idx[colTurn] >= 0, sp)
+		if err := g.add(id, row, rowErr); err != nil {
+			return err
+		}
+	}
+	return g.flush()
+}
+
+// turnRowOf makes a row of the fields of one turn; field gives a role's value as text.
+func turnRowOf(place string, field func(role int) string, hasTurn bool, sp speakerMap) (turnRow, error) {
+	r := turnRow{place: place}
+	var err error
+	if hasTurn {
+		if r.turn, err = parseTurn(field(colTurn)); err != nil {
+			return r, err
+		}
+	}
+	if r.speaker, err = sp.of(field(colSpeaker)); err != nil {
+		return r, err
+	}
+	// Copies, so that a kept turn does not hold on to the buffer of its whole row.
+	r.text = strings.Clone(field(colText))
+	r.domain = strings.Clone(strings.TrimSpace(field(colDomain)))
+	return r, nil
+}
+
+// errRowTooLong stops a CSV reader inside a row beyond maxRowBytes.
+var errRowTooLong = errors.New("row too long")
+
+// rowBound fails a read that would take the current row (from mark, the reader's offset at its start) past
+// maxRowBytes, so that an unclosed quote does not gather the rest of the file into one field. The reader
+// reads ahead by at most its buffer, which the slack allows for.
+type rowBound struct {
+	r    io.Reader
+	n    int64 // bytes read so far
+	mark int64
+}
+
+func (b *rowBound) Read(p []byte) (int, error) {
+	const slack = 64 << 10
+	if b.n-b.mark > maxRowBytes+slack {
+		return 0, errRowTooLong
+	}
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	return n, err
+}
