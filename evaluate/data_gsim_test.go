@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -140,7 +141,7 @@ func TestReadGSIM(t *testing.T) {
 		"GSIM sim-R test: 775 dialogues from data_ptm/m2m/data.zip (sim-R/test.json absent)",
 		"GSIM: system turns labelled, test 3,761 of 3,761",
 	} {
-		if !containsString(s.Notes, n) {
+		if !slices.Contains(s.Notes, n) {
 			t.Errorf("no note %q", n)
 		}
 	}
@@ -173,13 +174,4 @@ func TestReadGSIM(t *testing.T) {
 			}
 		}
 	}
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -114,7 +115,7 @@ func TestReadMultiWOZ(t *testing.T) {
 		"MultiWOZ 2.1: 999 dialogues; system turns with acts, val 7,286 of 7,365",
 		"MultiWOZ 2.1: 1000 dialogues; system turns with acts, test 7,293 of 7,372",
 	} {
-		if !containsString(s.Notes, n) {
+		if !slices.Contains(s.Notes, n) {
 			t.Errorf("no note %q", n)
 		}
 	}

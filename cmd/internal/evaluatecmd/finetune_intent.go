@@ -3,6 +3,7 @@ package evaluatecmd
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -60,7 +61,7 @@ func runFinetuneIntent(ctx context.Context, args []string, log *zap.Logger) erro
 	toExamples := func(s evaluate.Split) []finetune.Example {
 		out := make([]finetune.Example, len(s))
 		for i, e := range s {
-			out[i] = finetune.Example{Text: e.Text, Labels: []int{indexOf(labels, e.Label)}}
+			out[i] = finetune.Example{Text: e.Text, Labels: []int{slices.Index(labels, e.Label)}}
 		}
 		return out
 	}
@@ -93,7 +94,7 @@ func runFinetuneIntent(ctx context.Context, args []string, log *zap.Logger) erro
 	start := time.Now()
 	cfg.Classes, cfg.Truncation = len(labels), tokenizers.TruncateRight
 	gold := toExamples(allTest)
-	oosIndex := indexOf(labels, c.data.oosLabel)
+	oosIndex := slices.Index(labels, c.data.oosLabel)
 	metrics := []string{"accuracy"}
 	if oosIndex >= 0 {
 		metrics = []string{"acc_all", "acc_in", "acc_out", "recall_out"}
@@ -117,15 +118,6 @@ func runFinetuneIntent(ctx context.Context, args []string, log *zap.Logger) erro
 			"Acc(in) over in-scope queries, Acc(out) the in/out decision over every query, Recall(out) over out-of-scope queries."}
 	}
 	return writeResult(res, c.output)
-}
-
-func indexOf(xs []string, x string) int {
-	for i, v := range xs {
-		if v == x {
-			return i
-		}
-	}
-	return -1
 }
 
 func texts(s evaluate.Split) []string {

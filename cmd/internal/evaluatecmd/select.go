@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -124,7 +125,7 @@ func checkSelect(c *common, ckpts, val, split, metric string, top, size int) (*s
 		return nil, nil, fmt.Errorf("evaluate select reads validation data: --dataset multiwoz (its val split) or --val FILE, not --test/--train")
 	case c.model.checkpoint != "":
 		return nil, nil, fmt.Errorf("evaluate select takes --checkpoints (the candidates to choose from), not --checkpoint")
-	case !containsString(selectMetrics, metric):
+	case !slices.Contains(selectMetrics, metric):
 		return nil, nil, fmt.Errorf("--metric %q: want one of %s", metric, strings.Join(selectMetrics, ", "))
 	case c.output == "":
 		return nil, nil, fmt.Errorf("--output is required (the selection's JSON; the chosen paths go beside it as .txt)")
@@ -159,15 +160,6 @@ func checkSelect(c *common, ckpts, val, split, metric string, top, size int) (*s
 		}
 	}
 	return &selection{Model: strings.TrimSuffix(c.model.ref, "/"), Candidates: size, Seeds: seeds, Metric: metric, Top: top}, members, nil
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // stepName is a checkpoint's file name as the trainer writes it (checkpoint.PathAt).
