@@ -3,11 +3,11 @@ package dse
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/sugarme/gotch/nn"
 	"github.com/sugarme/gotch/ts"
 
+	"convrep/internal/choice"
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/objectives"
@@ -35,13 +35,9 @@ const (
 	HeadInitUniform HeadInit = "uniform"
 )
 
-// ParseHeadInit reads a head_init setting.
+// ParseHeadInit reads a head_init setting case-insensitively.
 func ParseHeadInit(s string) (HeadInit, error) {
-	switch h := HeadInit(strings.ToLower(strings.TrimSpace(s))); h {
-	case HeadInitNormal, HeadInitUniform:
-		return h, nil
-	}
-	return "", fmt.Errorf("head initialisation %q is not one of normal, uniform", s)
+	return choice.Parse("head initialisation", s, HeadInitNormal, HeadInitUniform)
 }
 
 // newContrastHead adds the head to m.VS under name, its weights drawn as init says.

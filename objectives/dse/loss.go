@@ -3,11 +3,11 @@ package dse
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
+	"convrep/internal/choice"
 	"convrep/internal/torch"
 	"convrep/objectives"
 )
@@ -25,11 +25,7 @@ const (
 
 // ParseMode reads a mode name case-insensitively ("HardNeg" and "Orig" as the DSE code spells them).
 func ParseMode(s string) (Mode, error) {
-	switch m := Mode(strings.ToLower(strings.TrimSpace(s))); m {
-	case HardNeg, Orig:
-		return m, nil
-	}
-	return "", fmt.Errorf("contrastive mode %q is not one of hardneg, orig", s)
+	return choice.Parse("contrastive mode", s, HardNeg, Orig)
 }
 
 // HardConLoss is DSE's symmetric contrastive loss over B pairs of L2-normalised features f1, f2 [B,D]

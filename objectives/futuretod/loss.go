@@ -2,11 +2,11 @@ package futuretod
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
+	"convrep/internal/choice"
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/objectives"
@@ -27,11 +27,7 @@ const (
 
 // ParseDistance reads a distance name case-insensitively.
 func ParseDistance(s string) (Distance, error) {
-	switch d := Distance(strings.ToLower(strings.TrimSpace(s))); d {
-	case SquaredL2, MSE:
-		return d, nil
-	}
-	return "", fmt.Errorf("distance %q is not one of squared_l2, mse", s)
+	return choice.Parse("distance", s, SquaredL2, MSE)
 }
 
 // DistillLoss is FutureTOD's Eq. 2: the sum over the distilled layers l of the distance between the

@@ -1,0 +1,23 @@
+// Package choice reads a setting that names one of a few values: the constants of a string type, such as
+// dse.Mode or futuretod.Distance.
+package choice
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Parse reads s as one of choices, which are written in lower case: case-insensitively, spaces around it
+// ignored ("HardNeg" is hardneg). Anything else is an error that names the setting (what) and the choices in
+// their order, such as `contrastive mode "hard" is not one of hardneg, orig`.
+func Parse[T ~string](what, s string, choices ...T) (T, error) {
+	if v := T(strings.ToLower(strings.TrimSpace(s))); slices.Contains(choices, v) {
+		return v, nil
+	}
+	names := make([]string, len(choices))
+	for i, c := range choices {
+		names[i] = string(c)
+	}
+	return "", fmt.Errorf("%s %q is not one of %s", what, s, strings.Join(names, ", "))
+}
