@@ -175,11 +175,13 @@ func formatOf(path string) (fileFormat, error) {
 	return 0, fmt.Errorf("%s: unknown format: the name must end in .jsonl, .csv, .tsv (each optionally .gz) or .parquet, or name a folder of .parquet files", path)
 }
 
-// dialogueFile is one file to read: its path, format, and the corpus name its dialogues take.
+// dialogueFile is one file to read: its path, format, the corpus name its dialogues take, and the path of
+// the set it stands for (a folder's, for a shard).
 type dialogueFile struct {
 	path   string
 	format fileFormat
 	corpus string
+	given  string
 }
 
 // files lists what the set reads, in order: each path named, a folder as its .parquet files at any depth in
@@ -196,7 +198,7 @@ func (s FileSet) files() ([]dialogueFile, error) {
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, dialogueFile{path: p, format: f, corpus: baseNoExt(p)})
+			out = append(out, dialogueFile{path: p, format: f, corpus: baseNoExt(p), given: p})
 			continue
 		}
 		corpus := filepath.Base(filepath.Clean(p))
@@ -216,7 +218,7 @@ func (s FileSet) files() ([]dialogueFile, error) {
 				return nil
 			}
 			n++
-			out = append(out, dialogueFile{path: path, format: formatParquet, corpus: corpus})
+			out = append(out, dialogueFile{path: path, format: formatParquet, corpus: corpus, given: p})
 			return nil
 		})
 		if err != nil {
@@ -243,8 +245,8 @@ func (s FileSet) List() ([]string, error) {
 	return out, nil
 }
 
-// EachDialogue reads the set's files in order, streaming, and hands each dialogue to fn with the file it
-// came from. A JSON line's dialogue keeps its corpus; a CSV, TSV or Parquet file's dialogues take the file's
+// EachDialogue reads the set's files in order, streaming, and hands each dialogue to fn with the path of
+// the set it came from (a folder's for its shards). A JSON line's dialogue keeps its corpus; a CSV, TSV or Parquet file's dialogues take the file's
 // name without extensions as their corpus ("support" for support.csv.gz, a folder's name for its shards). A
 // dialogue's turns go through the corpora's cleaning and, with opt.MergeSameSpeaker, merging; the key
 // corpus/id must be unique over the set. Malformed records fail the read, naming the file and the line or
@@ -266,7 +268,7 @@ func (s FileSet) EachDialogue(opt ReadOptions, fn func(file string, d Dialogue) 
 			if !seen.add(d.Corpus, d.ID) {
 				return src.bad(place, fmt.Errorf("dialogue %q of corpus %s appears again: a dialogue's id is unique over the files, and a CSV, TSV or Parquet dialogue's rows must be consecutive", d.ID, d.Corpus))
 			}
-			return fn(f.path, d)
+			return fn(f.given, d)
 		}
 		switch f.format {
 		case formatJSONL:

@@ -8,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	_ "convrep/objectives/all" // the built-in objectives read their [objective] tables
 
 	"github.com/BurntSushi/toml"
 
+	"convrep/datasets"
 	"convrep/internal/tomlpos"
 	"convrep/objectives"
 )
@@ -69,11 +71,18 @@ type RandomConfig struct {
 	InitializerRange float64 `toml:"initializer_range"`
 }
 
-// DataConfig says which corpora to read and how to make examples of them.
+// DataConfig says which corpora and files to read and how to make examples of them.
 type DataConfig struct {
-	Root             string   `toml:"root"`
-	Corpora          []string `toml:"corpora"`
-	MergeSameSpeaker bool     `toml:"merge_same_speaker"`
+	Root    string   `toml:"root"`
+	Corpora []string `toml:"corpora"`
+	// Files are dialogue files of the user's own, read after the corpora (datasets.FileSet): the unified
+	// JSONL, CSV/TSV or Parquet (a folder: its Parquet shards). A relative path is taken from the experiment
+	// file's folder (FileSet). Columns and Speakers say how CSV, TSV and Parquet rows are read. All three
+	// stay out of the digest when unset, as runs written before them exist.
+	Files            []string       `toml:"files" json:"files,omitempty"`
+	Columns          ColumnsConfig  `toml:"columns" json:"columns,omitzero"`
+	Speakers         SpeakersConfig `toml:"speakers" json:"speakers,omitzero"`
+	MergeSameSpeaker bool           `toml:"merge_same_speaker"`
 	// MetaLWOZMultiWOZ keeps the 2,924 MultiWOZ 2.0 dialogues of MetaLWOZ's archive, 430 of them in MultiWOZ
 	// 2.1's val/test sets (datasets.ReadOptions); false drops them. Left out of the digest when false.
 	MetaLWOZMultiWOZ bool   `toml:"metalwoz_multiwoz" json:"metalwoz_multiwoz,omitempty"`
@@ -83,6 +92,45 @@ type DataConfig struct {
 	MinWords         int    `toml:"min_words"`
 	CacheDir         string `toml:"cache_dir"`
 	MaxExamples      int    `toml:"max_examples"` // 0 = all; a cap for quick runs
+
+	dir string // the experiment file's folder, which relative Files are read from
+}
+
+// ColumnsConfig is [data.columns]: the column names of a CSV, TSV or Parquet file of turns, one row per
+// turn (datasets.Columns; "" takes the default).
+type ColumnsConfig struct {
+	Dialogue string `toml:"dialogue" json:"dialogue,omitempty"`
+	Turn     string `toml:"turn" json:"turn,omitempty"`
+	Speaker  string `toml:"speaker" json:"speaker,omitempty"`
+	Text     string `toml:"text" json:"text,omitempty"`
+	Domain   string `toml:"domain" json:"domain,omitempty"`
+}
+
+// SpeakersConfig is [data.speakers]: the speaker labels read as the user and as the system
+// (datasets.Speakers; an empty list takes the default).
+type SpeakersConfig struct {
+	User   []string `toml:"user" json:"user,omitempty"`
+	System []string `toml:"system" json:"system,omitempty"`
+}
+
+// FileSet is data.files with the column and speaker mapping, nil when no file is named. A relative path is
+// joined to the folder of the experiment file the configuration was read from.
+func (d DataConfig) FileSet() *datasets.FileSet {
+	if len(d.Files) == 0 {
+		return nil
+	}
+	s := &datasets.FileSet{
+		Columns: datasets.Columns{Dialogue: d.Columns.Dialogue, Turn: d.Columns.Turn, Speaker: d.Columns.Speaker,
+			Text: d.Columns.Text, Domain: d.Columns.Domain},
+		Speakers: datasets.Speakers{User: d.Speakers.User, System: d.Speakers.System},
+	}
+	for _, f := range d.Files {
+		if f != "" && !filepath.IsAbs(f) {
+			f = filepath.Join(d.dir, f)
+		}
+		s.Paths = append(s.Paths, f)
+	}
+	return s
 }
 
 // TrainConfig holds the optimisation knobs the papers use.
@@ -222,6 +270,7 @@ func Load(path string, overrides []string) (*Experiment, error) {
 		}
 	}
 	e.path = path
+	e.Data.dir = filepath.Dir(path)
 	e.defaults()
 	if err := e.validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -54,11 +54,18 @@ func (e *Experiment) validate() error {
 	} else {
 		e.objective = cfg
 	}
-	if e.Data.Root == "" {
+	switch d := e.Data; {
+	case len(d.Corpora) == 0 && len(d.Files) == 0:
+		fail("data: give data.corpora, data.files or both")
+	case len(d.Corpora) > 0 && d.Root == "":
 		fail("data.root is required: the folder holding the pretraining corpora")
 	}
-	if len(e.Data.Corpora) == 0 {
-		fail("data.corpora is empty")
+	if fs := e.Data.FileSet(); fs != nil {
+		if err := fs.Validate(); err != nil {
+			fail("data.files: %v", err)
+		}
+	} else if e.Data.Columns != (ColumnsConfig{}) || len(e.Data.Speakers.User)+len(e.Data.Speakers.System) > 0 {
+		fail("[data.columns] and [data.speakers] say how data.files are read, and data.files is empty")
 	}
 	if e.Data.MinWords < 0 || e.Data.MaxExamples < 0 {
 		fail("data.min_words and data.max_examples must not be negative")

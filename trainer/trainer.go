@@ -189,7 +189,7 @@ func dataEnv(e *experiment.Experiment, bb *experiment.Backbone, files []string, 
 	return objectives.DataEnv{
 		Root: e.Data.Root, Corpora: e.Data.Corpora, Files: files,
 		Read: datasets.ReadOptions{SkipBad: e.Data.SkipBad, MergeSameSpeaker: e.Data.MergeSameSpeaker,
-			MetaLWOZMultiWOZ: e.Data.MetaLWOZMultiWOZ, Logger: log},
+			MetaLWOZMultiWOZ: e.Data.MetaLWOZMultiWOZ, Logger: log, Files: e.Data.FileSet()},
 		Pairs: e.Data.Pairs, BothDirections: e.Data.BothDirections, MinWords: e.Data.MinWords,
 		MaxExamples: e.Data.MaxExamples, CacheDir: e.Data.CacheDir,
 		Tok: bb.Tok, TokDir: bb.TokDir, MaxLength: e.Model.MaxLength, Truncation: trunc, Seed: e.Seed, Device: dev,
@@ -213,9 +213,18 @@ func secondEncoder(e *experiment.Experiment, bb *experiment.Backbone, seed int64
 	return b.Model, nil
 }
 
-// corpusFiles checks that every corpus of the experiment is present and lists the files it is read from.
+// corpusFiles checks that every corpus of the experiment is present and lists the files it is read from, and
+// that every file of data.files is there in a known format (the cache key lists those itself).
 // It runs before any work, so that a wrong path fails at once, naming what is missing.
 func corpusFiles(d experiment.DataConfig) ([]string, error) {
+	if fs := d.FileSet(); fs != nil {
+		if _, err := fs.List(); err != nil {
+			return nil, fmt.Errorf("data.files: %w", err)
+		}
+	}
+	if len(d.Corpora) == 0 {
+		return nil, nil
+	}
 	if _, err := os.Stat(d.Root); err != nil {
 		return nil, fmt.Errorf("data.root: %w", err)
 	}

@@ -42,6 +42,7 @@ func NewPairs(env objectives.DataEnv, variant string, cut datasets.QueryCut) (ob
 	key := datasets.CacheKey{Corpora: env.Corpora, CorpusFiles: env.Files, TokenizerDir: env.TokDir, Tokenizer: env.Tok, Pairs: popt,
 		MaxLength: env.MaxLength, Truncation: env.Truncation, MergeSpeakers: env.Read.MergeSameSpeaker,
 		MetaLWOZMultiWOZ: env.Read.MetaLWOZMultiWOZ,
+		Files:            env.Read.Files, // data.files: each hashed whole, with the column and speaker mapping
 		Extra:            []string{fmt.Sprintf("skip_bad=%v", env.Read.SkipBad), fmt.Sprintf("max_examples=%d seed=%d", env.MaxExamples, env.Seed)}}
 	build := func() (*datasets.TokenizedPairs, error) {
 		ds, err := env.ReadDialogues()
