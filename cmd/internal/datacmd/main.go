@@ -23,17 +23,20 @@ import (
 	"convrep/internal/shared"
 )
 
-// command is one subcommand: its flags are added to fs, and run does the work once they are parsed.
+// command is one subcommand: its flags are added to fs, and run does the work once they are parsed. A command
+// with setupArgs instead of setup takes positional arguments, which it finds in *args once they are parsed.
 type command struct {
 	name, summary string
 	setup         func(fs *flag.FlagSet) func(stdout io.Writer, log *zap.Logger) error
+	setupArgs     func(fs *flag.FlagSet, args *[]string) func(stdout io.Writer, log *zap.Logger) error
 }
 
 var commands = []command{
-	{"convert", "write the corpora as one JSON-lines file of dialogues", setupConvert},
-	{"stats", "print dialogues, turns and words per corpus", setupStats},
-	{"fetch", "download the corpora and evaluation sets from their public sources, checked against the manifest", setupFetch},
-	{"manifest", "write the manifest (path, size, SHA-256, source) of a data folder such as ../shared/data", setupManifest},
+	{name: "convert", summary: "write the corpora as one JSON-lines file of dialogues", setup: setupConvert},
+	{name: "stats", summary: "print dialogues, turns and words per corpus", setup: setupStats},
+	{name: "check", summary: "validate dialogue files of one's own (data.files) and print their stats", setupArgs: setupCheck},
+	{name: "fetch", summary: "download the corpora and evaluation sets from their public sources, checked against the manifest", setup: setupFetch},
+	{name: "manifest", summary: "write the manifest (path, size, SHA-256, source) of a data folder such as ../shared/data", setup: setupManifest},
 }
 
 // Main runs data on args, the command line after the command's name, and returns the exit status.
@@ -91,10 +94,20 @@ func parse(args []string, stderr io.Writer) (func(stdout io.Writer, log *zap.Log
 		}
 		fs := flag.NewFlagSet("data "+c.name, flag.ContinueOnError)
 		fs.SetOutput(stderr)
-		do := c.setup(fs)
+		var positional []string
+		var do func(io.Writer, *zap.Logger) error
+		if c.setupArgs != nil {
+			do = c.setupArgs(fs, &positional)
+		} else {
+			do = c.setup(fs)
+		}
 		rest, err := cli.Parse(fs, args[1:])
 		if err != nil {
 			return nil, err
+		}
+		if c.setupArgs != nil {
+			positional = rest
+			return do, nil
 		}
 		if len(rest) > 0 {
 			fmt.Fprintf(stderr, "data %s: unexpected arguments %q (see --help)\n", c.name, rest)
@@ -118,7 +131,8 @@ func fail(stderr io.Writer, log *zap.Logger, command string, err error) {
 
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "usage: data <command> [flags]\n\n"+
-		"Reads the pretraining corpora in their upstream layouts, archives and .json.gz in place:\n  %s\n\ncommands:\n",
+		"Reads the pretraining corpora in their upstream layouts, archives and .json.gz in place:\n  %s\n"+
+		"and dialogue files of one's own (check).\n\ncommands:\n",
 		strings.Join(datasets.Corpora(), ", "))
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)

@@ -41,7 +41,11 @@ func setupStats(fs *flag.FlagSet) func(io.Writer, *zap.Logger) error {
 				pairs = append(pairs, len(ps))
 			}
 		}
-		if err := writeStats(stdout, names, per, pairs); err != nil {
+		counts := make([]datasets.Stats, len(per))
+		for i, ds := range per {
+			counts[i] = datasets.Count(ds)
+		}
+		if err := writeStats(stdout, "corpus", names, counts, pairs); err != nil {
 			return err
 		}
 		if rf.droppedMultiWOZ >= 0 {
@@ -51,10 +55,11 @@ func setupStats(fs *flag.FlagSet) func(io.Writer, *zap.Logger) error {
 	}
 }
 
-// writeStats prints one row per corpus and a total row; pairs, when given, adds a column.
-func writeStats(w io.Writer, names []string, per [][]datasets.Dialogue, pairs []int) error {
+// writeStats prints one row per corpus (or file: first names the column) and a total row; pairs, when
+// given, adds a column.
+func writeStats(w io.Writer, first string, names []string, per []datasets.Stats, pairs []int) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	header := "corpus\tdialogues\tturns\twords\tturns/dialogue\t"
+	header := first + "\tdialogues\tturns\twords\tturns/dialogue\t"
 	if pairs != nil {
 		header += "pairs\t"
 	}
@@ -73,7 +78,7 @@ func writeStats(w io.Writer, names []string, per [][]datasets.Dialogue, pairs []
 		fmt.Fprintln(tw)
 	}
 	for i, name := range names {
-		s := datasets.Count(per[i])
+		s := per[i]
 		total = total.Add(s)
 		p := 0
 		if pairs != nil {
