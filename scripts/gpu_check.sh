@@ -131,6 +131,11 @@ else
 	BUILT=0
 fi
 
+if ((BUILT)); then
+	# One tiny step through the shim: a matrix product and, on a GPU, a CUDA graph captured and replayed (what the
+	# set-up runs last on a CUDA host; here also when the set-up found its copy up to date).
+	check device "convrep device --device $DEVICE" "$OUT/bin/convrep" device --device "$DEVICE" || BUILT=0
+fi
 if ((BUILT && !BENCH_ONLY)); then
 	# 2. The tests whose logic depends on the device: HuggingFace parity of every weight file, the generator's
 	# state saved and restored, bf16 autocast with Float losses and fp32 master weights, exact resume (with

@@ -17,6 +17,7 @@ import (
 	"convrep/cmd/internal/benchcmd"
 	"convrep/cmd/internal/claimscmd"
 	"convrep/cmd/internal/datacmd"
+	"convrep/cmd/internal/devicecmd"
 	"convrep/cmd/internal/embedcmd"
 	"convrep/cmd/internal/evaluatecmd"
 	"convrep/cmd/internal/setupcmd"
@@ -40,6 +41,7 @@ func commands() []command {
 		{"data", "convert or count the pretraining corpora; fetch them and the evaluation sets", datacmd.Main, datacmd.Check},
 		{"bench", "time one DSE training step: pairs/s, tokens/s and MFU as a JSON line", benchcmd.Main, benchcmd.Check},
 		{"claims", "check the papers' claims against the evaluation results and write the report", claimscmd.Main, claimscmd.Check},
+		{"device", "run one tiny step through convrep's shim on a GPU (the set-up's last check on a CUDA host)", devicecmd.Main, devicecmd.Check},
 		{"setup", "install libtorch when missing and prepare the patched gotch in third_party/gotch", setupcmd.Main, setupcmd.Check},
 	}
 }

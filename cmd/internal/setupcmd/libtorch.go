@@ -24,6 +24,9 @@ type libtorch struct {
 	Version string
 	From    string     // how it was found, for the set-up's report
 	NCCL    *ncclFacts // for a CUDA libtorch, after distDefines
+	// CUDALibs are the CUDA libraries the shim calls, for a CUDA libtorch: linked by the files
+	// libtorch_cuda.so loads (cudalibs.go).
+	CUDALibs []cudaLib
 }
 
 // findLibtorch takes $LIBTORCH when set, else Debian's libtorch-dev, installing it when allowed. $LIBTORCH
@@ -119,7 +122,16 @@ func (lt *libtorch) inspect() error {
 		return fmt.Errorf("no TORCH_VERSION_MAJOR, _MINOR and _PATCH in %s's torch/csrc/api/include/torch/version.h or torch/headeronly/version.h", lt.Include)
 	}
 	lt.Version = fmt.Sprintf("%s.%s.%s", parts["MAJOR"], parts["MINOR"], parts["PATCH"])
+	var err error
 	lt.CUDA = exists(filepath.Join(lt.Lib, "libtorch_cuda.so"))
+	if err := checkLinkPath(lt.Lib); err != nil {
+		return err
+	}
+	if lt.CUDA {
+		if lt.CUDALibs, err = findCUDALibs(lt.Lib); err != nil {
+			return err
+		}
+	}
 	c10, err := os.ReadFile(filepath.Join(lt.Lib, "libc10.so"))
 	if err != nil {
 		return err

@@ -67,7 +67,7 @@ func TestOfficialLibtorchFlags(t *testing.T) {
 			wantNot: []string{"-DCONVREP_CUDA", "-DCONVREP_NCCL", "-ltorch_cuda", "-lc10_cuda", "-lgloo"},
 		},
 		{
-			name: "CPU, pre-cxx11 ABI", gloo: false, abi1: false,
+			name: "CPU with the pre-cxx11 ABI", gloo: false, abi1: false,
 			want:    []string{"-D_GLIBCXX_USE_CXX11_ABI=0"},
 			wantNot: []string{"-DCONVREP_CUDA", "-DCONVREP_NCCL", "-DCONVREP_GLOO", "-ltorch_cuda"},
 		},

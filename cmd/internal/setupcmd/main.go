@@ -192,6 +192,11 @@ func run(force, noInstall, build bool) error {
 		if err := buildOnce(root); err != nil {
 			return err
 		}
+		if lt.CUDA {
+			if err := checkCUDABuild(root); err != nil {
+				return err
+			}
+		}
 	}
 	// The stamp is written last: an interrupted set-up is redone, never trusted.
 	if err := os.WriteFile(filepath.Join(dst, stampFile), []byte(stamp), 0o644); err != nil {
@@ -207,6 +212,8 @@ func stampOf(lt *libtorch, src string) string {
 	fmt.Fprintln(h, patchLevel, gotchVersion, src, lt.Include, lt.Lib, lt.Version, lt.CUDA, lt.ABI, lt.Std)
 	// The shim's NCCL and CUDA headers are found through these (shim.go).
 	fmt.Fprintln(h, os.Getenv("CGO_CPPFLAGS"), os.Getenv("CUDA_HOME"))
+	// The CUDA libraries the shim links are the files the loader resolves (cudalibs.go).
+	fmt.Fprintln(h, os.Getenv("LD_LIBRARY_PATH"), lt.CUDALibs)
 	for _, f := range []string{"libtorch.so", "libtorch_cpu.so", "libc10.so"} {
 		if st, err := os.Stat(filepath.Join(lt.Lib, f)); err == nil {
 			fmt.Fprintln(h, f, st.Size(), st.ModTime().UnixNano())
@@ -253,6 +260,9 @@ func (lt *libtorch) report() string {
 		s += fmt.Sprintf(", NCCL %s (library %s; header %s, NCCL %s)", n.LibV, lib, n.Header, n.HeaderV)
 	} else if lt.CUDA {
 		s += ", NCCL none"
+	}
+	for _, l := range lt.CUDALibs {
+		s += fmt.Sprintf(", links %s", l.Path)
 	}
 	return s + fmt.Sprintf(", C++ standard %s, C++11 ABI %d", lt.Std, lt.ABI)
 }

@@ -1,12 +1,9 @@
 package setupcmd
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -94,25 +91,21 @@ func ncclHeaderVersion(path string) (ncclVersion, error) {
 	return ncclVersion{got["MAJOR"], got["MINOR"], got["PATCH"]}, nil
 }
 
-// loadedLibrary is the path the dynamic loader resolves for lib's dependency whose name starts with prefix (its
-// RUNPATH, LD_LIBRARY_PATH and the loader's cache, as `ldd` reports them), "" when lib needs no such library.
+// loadedLibrary is the path the dynamic loader resolves for lib's dependency whose name starts with prefix
+// (neededLibraries), "" when lib needs no such library.
 func loadedLibrary(lib, prefix string) (string, error) {
-	out, err := exec.Command("ldd", lib).CombinedOutput()
+	deps, err := neededLibraries(lib)
 	if err != nil {
-		return "", fmt.Errorf("ldd %s: %v: %s", lib, err, tail(string(out), 5))
+		return "", err
 	}
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		// "\tlibnccl.so.2 => /x/nvidia/nccl/lib/libnccl.so.2 (0x...)" or "\tlibnccl.so.2 => not found"
-		name, target, ok := strings.Cut(strings.TrimSpace(sc.Text()), " => ")
-		if !ok || !strings.HasPrefix(name, prefix) {
+	for _, d := range deps {
+		if !strings.HasPrefix(d.Name, prefix) {
 			continue
 		}
-		if strings.HasPrefix(target, "not found") {
-			return "", fmt.Errorf("%s needs %s, which the dynamic loader does not find (add its folder to LD_LIBRARY_PATH)", lib, name)
+		if d.Path == "" {
+			return "", fmt.Errorf("%s needs %s, which the dynamic loader does not find (add its folder to LD_LIBRARY_PATH)", lib, d.Name)
 		}
-		path, _, _ := strings.Cut(target, " (")
-		return path, nil
+		return d.Path, nil
 	}
 	return "", nil
 }

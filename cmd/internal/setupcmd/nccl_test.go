@@ -48,50 +48,87 @@ const (
 
 // standInLibtorchCUDA builds, with the C compiler cgo uses, a real shared libtorch_cuda.so in torchDir/lib that
 // carries or loads NCCL as layout says, and returns the lib folder. The libraries hold nothing but the version
-// string NCCL's init.cc builds ("NCCL version X.Y.Z+cudaA.B").
+// string NCCL's init.cc builds ("NCCL version X.Y.Z+cudaA.B"). Its CUDA runtime is laid out as in the official
+// zip where NCCL is linked in, else as in PyTorch 2.11's wheel (standInCUDA).
 func standInLibtorchCUDA(t *testing.T, torchDir string, layout ncclLayout, v ncclVersion) string {
+	rt := cudartWheel13
+	if layout == ncclLinkedIn {
+		rt = cudartZip
+	}
+	lib, _ := standInCUDA(t, torchDir, layout, v, rt)
+	return lib
+}
+
+// buildShared compiles C source src into the shared library out with the C compiler cgo uses.
+func buildShared(t *testing.T, out, src string, args ...string) {
 	t.Helper()
 	cc, err := exec.LookPath("gcc")
 	if err != nil {
 		t.Fatal("gcc is needed (cgo compiles with it)")
 	}
-	lib := filepath.Join(torchDir, "lib")
-	ncclLib := filepath.Join(filepath.Dir(torchDir), "nvidia", "nccl", "lib")
-	for _, d := range []string{lib, ncclLib} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	build := func(out, src string, args ...string) {
-		t.Helper()
-		c := filepath.Join(t.TempDir(), "x.c")
-		if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(cc, append([]string{"-shared", "-fPIC", "-o", out, c}, args...)...)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%s: %v\n%s", cmd, err, b)
-		}
+	c := filepath.Join(t.TempDir(), "x.c")
+	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
 	}
+	cmd := exec.Command(cc, append([]string{"-shared", "-fPIC", "-o", out, c}, args...)...)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", cmd, err, b)
+	}
+}
+
+// standInCUDA builds libtorch_cuda.so in torchDir/lib (torchDir being site-packages/torch for the wheel
+// layouts), loading NCCL as nccl says and a stand-in CUDA runtime laid out as rt says, which defines
+// cudaStreamWaitEvent, the symbol the 2026-11-27 link missed. It returns the lib folder, and the CUDA toolkit
+// folder for cudartCUDAHome ("" otherwise).
+func standInCUDA(t *testing.T, torchDir string, nccl ncclLayout, v ncclVersion, rt cudartLayout) (lib, cudaHome string) {
+	t.Helper()
+	lib = filepath.Join(torchDir, "lib")
+	site := filepath.Dir(torchDir)
+	ncclLib := filepath.Join(site, "nvidia", "nccl", "lib")
 	versionC := fmt.Sprintf("const char convrep_nccl_version[] = \"NCCL version %s+cuda13.0\";\n", v)
-	cudaSrc := "int convrep_torch_cuda(void) { return 1; }\n"
-	switch layout {
+	src := "int convrep_torch_cuda(void) { return 1; }\n"
+	var args, runpath []string
+	switch nccl {
 	case ncclLinkedIn:
-		build(filepath.Join(lib, "libtorch_cuda.so"), cudaSrc+versionC)
-		return lib
+		src += versionC
 	case ncclWheel:
-		build(filepath.Join(ncclLib, "libnccl.so.2"), versionC+"int ncclGetVersion(int *v) { *v = 1; return 0; }\n", "-Wl,-soname,libnccl.so.2")
+		buildShared(t, filepath.Join(ncclLib, "libnccl.so.2"), versionC+"int ncclGetVersion(int *v) { *v = 1; return 0; }\n", "-Wl,-soname,libnccl.so.2")
 	case ncclNoString, ncclMissing:
-		build(filepath.Join(ncclLib, "libnccl.so.2"), "int ncclGetVersion(int *v) { *v = 1; return 0; }\n", "-Wl,-soname,libnccl.so.2")
+		buildShared(t, filepath.Join(ncclLib, "libnccl.so.2"), "int ncclGetVersion(int *v) { *v = 1; return 0; }\n", "-Wl,-soname,libnccl.so.2")
 	}
-	build(filepath.Join(lib, "libtorch_cuda.so"), cudaSrc+"int ncclGetVersion(int *);\nint convrep_use(void) { int v; return ncclGetVersion(&v); }\n",
-		"-L"+ncclLib, "-l:libnccl.so.2", "-Wl,--enable-new-dtags,-rpath,$ORIGIN/../../nvidia/nccl/lib")
-	if layout == ncclMissing {
+	if nccl != ncclLinkedIn {
+		src += "int ncclGetVersion(int *);\nint convrep_use(void) { int v; return ncclGetVersion(&v); }\n"
+		args = append(args, "-L"+ncclLib, "-l:libnccl.so.2")
+		runpath = append(runpath, "$ORIGIN/../../nvidia/nccl/lib")
+	}
+	rtDir, rtName, rtRunpath := rt.where(lib, site)
+	if rt == cudartCUDAHome {
+		cudaHome = filepath.Dir(rtDir)
+	}
+	buildShared(t, filepath.Join(rtDir, rtName), "int cudaStreamWaitEvent(void *s, void *e, unsigned f) { return 0; }\n", "-Wl,-soname,"+rtName)
+	src += "int cudaStreamWaitEvent(void *, void *, unsigned);\nint convrep_wait(void) { return cudaStreamWaitEvent(0, 0, 0); }\n"
+	args = append(args, "-L"+rtDir, "-l:"+rtName)
+	if rtRunpath != "" {
+		runpath = append(runpath, rtRunpath)
+	}
+	if len(runpath) > 0 {
+		args = append(args, "-Wl,--enable-new-dtags,-rpath,"+strings.Join(runpath, ":"))
+	}
+	buildShared(t, filepath.Join(lib, "libtorch_cuda.so"), src, args...)
+	if nccl == ncclMissing {
 		if err := os.Remove(filepath.Join(ncclLib, "libnccl.so.2")); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return lib
+	if rt == cudartMissing {
+		if err := os.Remove(filepath.Join(rtDir, rtName)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return lib, cudaHome
 }
 
 // checkNCCL accepts nccl.h only where its major and minor release equal those of the NCCL libtorch loads: the
@@ -267,7 +304,7 @@ func TestCXXStandard(t *testing.T) {
 // the second (PyTorch 2.11's wheel); a libtorch stating none is refused.
 func TestLibtorchVersionHeaders(t *testing.T) {
 	for _, tc := range []struct{ name, api, headeronly, want string }{
-		{"api folder (1.13, 2.1)", "#define TORCH_VERSION_MAJOR 2\n#define TORCH_VERSION_MINOR 1\n#define TORCH_VERSION_PATCH 0\n", "", "2.1.0"},
+		{"api folder (1.13 and 2.1)", "#define TORCH_VERSION_MAJOR 2\n#define TORCH_VERSION_MINOR 1\n#define TORCH_VERSION_PATCH 0\n", "", "2.1.0"},
 		{"headeronly (2.11)", "#pragma once\n#include <torch/headeronly/version.h>\n", "#define TORCH_VERSION_MAJOR 2\n#define TORCH_VERSION_MINOR 11\n#define TORCH_VERSION_PATCH 0\n", "2.11.0"},
 		{"none", "#pragma once\n", "", ""},
 	} {

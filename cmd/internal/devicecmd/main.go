@@ -1,0 +1,76 @@
+// Package devicecmd is the device command (convrep device). It runs one tiny step through convrep's C++ shim on
+// a device: a matrix product with a known result, and on a GPU a CUDA graph captured and replayed. The set-up
+// runs it last on a CUDA host (cmd/setup), so that a library the build did not link, or a GPU libtorch cannot
+// use, stops the set-up naming the cause rather than the first training run.
+//
+//	convrep device                 # the first GPU
+//	convrep device --device cpu
+package devicecmd
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"convrep/internal/cli"
+	"convrep/internal/torch"
+)
+
+// Main runs the check on args, the command line after the command's name, and returns the exit status: 0, 1
+// for a failed check, 2 for a command line that does not parse.
+func Main(args []string) int {
+	dev, err := parse(args, os.Stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case err != nil:
+		return 2
+	}
+	if err := run(dev, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "device:", err)
+		return 1
+	}
+	return 0
+}
+
+// Check parses args as Main does and returns what it would reject, without touching a device.
+func Check(args []string) error {
+	_, err := parse(args, io.Discard)
+	return cli.Checked(err)
+}
+
+func parse(args []string, out io.Writer) (string, error) {
+	fs := flag.NewFlagSet("device", flag.ContinueOnError)
+	fs.SetOutput(out)
+	dev := fs.String("device", "cuda", "cpu, cuda or cuda:N")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: convrep device [--device cuda]\n\n"+
+			"Runs one tiny step through convrep's shim on the device: a matrix product with a known result and, on a\n"+
+			"GPU, a CUDA graph captured and replayed. The set-up runs it last on a CUDA host.\n\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return "", err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(out, "device: unexpected argument %q\n", fs.Arg(0))
+		return "", fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	return *dev, nil
+}
+
+func run(name string, out io.Writer) error {
+	dev, err := torch.ParseDevice(name)
+	if err != nil {
+		return err
+	}
+	checked, err := torch.CheckDevice(dev)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "device: %s: %s passed\n", torch.DeviceName(dev), strings.Join(checked, ", "))
+	return nil
+}
