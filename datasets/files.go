@@ -231,9 +231,12 @@ func (s FileSet) files() ([]dialogueFile, error) {
 	return out, nil
 }
 
-// List returns the files the set reads, in order (a folder's Parquet shards each), checking that each
-// exists and has a known format; it reads no content.
+// List returns the files the set reads, in order (a folder's Parquet shards each), after Check: each exists,
+// has a known format, and holds the columns named.
 func (s FileSet) List() ([]string, error) {
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
 	fs, err := s.files()
 	if err != nil {
 		return nil, err
@@ -243,6 +246,34 @@ func (s FileSet) List() ([]string, error) {
 		out[i] = f.path
 	}
 	return out, nil
+}
+
+// Check does what List does, and reads each CSV or TSV file's header row and each Parquet file's schema to
+// see that the columns the set names are there; it reads no row, so that a wrong mapping fails before any
+// work.
+func (s FileSet) Check() error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	files, err := s.files()
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		switch f.format {
+		case formatCSV, formatTSV:
+			err = readFile(f.path, func(r io.Reader) error {
+				_, _, _, err := openTurnTable(f.path, r, f.format == formatTSV, s.Columns)
+				return err
+			})
+		case formatParquet:
+			err = checkParquetColumns(f.path, s.Columns)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // EachDialogue reads the set's files in order, streaming, and hands each dialogue to fn with the path of

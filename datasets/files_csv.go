@@ -15,30 +15,9 @@ import (
 // Places are line numbers, the header being line 1.
 func readTurnTable(src *source, r io.Reader, tsv bool, cols Columns, sp speakerMap, merge bool,
 	emit func(place string, d Dialogue) error) error {
-	br := &rowBound{r: r}
-	cr := csv.NewReader(br)
-	if tsv {
-		cr.Comma = '\t'
-	}
-	cr.ReuseRecord = true
-	header, err := cr.Read()
-	if err == io.EOF {
-		return fmt.Errorf("%s: empty: want a header row naming the columns", src.name)
-	}
+	br, cr, idx, err := openTurnTable(src.name, r, tsv, cols)
 	if err != nil {
-		return fmt.Errorf("%s: header row: %w", src.name, err)
-	}
-	names := make([]string, len(header))
-	for i, h := range header {
-		if i == 0 {
-			h = strings.TrimPrefix(h, "\uFEFF") // the byte-order mark spreadsheet programs write
-		}
-		names[i] = strings.TrimSpace(h)
-	}
-	specs := cols.specs()
-	idx, err := findColumns(specs, names)
-	if err != nil {
-		return fmt.Errorf("%s: header row: %w", src.name, err)
+		return err
 	}
 	g := &dialogueRows{src: src, corpus: src.corpus, merge: merge, hasTurn: idx[colTurn] >= 0, emit: emit}
 	last := 1 // the line of the last row read whole
@@ -59,12 +38,12 @@ func readTurnTable(src *source, r io.Reader, tsv bool, cols Columns, sp speakerM
 			}
 			if id == "" {
 				g.spoil()
-				if err := src.bad(fmt.Sprintf("line %d", pe.StartLine), fmt.Errorf("%d fields where the header has %d", len(rec), len(names))); err != nil {
+				if err := src.bad(fmt.Sprintf("line %d", pe.StartLine), fmt.Errorf("%d fields where the header has %d", len(rec), cr.FieldsPerRecord)); err != nil {
 					return err
 				}
 				continue
 			}
-			if err := g.add(id, turnRow{place: fmt.Sprintf("line %d", pe.StartLine)}, fmt.Errorf("%d fields where the header has %d", len(rec), len(names))); err != nil {
+			if err := g.add(id, turnRow{place: fmt.Sprintf("line %d", pe.StartLine)}, fmt.Errorf("%d fields where the header has %d", len(rec), cr.FieldsPerRecord)); err != nil {
 				return err
 			}
 			continue
@@ -110,6 +89,36 @@ func readTurnTable(src *source, r io.Reader, tsv bool, cols Columns, sp speakerM
 		}
 	}
 	return g.flush()
+}
+
+// openTurnTable reads a table's header row and finds the columns of cols in it; the reader goes on with the
+// rows.
+func openTurnTable(name string, r io.Reader, tsv bool, cols Columns) (*rowBound, *csv.Reader, [numColumns]int, error) {
+	br := &rowBound{r: r}
+	cr := csv.NewReader(br)
+	if tsv {
+		cr.Comma = '\t'
+	}
+	cr.ReuseRecord = true
+	var idx [numColumns]int
+	header, err := cr.Read()
+	if err == io.EOF {
+		return nil, nil, idx, fmt.Errorf("%s: empty: want a header row naming the columns", name)
+	}
+	if err != nil {
+		return nil, nil, idx, fmt.Errorf("%s: header row: %w", name, err)
+	}
+	names := make([]string, len(header))
+	for i, h := range header {
+		if i == 0 {
+			h = strings.TrimPrefix(h, "\uFEFF") // the byte-order mark spreadsheet programs write
+		}
+		names[i] = strings.TrimSpace(h)
+	}
+	if idx, err = findColumns(cols.specs(), names); err != nil {
+		return nil, nil, idx, fmt.Errorf("%s: header row: %w", name, err)
+	}
+	return br, cr, idx, nil
 }
 
 // turnRowOf makes a row of the fields of one turn; field gives a role's value as text.

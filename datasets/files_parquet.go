@@ -24,48 +24,18 @@ const maxParquetChunk = 1 << 30
 // row indices, counted from 0 over the file as pandas counts them.
 func readParquet(src *source, path string, cols Columns, sp speakerMap, merge bool,
 	emit func(place string, d Dialogue) error) (err error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return err
-	}
-	if err := checkParquetFrame(f, st.Size()); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
 	// The library is trusted with well-formed files; a broken one must not take the process with it.
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%s: not a readable Parquet file: %v", path, p)
 		}
 	}()
-	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	f, pf, leaf, err := openParquet(path, cols)
 	if err != nil {
-		return fmt.Errorf("%s: not a readable Parquet file: %w", path, err)
+		return err
 	}
-	schema := pf.Schema()
-	var top []string
-	for _, c := range schema.Fields() {
-		top = append(top, c.Name())
-	}
+	defer f.Close()
 	specs := cols.specs()
-	var leaf [numColumns]int
-	for role, s := range specs {
-		leaf[role] = -1
-		lc, ok := schema.Lookup(s.name)
-		switch {
-		case !ok && !slices.Contains(top, s.name) && s.optional:
-			continue
-		case !ok && !slices.Contains(top, s.name):
-			return fmt.Errorf("%s: %w", path, missingColumn(role, s.name, top))
-		case !ok || lc.MaxRepetitionLevel > 0 || lc.Node == nil || !lc.Node.Leaf():
-			return fmt.Errorf("%s: column %q holds lists or records, not one value a row: give one row per turn", path, s.name)
-		}
-		leaf[role] = lc.ColumnIndex
-	}
 	g := &dialogueRows{src: src, corpus: src.corpus, merge: merge, hasTurn: leaf[colTurn] >= 0, emit: emit}
 	md := pf.Metadata()
 	var row int64
@@ -99,6 +69,64 @@ func readParquet(src *source, path string, cols Columns, sp speakerMap, merge bo
 		}
 	}
 	return g.flush()
+}
+
+// openParquet opens a Parquet file and finds the leaf column of each role of cols (-1 for an optional one
+// that is absent). The caller closes the file, and recovers from the library's panics.
+func openParquet(path string, cols Columns) (*os.File, *parquet.File, [numColumns]int, error) {
+	var leaf [numColumns]int
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, leaf, err
+	}
+	fail := func(err error) (*os.File, *parquet.File, [numColumns]int, error) {
+		f.Close()
+		return nil, nil, leaf, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return fail(err)
+	}
+	if err := checkParquetFrame(f, st.Size()); err != nil {
+		return fail(fmt.Errorf("%s: %w", path, err))
+	}
+	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return fail(fmt.Errorf("%s: not a readable Parquet file: %w", path, err))
+	}
+	schema := pf.Schema()
+	var top []string
+	for _, c := range schema.Fields() {
+		top = append(top, c.Name())
+	}
+	for role, s := range cols.specs() {
+		leaf[role] = -1
+		lc, ok := schema.Lookup(s.name)
+		switch {
+		case !ok && !slices.Contains(top, s.name) && s.optional:
+			continue
+		case !ok && !slices.Contains(top, s.name):
+			return fail(fmt.Errorf("%s: %w", path, missingColumn(role, s.name, top)))
+		case !ok || lc.MaxRepetitionLevel > 0 || lc.Node == nil || !lc.Node.Leaf():
+			return fail(fmt.Errorf("%s: column %q holds lists or records, not one value a row: give one row per turn", path, s.name))
+		}
+		leaf[role] = lc.ColumnIndex
+	}
+	return f, pf, leaf, nil
+}
+
+// checkParquetColumns opens a Parquet file and finds its columns, reading no row.
+func checkParquetColumns(path string, cols Columns) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%s: not a readable Parquet file: %v", path, p)
+		}
+	}()
+	f, _, _, err := openParquet(path, cols)
+	if err == nil {
+		f.Close()
+	}
+	return err
 }
 
 // errStopFile ends the reading of a file whose rest was skipped (SkipBad after an unreadable page).

@@ -568,3 +568,30 @@ func FuzzFiles(f *testing.F) {
 		}
 	})
 }
+
+// Check finds a wrong mapping in a CSV's header or a Parquet schema before any row is read.
+func TestFileSetCheck(t *testing.T) {
+	dir := t.TempDir()
+	csvPath := putTestFile(t, dir, "support.csv", testTable(t, false))
+	pq := filepath.Join(dir, "train.parquet")
+	writeParquet(t, pq, testRows, 100)
+	jsonl := putTestFile(t, dir, "chats.jsonl", []byte("{not even JSON\n"))
+	for _, c := range []struct {
+		name string
+		s    FileSet
+		want string // "" for no error
+	}{
+		{"defaults", FileSet{Paths: []string{csvPath, pq, jsonl}}, ""},
+		{"csv text column", FileSet{Paths: []string{csvPath}, Columns: Columns{Text: "message"}}, csvPath + `: header row: no text column "message"`},
+		{"parquet turn column", FileSet{Paths: []string{pq}, Columns: Columns{Turn: "turn_id"}}, pq + `: no turn column "turn_id" among the columns (dialogue_id, turn, speaker, text, domain)`},
+		{"not parquet", FileSet{Paths: []string{putTestFile(t, dir, "x.parquet", []byte("PAR1"))}}, "not a Parquet file"},
+		{"mapping", FileSet{Paths: []string{csvPath}, Columns: Columns{Text: "speaker"}}, "columns speaker and text are both"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.s.Check()
+			if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+				t.Errorf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}
