@@ -20,11 +20,8 @@ type dataFlags struct {
 	split                       string // response selection: which split of the dataset, test or val (MultiWOZ only)
 }
 
-// The datasets each kind of task knows by name.
-var (
-	intentSets   = []string{"clinc150", "snips"}
-	responseSets = []string{"amazonqa", "ubuntu", "multiwoz"}
-)
+// responseSets are the datasets response selection knows by name.
+var responseSets = []string{"amazonqa", "ubuntu", "multiwoz"}
 
 // evalRoot is the folder holding the evaluation sets: --data-root, else ../shared/data/eval.
 func (d dataFlags) evalRoot() (string, error) {

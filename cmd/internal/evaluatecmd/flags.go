@@ -16,7 +16,7 @@ import (
 type common struct {
 	model               modelRef
 	data                dataFlags
-	shots, seeds        string
+	seeds               string
 	splits, writeSplits string
 	output              string
 	quiet               bool
