@@ -3,7 +3,6 @@ package trainer
 import (
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/sugarme/gotch"
@@ -47,6 +46,7 @@ var newStepGraph = func(dev gotch.Device) (torch.StepGraph, error) { return torc
 type graphSteps struct {
 	g      torch.StepGraph
 	log    *zap.Logger
+	warmup int              // eager warm-up steps before the capture
 	warm   int              // eager warm-up steps taken
 	static objectives.Batch // the captured batch, whose tensors the graph reads
 	inputs []*ts.Tensor     // its tensors (objectives.Static)
@@ -82,89 +82,47 @@ func newGraphSteps(e *experiment.Experiment, dev gotch.Device, world int, log *z
 		return nil
 	}
 	log.Info("train.cuda_graphs: the step is captured as a CUDA graph after the warm-up steps", zap.Int("warmup_steps", graphWarmup))
-	return &graphSteps{g: g, log: log, eager: map[string]bool{}}
-}
-
-// takeStep is one optimiser step, eager or replayed.
-func (t *Trainer) takeStep(batches []objectives.Batch, rows []int) error {
-	gs := t.graph
-	if gs == nil {
-		return t.step(batches, rows)
-	}
-	st, ok := batches[0].Value.(objectives.Static)
-	if !ok {
-		t.stopGraphs(fmt.Sprintf("objective %s's batches do not list their tensors (objectives.Static)", t.obj.Name()))
-		return t.step(batches, rows)
-	}
-	in := st.Tensors()
-	shape := shapesOf(in)
-	switch {
-	case gs.warm < graphWarmup:
-		gs.warm++
-		return gs.g.OnStream(func() error { return t.step(batches, rows) })
-	case gs.inputs == nil:
-		if err := t.capture(batches, in, shape); err != nil {
-			return fmt.Errorf("train.cuda_graphs: the capture failed (set train.cuda_graphs = false to step eagerly; checkpoints resume either way): %w", err)
-		}
-		return t.replay()
-	case shape != gs.shape:
-		if !gs.eager[shape] {
-			gs.eager[shape] = true
-			gs.log.Info("train.cuda_graphs: a batch of other shapes than the captured one steps eagerly",
-				zap.String("shapes", shape), zap.String("captured", gs.shape))
-		}
-		return gs.g.OnStream(func() error { return t.step(batches, rows) })
-	}
-	err := torch.Catch("copy the batch into the graph's input", func() error {
-		for i, x := range in {
-			if err := torch.CopyAsync(gs.inputs[i], x); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	return t.replay()
+	return &graphSteps{g: g, log: log, warmup: graphWarmup, eager: map[string]bool{}}
 }
 
 // capture records the step of batches[0] as the graph; the batch becomes the static input, owned by gs.
-func (t *Trainer) capture(batches []objectives.Batch, in []*ts.Tensor, shape string) error {
-	gs := t.graph
+func (s *Stepper) capture(step int64, batches []objectives.Batch, in []*ts.Tensor, shape string) error {
+	gs := s.graph
 	gs.static, gs.inputs, gs.shape = batches[0], in, shape
 	batches[0].Drop = nil // the graph reads these tensors from now on
-	gs.log.Info("train.cuda_graphs: capturing the step", zap.Int64("step", t.pos.Step+1), zap.String("shapes", shape))
-	return gs.g.Capture(func() error { return t.graphBody(gs.static.Value) })
+	gs.log.Info("train.cuda_graphs: capturing the step", zap.Int64("step", step+1), zap.String("shapes", shape))
+	return gs.g.Capture(func() error { return s.graphBody(gs.static.Value) })
 }
 
-// graphBody is the captured step: t.step's work for one micro-batch (share 1), with the optimiser's kernels
-// reading device scalars. Its outputs stay in gs for the replays to rewrite.
-func (t *Trainer) graphBody(batch any) (err error) {
-	gs := t.graph
+// graphBody is the captured step: Stepper.step's work for one micro-batch (share 1), with the optimiser's
+// kernels reading device scalars. Its outputs stay in gs for the replays to rewrite.
+func (s *Stepper) graphBody(batch any) (err error) {
+	gs := s.graph
 	scope := torch.NewScope()
 	defer func() { err = errors.Join(err, scope.Free()) }()
 	return torch.Catch("train step", func() error {
-		l, m, err := t.loss(batch)
+		l, m, err := s.loss(batch)
 		if err != nil {
 			return err
 		}
 		loss := l.MustDetach(false).MustTotype(gotch.Double, true)
-		if err := l.Backward(); err != nil {
+		if err := inPhase(torch.PhaseBackward, l.Backward); err != nil {
 			return err
 		}
-		norm, err := optim.ClipGradNormTensor(t.allParams(), t.maxGradNorm())
-		if err != nil {
-			return err
-		}
-		if err := t.opt.UpdateKernels(); err != nil {
-			return err
-		}
-		if err := t.opt.ZeroGrad(); err != nil {
-			return err
-		}
-		gs.keepOutputs(loss, norm, m)
-		return nil
+		return inPhase(torch.PhaseOptimizer, func() error {
+			norm, err := optim.ClipGradNormTensor(s.allParams(), s.maxGradNorm())
+			if err != nil {
+				return err
+			}
+			if err := s.opt.UpdateKernels(); err != nil {
+				return err
+			}
+			if err := s.opt.ZeroGrad(); err != nil {
+				return err
+			}
+			gs.keepOutputs(loss, norm, m)
+			return nil
+		})
 	})
 }
 
@@ -182,33 +140,33 @@ func (gs *graphSteps) keepOutputs(loss, norm *ts.Tensor, m map[string]*ts.Tensor
 
 // replay takes the step with the batch in the graph's input: the learning rates and the optimiser's scalars
 // loaded, the graph launched, the loss, norm and metrics added to the tally like an eager step's.
-func (t *Trainer) replay() error {
-	gs := t.graph
-	t.setLRs()
-	if err := t.opt.LoadScalars(); err != nil {
+func (s *Stepper) replay(step int64) error {
+	gs := s.graph
+	s.setLRs(step)
+	if err := inPhase(torch.PhaseOptimizer, s.opt.LoadScalars); err != nil {
 		return err
 	}
 	if err := gs.g.Replay(); err != nil {
 		return err
 	}
-	t.opt.Replayed()
+	s.opt.Replayed()
 	return torch.Catch("train step", func() error {
 		// Handles of their own for the tally and the metrics window, which drop what they are given.
-		t.tally.add(gs.loss, gs.norm.MustShallowClone())
+		s.tally.add(gs.loss, gs.norm.MustShallowClone())
 		m := map[string]*ts.Tensor{}
 		for name, x := range gs.metric {
 			m[name] = x.MustShallowClone()
 		}
-		t.objm.add(m)
+		s.objm.add(m)
 		return nil
 	})
 }
 
 // stopGraphs turns the graph off for the rest of the run, saying why.
-func (t *Trainer) stopGraphs(why string) {
-	t.log.Info("train.cuda_graphs: stepping eagerly", zap.String("why", why))
-	t.graph.free()
-	t.graph = nil
+func (s *Stepper) stopGraphs(why string) {
+	s.log.Info("train.cuda_graphs: stepping eagerly", zap.String("why", why))
+	s.graph.free()
+	s.graph = nil
 }
 
 func (gs *graphSteps) free() {
@@ -221,32 +179,6 @@ func (gs *graphSteps) free() {
 	torch.Drop(gs.loss, gs.norm)
 	objectives.DropMetrics(gs.metric)
 	gs.g.Free()
-}
-
-// setLRs sets the optimiser's rates for the coming step from the schedule.
-func (t *Trainer) setLRs() {
-	f := t.sched.Factor(t.pos.Step)
-	for i, g := range t.groups {
-		t.opt.SetLR(i, g.LR*f)
-	}
-}
-
-// allParams are the groups' parameters, in order, for the gradient clipping.
-func (t *Trainer) allParams() []*ts.Tensor {
-	var all []*ts.Tensor
-	for _, g := range t.groups {
-		all = append(all, g.Params...)
-	}
-	return all
-}
-
-// maxGradNorm is train.max_grad_norm, or a bound no finite norm reaches when there is none (the norm is
-// measured either way: a finite loss can still have a NaN gradient, which would turn every weight NaN).
-func (t *Trainer) maxGradNorm() float64 {
-	if n := t.exp.Train.MaxGradNorm; n != 0 {
-		return n
-	}
-	return math.MaxFloat32
 }
 
 // shapesOf is the shapes of xs, "-" for a nil tensor.

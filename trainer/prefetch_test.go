@@ -45,7 +45,7 @@ func (d *countedData) Batch(idx []int, dev gotch.Device) (objectives.Batch, erro
 // prefetchTrainer is the part of a Trainer the prefetcher reads: batches of 2 rows, 2 micro-batches a step.
 func prefetchTrainer(d *countedData) *Trainer {
 	e := &experiment.Experiment{Train: experiment.TrainConfig{BatchSize: 2, GradAccumulation: 2}}
-	return &Trainer{exp: e, data: d, cl: &cluster{env: distEnv{World: 1}}, dev: gotch.CPU}
+	return &Trainer{exp: e, data: d, Stepper: Stepper{cl: &cluster{env: distEnv{World: 1}}, dev: gotch.CPU}}
 }
 
 func TestPrefetcherGivesTheStepsInOrder(t *testing.T) {

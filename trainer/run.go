@@ -9,8 +9,6 @@ import (
 	"runtime"
 	"time"
 
-	"github.com/sugarme/gotch"
-	"github.com/sugarme/gotch/ts"
 	"go.uber.org/zap"
 
 	"convrep/checkpoint"
@@ -18,7 +16,6 @@ import (
 	"convrep/internal/atomicfile"
 	"convrep/internal/progress"
 	"convrep/internal/torch"
-	"convrep/objectives"
 	"convrep/trainer/optim"
 )
 
@@ -127,7 +124,7 @@ func (t *Trainer) runEpoch(ctx context.Context, batches *prefetcher, perEpoch, p
 		mbs, rows, err := batches.next()
 		wait := time.Since(stepStart)
 		if err == nil {
-			err = t.takeStep(mbs, rows)
+			err = t.take(t.pos.Step, mbs, rows)
 		}
 		dropBatches(mbs)
 		if err != nil {
@@ -186,87 +183,6 @@ func (t *Trainer) runEpoch(ctx context.Context, batches *prefetcher, perEpoch, p
 		}
 	}
 	return nil
-}
-
-// step is one optimiser step: for each micro-batch, forward and loss, backward (gradients accumulate); then
-// clipping, the learning rates of the schedule, the optimiser step and zeroed gradients. It reads nothing
-// back from the device: the loss and the gradient norm go into the tally, which settle checks at the next
-// log or checkpoint step, and the objective's metrics into objm. It drops each micro-batch after its backward
-// pass. A torch.Scope frees at its end whatever the step made and did not drop (cmd/setup's light gotch
-// handles put no pressure on Go's collector, so finalizers alone would free it late); what outlives the step
-// is taken out of the scope where it is made: the gradient norm the tally keeps, the objective metrics' sums
-// (objWindow.add), the optimiser's moments (optim's stepGroup).
-func (t *Trainer) step(batches []objectives.Batch, rows []int) (err error) {
-	scope := torch.NewScope()
-	defer func() { err = errors.Join(err, scope.Free()) }()
-	return torch.Catch("train step", func() error {
-		parts := len(batches)
-		if len(rows) != parts {
-			return fmt.Errorf("%d micro-batches but %d row counts", parts, len(rows))
-		}
-		total := 0
-		for _, r := range rows {
-			total += r
-		}
-		var loss *ts.Tensor // the step's loss in float64: the mean of its micro-batches', weighed by their rows
-		defer func() { torch.Drop(loss) }()
-		for k := range batches {
-			// Micro-batch k counts rows[k]/total of the step: 1/parts when all are full (total/rows[k] is then
-			// grad_accumulation exactly), less for the small last one of a kept partial batch.
-			share := float64(total) / float64(rows[k])
-			l, m, err := t.loss(batches[k].Value)
-			if err != nil {
-				return err
-			}
-			t.objm.add(m) // summed on the device, read once per metrics line (objmetrics.go)
-			// Detached, so that the tally keeps no graph alive; in float64, as the losses were summed on the host.
-			v := l.MustDetach(false).MustTotype(gotch.Double, true).MustDivScalar(ts.FloatScalar(share), true)
-			if loss == nil {
-				loss = v
-			} else {
-				loss.MustAdd_(v)
-				v.MustDrop()
-			}
-			scaled := l.MustDivScalar(ts.FloatScalar(share), false)
-			if k == parts-1 {
-				t.cl.arm() // the ranks average the accumulated gradients during this last backward pass
-			}
-			err = scaled.Backward()
-			torch.Drop(scaled, l)
-			dropBatches(batches[k : k+1])
-			if err != nil {
-				return err
-			}
-		}
-		if err := t.cl.finish(); err != nil {
-			return err
-		}
-		norm, err := optim.ClipGradNormTensor(t.allParams(), t.maxGradNorm())
-		if err != nil {
-			return err
-		}
-		torch.Persist(norm) // the tally keeps it until the next step's norm replaces it
-		t.tally.add(loss, norm)
-		t.setLRs()
-		if err := t.opt.Step(); err != nil {
-			return err
-		}
-		return t.opt.ZeroGrad()
-	})
-}
-
-// loss runs the forward pass and the objective, under bf16 autocast when train.precision asks for it (the
-// backward pass runs outside, as autocast wants). Run holds the OS thread autocast's state lives on.
-func (t *Trainer) loss(batch any) (l *ts.Tensor, m map[string]*ts.Tensor, err error) {
-	if t.exp.Train.Precision != "bf16" {
-		return t.obj.Loss(batch, true)
-	}
-	restore, err := torch.Autocast(t.dev, gotch.BFloat16)
-	if err != nil {
-		return nil, nil, fmt.Errorf("train.precision bf16: %w", err)
-	}
-	defer restore()
-	return t.obj.Loss(batch, true)
 }
 
 // syncAndCheckpoint checks the steps not yet read, makes the metrics lines written so far durable, then

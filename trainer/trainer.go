@@ -30,29 +30,20 @@ import (
 
 // Trainer holds everything one run needs; New builds it and Run trains.
 type Trainer struct {
+	Stepper  // the step (step.go): the objective, the optimiser, the ranks, the CUDA graph, the tally
 	exp      *experiment.Experiment
-	log      *zap.Logger
-	dev      gotch.Device
 	bb       *experiment.Backbone
-	obj      objectives.Objective
 	data     objectives.Dataset
-	opt      *optim.Optimizer
-	sched    optim.Schedule
 	params   map[string]*ts.Tensor // every trainable tensor by name: the encoder's and the objective's
-	groups   []optim.Group
 	digest   string
 	pos      checkpoint.Position
 	window   lossWindow          // the steps since the last metrics line
-	objm     objWindow           // the objective's metrics since the last metrics line, summed on the device
-	tally    *tally              // the steps since the last reading, on the device (Run)
 	total    int64               // optimiser steps the run will make
 	perEpoch int64               // optimiser steps in an epoch
-	cl       *cluster            // this process's rank among the data-parallel ranks
 	restored rngSet              // the generators a resume restored (nil on a fresh run)
 	lastLoss float64             // the loss of the last metrics line, for the model card
 	validEnv *objectives.DataEnv // the held-out side of the data (train.valid_share > 0), for New
 	valid    *validation         // the held-out examples and the best evaluation; nil without validation
-	graph    *graphSteps         // the step's CUDA graph (train.cuda_graphs); nil when stepping eagerly
 }
 
 // Options are the command line's choices beside the experiment file.
@@ -154,7 +145,7 @@ func prepare(ctx context.Context, e *experiment.Experiment, log *zap.Logger) (_ 
 	if cl.multi() && dev.IsCuda() {
 		dev = gotch.CudaBuilder(uint(cl.gpu)) // one GPU per rank of this node (bindRank)
 	}
-	t := &Trainer{exp: e, log: log, dev: dev, digest: e.Digest(), cl: cl}
+	t := &Trainer{exp: e, digest: e.Digest(), Stepper: Stepper{log: log, dev: dev, cl: cl, bf16: e.Train.Precision == "bf16", maxNorm: e.Train.MaxGradNorm}}
 	if t.bb, err = e.Build(modelDir, tokDir, e.Seed, dev, log); err != nil {
 		return nil, err
 	}

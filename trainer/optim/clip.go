@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/sugarme/gotch"
-	lib "github.com/sugarme/gotch/libtch"
 	"github.com/sugarme/gotch/ts"
 
 	"convrep/internal/torch"
@@ -40,51 +38,13 @@ func ClipGradNormTensor(params []*ts.Tensor, maxNorm float64) (total *ts.Tensor,
 	if !(maxNorm > 0) || math.IsInf(maxNorm, 0) {
 		return nil, fmt.Errorf("optim: clip grad norm: max norm %v must be positive and finite", maxNorm)
 	}
-	err = guarded("optim: clip grad norm", func() error {
-		c := &calls{}
-		defer c.release()
-		var grads, norms []lib.Ctensor
-		for i, p := range params {
-			if p == nil {
-				return fmt.Errorf("param %d is nil", i)
-			}
-			if g := c.grad(p); g != nil {
-				grads = append(grads, g)
-				norms = append(norms, c.keep("norm", func(out *lib.Ctensor) { lib.AtgNorm(out, g) }))
-			}
-			if c.err != nil {
-				return fmt.Errorf("param %d: %w", i, c.err)
-			}
+	for i, p := range params {
+		if p == nil {
+			return nil, fmt.Errorf("optim: clip grad norm: param %d is nil", i)
 		}
-		if len(grads) == 0 {
-			dev := gotch.CPU
-			if len(params) > 0 {
-				dev = params[0].MustDevice()
-			}
-			total = ts.MustScalarTensor(ts.FloatScalar(0), gotch.Float, dev)
-			return nil
-		}
-		// The coefficient is computed on tensors, in the gradients' precision, as torch does:
-		// max_norm / (total + 1e-6) is, in Python, (total + 1e-6).reciprocal() * max_norm.
-		var s scalars
-		defer s.free()
-		all := c.keep("stack", func(out *lib.Ctensor) { lib.AtgStack(out, norms, len(norms), 0) })
-		norm := c.run("norm", func(out *lib.Ctensor) { lib.AtgNorm(out, all) }) // the caller's: not kept
-		coef := c.keep("+1e-6", func(out *lib.Ctensor) { lib.AtgAddScalar(out, norm, s.float(1e-6)) })
-		c.do("reciprocal", func(out *lib.Ctensor) { lib.AtgReciprocal_(out, coef) })
-		c.do("× max", func(out *lib.Ctensor) { lib.AtgMulScalar_(out, coef, s.float(maxNorm)) })
-		c.do("clamp", func(out *lib.Ctensor) { lib.AtgClampMax_(out, coef, s.float(1)) })
-		for _, g := range grads {
-			c.do("g × coef", func(out *lib.Ctensor) { lib.AtgMul_(out, g, coef) })
-		}
-		if c.err != nil {
-			if norm != nil {
-				lib.AtFree(norm)
-			}
-			return c.err
-		}
-		total = ts.New(norm)
-		return nil
-	})
+	}
+	if total, err = torch.ClipGradNorm(params, maxNorm); err != nil {
+		return nil, fmt.Errorf("optim: clip grad norm: %w", err)
+	}
 	return total, err
 }

@@ -19,6 +19,8 @@ import (
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/objectives"
+	"convrep/tokenizers"
+	"convrep/trainer"
 	"convrep/trainer/optim"
 )
 
@@ -50,7 +52,7 @@ type options struct {
 	Seed                                                   int64
 	CPUProfile                                             string // file for a CPU profile of the timed steps
 	CountCalls                                             bool   // count the libtorch calls of one more step
-	CUDAGraphs                                             bool   // replay the step as a CUDA graph (graph.go)
+	CUDAGraphs                                             bool   // replay the step as a CUDA graph (trainer/graphs.go)
 }
 
 // result is the JSON line; scripts/bench_pytorch.py prints the same fields.
@@ -153,7 +155,7 @@ func benchmark(o options) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	defer s.graph.free()
+	defer s.release()
 	if err := s.warmUp(); err != nil {
 		return result{}, err
 	}
@@ -170,15 +172,19 @@ func benchmark(o options) (result, error) {
 		return result{}, err
 	}
 	start := time.Now()
-	var last *ts.Tensor
 	for i := 0; i < o.Steps && err == nil; i++ {
-		torch.Drop(last)
-		if last, err = s.timedStep(); err != nil {
+		if i == o.Steps-1 {
+			err = s.stepper.ResetLoss() // the line reports the last step's loss, as bench_pytorch.py does
+		}
+		if err == nil {
+			err = s.step()
+		}
+		if err != nil {
 			err = fmt.Errorf("step %d: %w", i+1, err)
 		}
 	}
 	if err == nil {
-		if loss, err = lastLoss(last); err != nil {
+		if loss, err = s.stepper.ReadLoss(); err != nil {
 			err = fmt.Errorf("step %d: %w", o.Steps, err)
 		}
 	}
@@ -204,7 +210,7 @@ func benchmark(o options) (result, error) {
 		FlopsPerPair: flopsPerPair(o.Layers, o.Hidden, o.Intermediate, o.Seq), Layers: o.Layers, Hidden: o.Hidden,
 		Heads: o.Heads, Intermediate: o.Intermediate, Vocab: o.Vocab, Batch: o.Batch, Seq: o.Seq, Steps: o.Steps,
 		Warmup: o.Warmup, Threads: torch.NumThreads(), Device: o.Device, BLASCore: torch.BLASCore(),
-		LibtorchCalls: counts, CUDAGraphs: s.graph != nil}
+		LibtorchCalls: counts, CUDAGraphs: s.stepper.Graphed()}
 	r.ModelTFLOPS = r.FlopsPerPair * pairsPerS / 1e12
 	peak := o.PeakTFLOPS
 	if peak == 0 {
@@ -217,16 +223,18 @@ func benchmark(o options) (result, error) {
 	return r, nil
 }
 
-// setup is what a step needs: the model, DSE, the optimiser and the source of token ids.
+// setup is what a step needs: the model, DSE, the trainer's step over AdamW, and the source of token ids.
 type setup struct {
-	o     options
-	dev   gotch.Device
-	model *models.Model
-	obj   objectives.Objective
-	opt   *optim.Optimizer
-	rng   *rand.Rand
-	graph *graphStep // --cuda-graphs; nil when stepping eagerly
+	o       options
+	dev     gotch.Device
+	model   *models.Model
+	stepper *trainer.Stepper
+	steps   int64 // taken so far
+	rng     *rand.Rand
 }
+
+// newGraph makes the bench's CUDA graph on dev (tests stand in for it on the CPU).
+var newGraph = func(dev gotch.Device) (torch.StepGraph, error) { return torch.NewGraph(dev) }
 
 func newSetup(o options, dev gotch.Device) (*setup, error) {
 	cfg, err := models.NewConfig(models.BERT, models.Sizes{VocabSize: o.Vocab, HiddenSize: o.Hidden, NumLayers: o.Layers,
@@ -243,20 +251,10 @@ func newSetup(o options, dev gotch.Device) (*setup, error) {
 		s.release()
 		return nil, err
 	}
-	if o.CUDAGraphs {
-		if s.graph, err = newGraphStep(dev); err == nil {
-			err = s.opt.UseDeviceScalars()
-		}
-		if err != nil {
-			s.graph.free()
-			s.release()
-			return nil, fmt.Errorf("--cuda-graphs: %w", err)
-		}
-	}
 	return s, nil
 }
 
-// addObjective adds DSE's head to the model and the AdamW optimiser over the groups DSE declares.
+// addObjective adds DSE's head to the model and the trainer's step, AdamW over the groups DSE declares.
 func (s *setup) addObjective() error {
 	obj, err := objectives.Build(map[string]any{"name": dse.Name, "temperature": temperature, "mode": mode}, s.model)
 	if err != nil {
@@ -266,11 +264,12 @@ func (s *setup) addObjective() error {
 	if err != nil {
 		return err
 	}
-	if s.opt, err = optim.New(optim.Config{Kind: optim.AdamW}, groups); err != nil {
-		return err
+	s.stepper, err = trainer.NewStepper(trainer.StepConfig{Objective: obj, Groups: groups, Optimizer: optim.AdamW,
+		Device: s.dev, Precision: s.o.Precision, CUDAGraphs: s.o.CUDAGraphs, GraphWarmup: s.o.Warmup, NewGraph: newGraph})
+	if err != nil && s.o.CUDAGraphs {
+		return fmt.Errorf("--cuda-graphs: %w", err)
 	}
-	s.obj = obj
-	return nil
+	return err
 }
 
 // paramGroups are the optimiser groups of the objective's declared groups, all at the one rate of the bench.
@@ -293,8 +292,91 @@ func paramGroups(m *models.Model, obj objectives.Objective) ([]optim.Group, erro
 	return out, nil
 }
 
-// release frees the model's parameters now; the optimiser's state goes with the garbage collector.
-func (s *setup) release() { s.model.VS.Destroy() }
+// release frees the step's graph and the model's parameters now; the optimiser's state goes with the garbage
+// collector.
+func (s *setup) release() {
+	if s.stepper != nil {
+		s.stepper.Free()
+	}
+	s.model.VS.Destroy()
+}
+
+// step is one trainer step on a new random batch (the batch made in torch.PhaseOther, as the trainer's
+// prefetcher makes it beside the step).
+func (s *setup) step() error {
+	b, err := s.randomBatch()
+	if err != nil {
+		return err
+	}
+	err = s.stepper.Step(s.steps, b, int(s.o.Batch))
+	s.steps++
+	return err
+}
+
+// warmUp runs the untimed steps, each read back: --warmup eager ones (on the graph's stream with
+// --cuda-graphs), then with --cuda-graphs the step that captures the graph and replays it.
+func (s *setup) warmUp() error {
+	n := s.o.Warmup
+	if s.stepper.Graphed() {
+		n++
+	}
+	for i := 0; i < n; i++ {
+		err := s.stepper.ResetLoss()
+		if err == nil {
+			err = s.step()
+		}
+		if err == nil {
+			_, err = s.stepper.ReadLoss()
+		}
+		if err != nil {
+			return fmt.Errorf("warm-up step %d: %w", i+1, err)
+		}
+	}
+	return nil
+}
+
+// countedStep runs one step under torch.Counting and returns its libtorch calls per phase.
+func (s *setup) countedStep() (torch.Counts, error) {
+	stop, err := torch.Counting()
+	if err != nil {
+		return torch.Counts{}, err
+	}
+	err = s.step()
+	counts, stopErr := stop()
+	if err == nil {
+		_, err = s.stepper.ReadLoss()
+	}
+	return counts, errors.Join(err, stopErr)
+}
+
+// randomBatch is a step's two views, B rows of T token ids each drawn uniformly from the vocabulary, every
+// token real, with zero token types (as trainer's padded() lays a batch out), on the device.
+func (s *setup) randomBatch() (objectives.Batch, error) {
+	view := func() *tokenizers.Batch {
+		b := &tokenizers.Batch{}
+		for i := int64(0); i < s.o.Batch; i++ {
+			ids, mask := make([]int64, s.o.Seq), make([]int64, s.o.Seq)
+			for j := range ids {
+				ids[j], mask[j] = s.rng.Int64N(s.o.Vocab), 1
+			}
+			b.InputIDs = append(b.InputIDs, ids)
+			b.AttentionMask = append(b.AttentionMask, mask)
+			b.TokenTypeIDs = append(b.TokenTypeIDs, make([]int64, s.o.Seq))
+			b.Lengths = append(b.Lengths, int(s.o.Seq))
+		}
+		return b
+	}
+	q, err := models.BatchInput(view(), s.dev)
+	if err != nil {
+		return objectives.Batch{}, err
+	}
+	r, err := models.BatchInput(view(), s.dev)
+	if err != nil {
+		q.Drop()
+		return objectives.Batch{}, err
+	}
+	return objectives.Batch{Value: dse.Batch{Query: q, Response: r}, Drop: func() { q.Drop(); r.Drop() }}, nil
+}
 
 // sync waits for the device's queued work, so that the clock stops when the last step is done.
 func (s *setup) sync() error {

@@ -5,12 +5,14 @@
 //	go run ./cmd/bench --device cuda --precision bf16 --layers 12 --hidden 768 --heads 12 --seq-len 32 --batch 512
 //	python3 scripts/bench_pytorch.py --device cuda --precision bf16 --layers 12 --hidden 768 --heads 12 --seq-len 32 --batch 512
 //
-// A step is what cmd/train does per step: two views of B×T token ids (all-ones attention mask) through the
-// encoder as one batch, mean pooling, DSE's contrastive head and hard-negative loss (τ 0.05), backward and
-// AdamW over the encoder and head groups (lr 1e-4, weight decay 0.01). With --precision bf16 the forward pass
-// and the loss run under libtorch's bf16 autocast over fp32 weights. Warm-up steps are run first and not
-// timed. --find-max-batch first looks for the largest batch that fits (doubling from --batch). --cuda-graphs
-// captures the step once after the warm-up and times replays of it (graph.go).
+// A step is the trainer's own (trainer.Stepper, what cmd/train runs per step): two views of B×T token ids
+// (all-ones attention mask) through the encoder as one batch, mean pooling, DSE's contrastive head and
+// hard-negative loss (τ 0.05), backward, the gradient norm (measured, not clipped, as without
+// train.max_grad_norm) and AdamW over the encoder and head groups (lr 1e-4, weight decay 0.01). With
+// --precision bf16 the forward pass and the loss run under libtorch's bf16 autocast over fp32 weights. Warm-up
+// steps are run first and not timed. --find-max-batch first looks for the largest batch that fits (doubling
+// from --batch). --cuda-graphs captures the step once after the warm-up and times replays of it, as
+// train.cuda_graphs does.
 package benchcmd
 
 import (

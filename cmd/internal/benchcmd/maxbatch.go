@@ -56,11 +56,10 @@ func tryBatch(o options, dev gotch.Device, batch int64) error {
 		runtime.GC()
 	}()
 	for i := 0; i < 2; i++ {
-		l, err := s.step()
-		if err != nil {
+		if err := s.step(); err != nil {
 			return err
 		}
-		if _, err := lastLoss(l); err != nil {
+		if _, err := s.stepper.ReadLoss(); err != nil {
 			return err
 		}
 	}

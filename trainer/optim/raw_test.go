@@ -7,12 +7,9 @@ import (
 	"github.com/sugarme/gotch/ts"
 )
 
-// The per-parameter work of ClipGradNorm calls gotch's C bindings (package libtch) directly. Each op of gotch's ts package wraps its result in a Go Tensor, and making one costs more than
-// the op on a small tensor: a 100 KB Go allocation (to make the GC feel C memory), a name in a global map
-// under a lock, a finalizer; plus C.malloc/free of the out-pointer. Through libtch an op is one cgo call
-// and a free of the handle it returns, so the cost per op stays near a microsecond and the op count of a
-// step hardly matters on the CPU. (gotch v0.9.1 generates no _foreach_* ops; Step and ZeroGrad run theirs in
-// internal/torch's shim, one call per group.)
+// The legacy per-parameter Adam of kernels_test.go calls gotch's C bindings (package libtch) directly, one cgo
+// call and a free of the handle per op, as the optimiser and ClipGradNorm did before internal/torch's shim
+// took each over in one call.
 
 // handle is the libtorch handle (a torch::Tensor*) of a gotch tensor; the tensor keeps ownership.
 func handle(t *ts.Tensor) lib.Ctensor { return lib.Ctensor(t.Ctensor()) }
