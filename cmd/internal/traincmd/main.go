@@ -31,6 +31,7 @@ import (
 	"convrep/experiment"
 	"convrep/internal/cli"
 	"convrep/internal/logging"
+	"convrep/rundir"
 	"convrep/trainer"
 )
 
@@ -106,8 +107,21 @@ func Main(prefix, args []string) int {
 	if o.launch.nprocPerNode > 0 {
 		l := o.launch
 		exe, err := os.Executable()
+		var e *experiment.Experiment
 		if err == nil {
-			err = l.placeGPUs(o.path, o.sets)
+			// The file is loaded, strictly, as every worker will load it: a mistake in it fails here, before
+			// any worker starts.
+			e, err = experiment.Load(o.path, o.sets)
+		}
+		var lock *rundir.Lock
+		if err == nil && l.nodeRank == 0 { // node 0's launcher holds the job's lock; its workers share it
+			if lock, err = rundir.Acquire(e.OutputDir); err == nil {
+				defer lock.Release()
+				err = os.Setenv(rundir.HeldEnv, e.OutputDir)
+			}
+		}
+		if err == nil {
+			err = l.placeGPUs(e)
 		}
 		if err == nil {
 			err = l.runWorkers(workerCommand(exe, prefix, args), 5*time.Second, log)
@@ -135,17 +149,13 @@ func Main(prefix, args []string) int {
 	return 0
 }
 
-// placeGPUs gives each worker its own GPU when the experiment trains on CUDA (launch.gpus). The file is
-// loaded, strictly, as every worker will load it: a mistake in it fails here, before any worker starts.
-func (l *launch) placeGPUs(path string, sets []string) error {
-	e, err := experiment.Load(path, sets)
-	if err != nil {
-		return err
-	}
+// placeGPUs gives each worker its own GPU when the experiment trains on CUDA (launch.gpus).
+func (l *launch) placeGPUs(e *experiment.Experiment) error {
 	if dev := strings.ToLower(strings.TrimSpace(e.Model.Device)); dev != "cuda" && dev != "gpu" && !strings.HasPrefix(dev, "cuda:") {
 		return nil
 	}
 	visible, set := os.LookupEnv("CUDA_VISIBLE_DEVICES")
+	var err error
 	l.gpus, err = workerGPUs(l.nprocPerNode, visible, set)
 	return err
 }
@@ -154,6 +164,15 @@ func run(ctx context.Context, path string, sets []string, resume, bar bool, log 
 	e, err := experiment.Load(path, sets)
 	if err != nil {
 		return err
+	}
+	// One run per output folder: the lock is taken before anything there is read or written. Rank 0 takes it
+	// for a data-parallel job; workers of convrep train --nproc-per-node share their launcher's.
+	if r := os.Getenv("RANK"); (r == "" || r == "0") && !rundir.Shared(e.OutputDir) {
+		lock, err := rundir.Acquire(e.OutputDir)
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
 	}
 	opt := trainer.Options{Resume: resume}
 	if bar {
