@@ -158,6 +158,9 @@ type TrainConfig struct {
 	// no deterministic kernel then fails naming itself. CPU runs are deterministic without it. It changes no
 	// result, so the digest leaves it out and a run may be resumed with it switched.
 	Deterministic bool `toml:"deterministic" json:"-"`
+	// SkipMemoryCheck starts the run even when its estimated memory (weights, gradients, optimiser state and
+	// one micro-batch's activations) exceeds what the device has; it changes no result (json:"-").
+	SkipMemoryCheck bool `toml:"skip_memory_check" json:"-"`
 	// ValidShare is the share of the pretraining dialogues held out for validation (0 = none, the
 	// default); EvalEvery the steps between two validations (a multiple of log_every, so each lands on a
 	// metrics line); EarlyStoppingPatience the validations without improvement after which the run stops

@@ -89,6 +89,10 @@ func TestLoadExperimentRejects(t *testing.T) {
 		{"no objective", strings.Replace(validExperiment, `name = "dse"`, "", 1), nil, "objective.name is required"},
 		{"both backbones", validExperiment, []string{"model.backbone=bert-base-uncased"}, "not both or neither"},
 		{"bad optimizer", validExperiment, []string{"train.optimizer=sgd"}, `optimizer "sgd"`},
+		{"a typo's layers", validExperiment, []string{"model.random.layers=100000"}, "model.random.layers = 100000: must be between 1 and 1024"},
+		{"no hidden size", validExperiment, []string{"model.random.hidden=0"}, "model.random.hidden = 0: must be between 1 and 65536"},
+		{"heads not dividing", validExperiment, []string{"model.random.heads=3"}, "model.random.heads = 3 does not divide model.random.hidden = 32"},
+		{"longer than the positions", validExperiment, []string{"model.max_length=128"}, "model.max_length = 128 is above model.random.max_positions = 64"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Load(writeExperiment(t, tc.body), tc.set)

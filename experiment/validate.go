@@ -32,6 +32,7 @@ func (e *Experiment) validate() error {
 		if e.Model.Tokenizer == "" {
 			fail("model.tokenizer is required with [model.random]: the folder of the vocabulary to use")
 		}
+		validateSizes(r, int64(e.Model.MaxLength), fail)
 	}
 	if p := e.Model.Dropout; p != nil {
 		switch {
@@ -166,5 +167,41 @@ func trainBounds(t *TrainConfig) []bound {
 		{key: "threads", value: int64(t.Threads), min: 0, max: maxThread},
 		{key: "eval_every", value: t.EvalEvery, min: 0, max: MaxSteps},
 		{key: "early_stopping_patience", value: t.EarlyStoppingPatience, min: 0, max: MaxSteps},
+	}
+}
+
+// randomBounds are the largest sizes a [model.random] table may give: far above any model these papers train
+// (BERT-large has 24 layers of 1,024), low enough that a typo (layers = 100000) is refused here, not after the
+// machine's memory is spent.
+var randomBounds = []struct {
+	key string
+	max int64
+	get func(*RandomConfig) int64
+}{
+	{"layers", 1024, func(r *RandomConfig) int64 { return r.Layers }},
+	{"hidden", 65536, func(r *RandomConfig) int64 { return r.Hidden }},
+	{"heads", 1024, func(r *RandomConfig) int64 { return r.Heads }},
+	{"intermediate", 1 << 18, func(r *RandomConfig) int64 { return r.Intermediate }},
+	{"max_positions", 1 << 16, func(r *RandomConfig) int64 { return r.MaxPositions }},
+}
+
+// validateSizes checks what a [model.random] table alone decides: each size positive and within randomBounds,
+// the heads dividing the hidden size, and inputs of model.max_length tokens fitting the position table.
+func validateSizes(r *RandomConfig, maxLength int64, fail func(string, ...any)) {
+	ok := true
+	for _, b := range randomBounds {
+		if v := b.get(r); v < 1 || v > b.max {
+			fail("model.random.%s = %d: must be between 1 and %d", b.key, v, b.max)
+			ok = false
+		}
+	}
+	if !ok {
+		return
+	}
+	if r.Hidden%r.Heads != 0 {
+		fail("model.random.heads = %d does not divide model.random.hidden = %d", r.Heads, r.Hidden)
+	}
+	if maxLength > r.MaxPositions {
+		fail("model.max_length = %d is above model.random.max_positions = %d: the position table has no row for the tokens beyond", maxLength, r.MaxPositions)
 	}
 }

@@ -121,6 +121,15 @@ func prepare(ctx context.Context, e *experiment.Experiment, log *zap.Logger) (_ 
 	if err != nil {
 		return nil, fmt.Errorf("model.device: %w", err)
 	}
+	// What the configuration alone decides is checked before any data or weight is touched: the inputs fit the
+	// position table, and the memory the run needs is there (plan.go).
+	cfg, err := modelConfig(e, modelDir, tokDir)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkMemory(e, cfg, dev, log); err != nil {
+		return nil, err
+	}
 	files, err := corpusFiles(e.Data)
 	if err != nil {
 		return nil, err

@@ -60,6 +60,23 @@ int convrep_graph_compiled(void) {
 #endif
 }
 
+char *convrep_cuda_mem_info(int device, long long *free_bytes, long long *total_bytes) {
+  return guarded([&] {
+#ifdef CONVREP_CUDA
+    c10::cuda::CUDAGuard guard(static_cast<c10::DeviceIndex>(device));
+    size_t f = 0, t = 0;
+    cudaError_t e = cudaMemGetInfo(&f, &t);
+    if (e != cudaSuccess) throw std::runtime_error(std::string("cudaMemGetInfo: ") + cudaGetErrorString(e));
+    *free_bytes = static_cast<long long>(f);
+    *total_bytes = static_cast<long long>(t);
+#else
+    (void)device;
+    *free_bytes = *total_bytes = 0;
+    throw std::runtime_error("this libtorch has no CUDA");
+#endif
+  });
+}
+
 char *convrep_graph_new(int device, void **out) {
   return guarded([&] {
 #ifdef CONVREP_CUDA

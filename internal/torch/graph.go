@@ -13,6 +13,15 @@ import (
 	"github.com/sugarme/gotch/ts"
 )
 
+// CUDAMemInfo is the free and total memory of dev's GPU, as the CUDA runtime reports them.
+func CUDAMemInfo(dev gotch.Device) (free, total int64, err error) {
+	var f, t C.longlong
+	if err := takeError(C.convrep_cuda_mem_info(C.int(dev.Value), &f, &t)); err != nil {
+		return 0, 0, fmt.Errorf("GPU memory: %w", err)
+	}
+	return int64(f), int64(t), nil
+}
+
 // GraphsCompiled reports whether this build can capture CUDA graphs (a CUDA libtorch).
 func GraphsCompiled() bool { return C.convrep_graph_compiled() == 1 }
 

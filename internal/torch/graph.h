@@ -6,6 +6,9 @@ extern "C" {
 #endif
 // 1 when the shim was compiled against a CUDA libtorch (cmd/setup's -DCONVREP_CUDA), else 0.
 int convrep_graph_compiled(void);
+// The free and total memory of GPU device as the CUDA runtime reports them (cudaMemGetInfo); an error in a
+// build without CUDA.
+char *convrep_cuda_mem_info(int device, long long *free_bytes, long long *total_bytes);
 // *out is a new graph for GPU device, with its own capture stream from libtorch's pool. NULL on success,
 // else a malloc'ed error message (also on a CPU build).
 char *convrep_graph_new(int device, void **out);

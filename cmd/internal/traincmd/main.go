@@ -40,6 +40,7 @@ type options struct {
 	path          string // the experiment file
 	sets          cli.Repeated
 	resume, quiet bool
+	dryRun        bool
 	launch        launch
 }
 
@@ -51,6 +52,8 @@ func parse(args []string, out io.Writer) (*options, error) {
 	o := &options{}
 	fs.BoolVar(&o.resume, "resume", false, "continue from the newest checkpoint in the experiment's output folder")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "print the model, the memory estimate beside what the device has, the data, the steps and "+
+		"the checkpoints the run would make, and write nothing")
 	fs.Var(&o.sets, "set", "override a key of the experiment, section.key=value in TOML syntax (repeatable), e.g. --set train.lr=1e-5")
 	l := &o.launch
 	fs.IntVar(&l.nprocPerNode, "nproc-per-node", 0, "start this many data-parallel workers on this node (0: train in this process)")
@@ -59,7 +62,7 @@ func parse(args []string, out io.Writer) (*options, error) {
 	fs.StringVar(&l.masterAddr, "master-addr", "127.0.0.1", "address of node 0, where rank 0 serves the rendezvous store")
 	fs.IntVar(&l.masterPort, "master-port", 0, "port of the rendezvous store (0: a free one; required with several nodes)")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: train EXPERIMENT.toml [--resume] [--set section.key=value ...] [--nproc-per-node N ...]\n(flags before or after the file)\n\n"+
+		fmt.Fprintf(fs.Output(), "usage: train EXPERIMENT.toml [--resume] [--dry-run] [--set section.key=value ...] [--nproc-per-node N ...]\n(flags before or after the file)\n\n"+
 			"Trains the experiment: the backbone, the objective, the data and the optimisation it names. Writes\n"+
 			"checkpoints, metrics.jsonl, a TensorBoard event file of the same scalars (train.tensorboard, on by default;\n"+
 			"tensorboard --logdir OUTPUT_DIR), loss.png and the final model (HuggingFace layout) under its output_dir.\n\n"+
@@ -104,6 +107,14 @@ func Main(prefix, args []string) int {
 	}
 	log := logging.New()
 	defer log.Sync()
+	if o.dryRun {
+		err := dryRun(o.path, o.sets, log)
+		if err != nil {
+			cli.Fail(os.Stderr, log, "train", err)
+			return 1
+		}
+		return 0
+	}
 	if o.launch.nprocPerNode > 0 {
 		l := o.launch
 		exe, err := os.Executable()
@@ -158,6 +169,15 @@ func (l *launch) placeGPUs(e *experiment.Experiment) error {
 	var err error
 	l.gpus, err = workerGPUs(l.nprocPerNode, visible, set)
 	return err
+}
+
+// dryRun prints what the run would do (trainer.DryRun) on standard output.
+func dryRun(path string, sets []string, log *zap.Logger) error {
+	e, err := experiment.Load(path, sets)
+	if err != nil {
+		return err
+	}
+	return trainer.DryRun(context.Background(), e, os.Stdout, log)
 }
 
 func run(ctx context.Context, path string, sets []string, resume, bar bool, log *zap.Logger) error {

@@ -1,0 +1,176 @@
+package trainer
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sugarme/gotch"
+	"go.uber.org/zap"
+
+	"convrep/checkpoint"
+	"convrep/experiment"
+	"convrep/internal/torch"
+	"convrep/models"
+	"convrep/tokenizers"
+)
+
+// tokenObjectives predict tokens over the vocabulary (masked-LM logits), which the memory estimate counts.
+var tokenObjectives = map[string]bool{"mlm": true, "futuretod": true, "rcl": true}
+
+// modelConfig is the backbone's configuration as the run will build it, read before any weight is: the
+// folder's config.json, or [model.random]'s sizes with the tokenizer's vocabulary. model.max_length must fit
+// its position table.
+func modelConfig(e *experiment.Experiment, modelDir, tokDir string) (*models.Config, error) {
+	var c *models.Config
+	if r := e.Model.Random; r != nil {
+		tok, err := tokenizers.Load(tokDir)
+		if err != nil {
+			return nil, fmt.Errorf("model.tokenizer: %w", err)
+		}
+		c, err = models.NewConfig(models.Arch(r.Arch), models.Sizes{VocabSize: int64(tok.VocabSize()), HiddenSize: r.Hidden,
+			NumLayers: r.Layers, NumHeads: r.Heads, IntermediateSize: r.Intermediate, MaxSequence: r.MaxPositions,
+			PadTokenID: tok.PadID(), Dropout: r.Dropout, InitializerRange: r.InitializerRange})
+		if err != nil {
+			return nil, fmt.Errorf("model.random: %w", err)
+		}
+	} else {
+		var err error
+		if c, err = models.ReadConfig(filepath.Join(modelDir, "config.json")); err != nil {
+			return nil, fmt.Errorf("model.backbone %s: %w", modelDir, err)
+		}
+	}
+	if n := int64(e.Model.MaxLength); n > c.MaxSequence() {
+		return nil, fmt.Errorf("model.max_length = %d is above the %d positions of the model (max_position_embeddings): "+
+			"the position table has no row for the tokens beyond", n, c.MaxSequence())
+	}
+	return c, nil
+}
+
+// footprint estimates the run's memory: each example is two sequences of model.max_length tokens (a pair, or a
+// view and its twin), train.batch_size of them a micro-batch.
+func footprint(e *experiment.Experiment, c *models.Config) Footprint {
+	name, _ := e.Objective["name"].(string)
+	rows := 2 * int64(e.Train.BatchSize)
+	return EstimateFootprint(c, rows, int64(e.Model.MaxLength), e.Train.Precision == "bf16", tokenObjectives[name])
+}
+
+// available is the memory the run's device has free: the GPU's, or the host's (bounded by a cgroup limit).
+func available(dev gotch.Device) (int64, string, error) {
+	if dev.IsCuda() {
+		free, _, err := torch.CUDAMemInfo(dev)
+		return free, "free on " + torch.DeviceName(dev), err
+	}
+	return hostAvailable()
+}
+
+// checkMemory refuses a run whose estimate exceeds what its device has, naming both, unless
+// train.skip_memory_check is set; it runs before the model or the data are built.
+func checkMemory(e *experiment.Experiment, c *models.Config, dev gotch.Device, log *zap.Logger) error {
+	f := footprint(e, c)
+	avail, where, err := available(dev)
+	if err != nil {
+		log.Warn("the memory check could not read the device's free memory; going on", zap.Error(err))
+		return nil
+	}
+	log.Debug("memory estimate", zap.Int64("bytes", f.Total()), zap.Int64("available", avail))
+	if f.Total() <= avail {
+		return nil
+	}
+	msg := fmt.Sprintf("the run needs about %s (%s); %s available (%s)", humanBytes(f.Total()), f.parts(), humanBytes(avail), where)
+	if e.Train.SkipMemoryCheck {
+		log.Warn(msg + "; going on, as train.skip_memory_check is set")
+		return nil
+	}
+	return fmt.Errorf("%s: %s: make the model or train.batch_size smaller, or set train.skip_memory_check = true to try anyway", e.Path(), msg)
+}
+
+// parts lists the estimate's parts.
+func (f Footprint) parts() string {
+	return fmt.Sprintf("%.1fM parameters: weights %s, gradients %s, optimiser %s, activations about %s",
+		float64(f.Params)/1e6, humanBytes(f.Weights), humanBytes(f.Grads), humanBytes(f.Optimizer), humanBytes(f.Activations))
+}
+
+// DryRun prints what a run of e would do, without doing it: the model and its parameters, the memory estimate
+// beside what the device has, the data it would read, its steps and its checkpoints. It writes nothing: no
+// cache, no output folder, no model (a backbone named on the hub is still resolved, downloaded when missing).
+func DryRun(ctx context.Context, e *experiment.Experiment, w io.Writer, log *zap.Logger) error {
+	modelDir, tokDir, err := experiment.Resolve(ctx, e.Model, log)
+	if err != nil {
+		return err
+	}
+	dev, err := torch.ParseDevice(e.Model.Device)
+	if err != nil {
+		return fmt.Errorf("model.device: %w", err)
+	}
+	c, err := modelConfig(e, modelDir, tokDir)
+	if err != nil {
+		return err
+	}
+	files, err := corpusFiles(e.Data)
+	if err != nil {
+		return err
+	}
+	f := footprint(e, c)
+	pf := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
+	pf("experiment  %s (%s)", e.Name, e.Path())
+	from := "random initialisation"
+	if modelDir != "" {
+		from = modelDir
+	}
+	pf("model       %s, %d layers, hidden %d, %d heads, feed-forward %d, %d positions, vocabulary %d; from %s",
+		c.Arch, c.NumLayers, c.HiddenSize, c.NumHeads, c.IntermediateSize, c.MaxSequence(), c.VocabSize, from)
+	pf("parameters  %d (%.1fM) in the backbone; the objective's head adds a few", f.Params, float64(f.Params)/1e6)
+	pf("step        %d examples × 2 sequences × %d tokens, precision %s, on %s", e.Train.BatchSize, e.Model.MaxLength,
+		cmp.Or(e.Train.Precision, "fp32"), torch.DeviceName(dev))
+	pf("memory      about %s: weights %s, gradients %s, optimiser %s, activations about %s", humanBytes(f.Total()),
+		humanBytes(f.Weights), humanBytes(f.Grads), humanBytes(f.Optimizer), humanBytes(f.Activations))
+	if avail, where, err := available(dev); err != nil {
+		pf("available   unknown (%v)", err)
+	} else {
+		verdict := "fits"
+		if f.Total() > avail {
+			verdict = "does not fit: train would refuse to start (train.skip_memory_check = true to try anyway)"
+		}
+		pf("available   %s (%s): %s", humanBytes(avail), where, verdict)
+	}
+	var size int64
+	for _, p := range files {
+		if st, err := os.Stat(p); err == nil {
+			size += st.Size()
+		}
+	}
+	if len(e.Data.Corpora) > 0 {
+		pf("corpora     %s: %d files, %s, under %s", strings.Join(e.Data.Corpora, ", "), len(files), humanBytes(size), e.Data.Root)
+	}
+	if fs := e.Data.FileSet(); fs != nil {
+		own, err := fs.List()
+		if err != nil {
+			return fmt.Errorf("data.files: %w", err)
+		}
+		var ownSize int64
+		for _, p := range own {
+			if st, err := os.Stat(p); err == nil {
+				ownSize += st.Size()
+			}
+		}
+		pf("files       %d (%s): %s", len(own), humanBytes(ownSize), strings.Join(own, ", "))
+	}
+	steps := fmt.Sprintf("%d epochs of ⌈examples / %d⌉ steps (the examples are counted when the data is built)", e.Train.Epochs,
+		e.Train.BatchSize*e.Train.GradAccumulation)
+	if e.Train.MaxSteps > 0 {
+		steps = fmt.Sprintf("at most %d; ", e.Train.MaxSteps) + steps
+	}
+	pf("steps       %s", steps)
+	pf("checkpoints every %d steps, the newest %d kept, each about %s, in %s", e.Train.CheckpointEvery,
+		e.Train.KeepCheckpoints, humanBytes(f.Checkpoint()), filepath.Join(e.OutputDir, "checkpoints"))
+	if paths, err := checkpoint.List(e.OutputDir); err == nil && len(paths) > 0 {
+		pf("resume      %s holds %d checkpoints: train would need --resume", e.OutputDir, len(paths))
+	}
+	pf("writes nothing (a dry run)")
+	return nil
+}
