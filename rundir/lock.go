@@ -61,7 +61,7 @@ func Acquire(dir string) (*Lock, error) {
 	}
 	host, _ := os.Hostname()
 	b, _ := json.Marshal(Holder{PID: os.Getpid(), Host: host, Started: time.Now().UTC().Truncate(time.Second)})
-	if err := f.Truncate(0); err == nil {
+	if err = f.Truncate(0); err == nil {
 		_, err = f.WriteAt(append(b, '\n'), 0)
 	}
 	if err != nil {
