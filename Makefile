@@ -14,7 +14,7 @@ GO := $(abspath $(CONVREP_OFFLINE))/go/bin/go
 endif
 endif
 
-.PHONY: setup install test demo compare claims bench bench-compare fuzz
+.PHONY: setup install lint test demo compare claims bench bench-compare fuzz
 
 # Installs libtorch when missing and prepares third_party/gotch; returns at once when nothing changed.
 setup:
@@ -29,6 +29,24 @@ endif
 # convrep train, evaluate, embed, data, bench, claims, setup (convrep --help lists them).
 install: setup
 	$(GO) install ./cmd/convrep
+
+# staticcheck at a pinned version, installed by go install into bin/ (which git ignores).
+STATICCHECK_VERSION := v0.8.2
+
+# The format and lint checks, which make test (CI) runs first: every Go file outside third_party/, vendor/ and
+# dot-folders is as gofmt writes it, and staticcheck's default checks find nothing. Offline (CONVREP_OFFLINE),
+# staticcheck runs only when the module cache already holds it.
+lint: setup
+	@unformatted=$$(find . \( -path ./third_party -o -path ./vendor -o -path './.*' \) -prune -o -name '*.go' -print | \
+		xargs "$$($(GO) env GOROOT)/bin/gofmt" -l); \
+	if [ -n "$$unformatted" ]; then echo "gofmt -l: not formatted (gofmt -w them):"; echo "$$unformatted"; exit 1; fi
+ifneq ($(CONVREP_OFFLINE),)
+	@if GOBIN=$(CURDIR)/bin $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION); then bin/staticcheck ./...; \
+	else echo "lint: staticcheck $(STATICCHECK_VERSION) is not in the module cache, and there is no network: not run"; fi
+else
+	GOBIN=$(CURDIR)/bin $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	bin/staticcheck ./...
+endif
 
 test: setup
 	$(GO) vet ./...
