@@ -109,10 +109,9 @@ func (o *Optimizer) LoadState(tensors []safetensors.Tensor, scalars map[string]a
 	}
 
 	type loaded struct {
-		p       *param
-		step    int64
-		m, v    safetensors.Tensor
-		hasData bool
+		p    *param
+		step int64
+		m, v safetensors.Tensor
 	}
 	var plan []loaded
 	for gi := range o.groups {

@@ -219,10 +219,11 @@ func writeToolchain(path string) error {
 	if err != nil {
 		return fmt.Errorf("--go compresses the toolchain with xz, which is not installed (Debian: xz-utils)")
 	}
-	goroot := runtime.GOROOT()
-	if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
-		goroot = strings.TrimSpace(string(out))
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		return fmt.Errorf("--go: go env GOROOT: %w", err)
 	}
+	goroot := strings.TrimSpace(string(out))
 	skip := func(rel string, d fs.DirEntry) bool {
 		switch {
 		case rel == "src/cmd" || rel == "test" || rel == "api" || rel == "doc" || rel == "misc" || rel == "lib/wasm" || rel == "pkg/obj":

@@ -147,15 +147,6 @@ func TestDockerfileLibtorch(t *testing.T) {
 	}
 }
 
-func envHas(s stage, key, want string) bool {
-	for _, in := range s.Body {
-		if in.Cmd == "ENV" && (strings.Contains(in.Args, key+"="+want) || strings.Contains(in.Args, key+`="`+want)) {
-			return true
-		}
-	}
-	return false
-}
-
 func hasCopy(s stage, from, src, dst string) bool {
 	for _, in := range s.Body {
 		if in.Cmd == "COPY" && in.flag("from") == from {
