@@ -12,6 +12,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"unsafe"
 
 	"github.com/sugarme/gotch"
@@ -22,7 +23,19 @@ func takeError(msg *C.char) error {
 		return nil
 	}
 	defer C.free(unsafe.Pointer(msg))
-	return errors.New(C.GoString(msg))
+	return errors.New(concise(C.GoString(msg)))
+}
+
+// concise is libtorch's error message without the C++ frames it carries (after "Exception raised from", or
+// after the first "frame #" of an enforce failure such as the allocator's), which belong in a debugger: the user
+// reads one message, e.g. "DefaultCPUAllocator: can't allocate memory: you tried to allocate 16777216 bytes".
+func concise(msg string) string {
+	for _, tail := range []string{"\nException raised from", "\nframe #"} {
+		if i := strings.Index(msg, tail); i >= 0 {
+			msg = msg[:i]
+		}
+	}
+	return strings.TrimSpace(msg)
 }
 
 // ManualSeed seeds libtorch's default generators (CPU, and every GPU in a CUDA build).

@@ -35,7 +35,7 @@ const (
 	gotchModule  = "github.com/sugarme/gotch"
 	gotchVersion = "v0.9.1"
 	// patchLevel changes whenever this tool's patches change, so that old copies are rebuilt.
-	patchLevel = "convrep-setup-15"
+	patchLevel = "convrep-setup-16"
 	copyDir    = "third_party/gotch"
 	stampFile  = ".convrep-stamp"
 	stubList   = "STUBBED.txt"

@@ -269,8 +269,10 @@ func panicInsteadOfExit(dir string) error {
 	return nil
 }
 
-// conciseErrors makes gotch's libtorch errors one message: libtorch's own text without its C++ frames, and
-// without the Go stack gotch appends, which belong in a debugger, not in an error a user reads.
+// conciseErrors makes gotch's libtorch errors one message: libtorch's own text without its C++ frames (after
+// "Exception raised from", or after the first "frame #" of an enforce failure such as the CPU allocator's "can't
+// allocate memory: you tried to allocate N bytes"), and without the Go stack gotch appends, which belong in a
+// debugger, not in an error a user reads.
 func conciseErrors(dir string) error {
 	path := filepath.Join(dir, "ts", "error.go")
 	b, err := os.ReadFile(path)
@@ -279,7 +281,7 @@ func conciseErrors(dir string) error {
 	}
 	s := string(b)
 	for old, repl := range map[string]string{
-		"\t\ttrace := string(debug.Stack())\n":                          "\t\tif i := strings.Index(errStr, \"\\nException raised from\"); i >= 0 {\n\t\t\terrStr = errStr[:i]\n\t\t}\n",
+		"\t\ttrace := string(debug.Stack())\n":                          "\t\tfor _, tail := range []string{\"\\nException raised from\", \"\\nframe #\"} {\n\t\t\tif i := strings.Index(errStr, tail); i >= 0 {\n\t\t\t\terrStr = errStr[:i]\n\t\t\t}\n\t\t}\n",
 		"fmt.Errorf(\"Libtorch API Error: %v\\n%v\\n\", errStr, trace)": "fmt.Errorf(\"libtorch: %v\", strings.TrimSpace(errStr))",
 		"\t\"runtime/debug\"\n":                                         "\t\"strings\"\n",
 	} {
