@@ -9,8 +9,22 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 )
+
+// pending are the temporary files of the writes under way, which RemovePending removes.
+var pending sync.Map
+
+// RemovePending removes the temporary files of the writes under way, for a process that must exit in the middle
+// of one (a signal while a run builds its data): no partial file is left behind, and the targets keep their
+// old contents, or stay absent.
+func RemovePending() {
+	pending.Range(func(k, _ any) bool {
+		os.Remove(k.(string))
+		return true
+	})
+}
 
 // WriteFile writes data at path atomically.
 func WriteFile(path string, data []byte) error {
@@ -30,6 +44,8 @@ func Write(path string, write func(io.Writer) error) (err error) {
 		return err
 	}
 	tmp := f.Name()
+	pending.Store(tmp, struct{}{})
+	defer pending.Delete(tmp)
 	defer func() {
 		if err != nil {
 			f.Close()

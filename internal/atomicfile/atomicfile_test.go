@@ -101,3 +101,35 @@ func TestWriteDirReplacesTheFolderWhole(t *testing.T) {
 		})
 	}
 }
+
+// A write interrupted by the process's exit leaves no partial file once RemovePending has run: the temporary
+// file of the write under way is removed, the target keeps its old contents.
+func TestRemovePendingDuringAWrite(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "cache.bin")
+	if err := WriteFile(path, []byte("old")); err != nil {
+		t.Fatal(err)
+	}
+	inside := make(chan struct{})
+	release := make(chan struct{})
+	done := make(chan error)
+	go func() {
+		done <- Write(path, func(w io.Writer) error {
+			w.Write([]byte("partial"))
+			close(inside)
+			<-release
+			return errors.New("interrupted")
+		})
+	}()
+	<-inside
+	RemovePending()
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 || entries[0].Name() != "cache.bin" {
+		t.Errorf("during the write, after RemovePending: %v, want cache.bin alone", entries)
+	}
+	close(release)
+	<-done
+	if b, _ := os.ReadFile(path); string(b) != "old" {
+		t.Errorf("the target holds %q, want its old contents", b)
+	}
+}

@@ -29,6 +29,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"convrep/experiment"
+	"convrep/internal/atomicfile"
 	"convrep/internal/cli"
 	"convrep/internal/logging"
 	"convrep/rundir"
@@ -171,6 +172,27 @@ func (l *launch) placeGPUs(e *experiment.Experiment) error {
 	return err
 }
 
+// exitIfInterrupted ends the process when ctx is cancelled (SIGINT, SIGTERM) before built is closed, while the
+// run builds its data and model: those loops do not watch for signals, and nothing they write is durable
+// until complete (internal/atomicfile), so the process stops at once, removing the temporary files of the
+// writes under way, and exits non-zero; the kernel releases the run folder's lock. Once training runs, Run stops
+// at the end of a step with a checkpoint instead.
+func exitIfInterrupted(ctx context.Context, built <-chan struct{}, log *zap.Logger) {
+	select {
+	case <-built:
+	case <-ctx.Done():
+		select {
+		case <-built: // New returned meanwhile: Run stops cleanly
+			return
+		default:
+		}
+		atomicfile.RemovePending()
+		log.Error("train: interrupted while the run was being set up (its data or model); nothing partial was written")
+		log.Sync()
+		os.Exit(1)
+	}
+}
+
 // dryRun prints what the run would do (trainer.DryRun) on standard output.
 func dryRun(path string, sets []string, log *zap.Logger) error {
 	e, err := experiment.Load(path, sets)
@@ -198,7 +220,10 @@ func run(ctx context.Context, path string, sets []string, resume, bar bool, log 
 	if bar {
 		opt.Progress = os.Stderr
 	}
+	built := make(chan struct{})
+	go exitIfInterrupted(ctx, built, log)
 	t, err := trainer.New(ctx, e, opt, log)
+	close(built)
 	if err != nil {
 		return err
 	}
