@@ -2,60 +2,22 @@ package traincmd
 
 import (
 	"bufio"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"convrep/internal/shared"
 )
 
 // SIGTERM while a run builds its data (four corpora's pairs, tokenised into a new cache) ends it within 2 s,
 // with a non-zero exit, leaving no temporary or partial file in the cache folder and no checkpoint.
 func TestSignalWhileBuildingTheDataStopsAtOnce(t *testing.T) {
-	tok := shared.MustPath(t, "data", "vocab", "bert-base-uncased")
-	root := shared.MustPath(t, "data", "pretrain")
 	dir := t.TempDir()
-	out, cache := filepath.Join(dir, "out"), filepath.Join(dir, "cache")
-	exp := filepath.Join(dir, "build.toml")
-	body := fmt.Sprintf(`name = "build"
-output_dir = %q
-
-[model]
-tokenizer = %q
-max_length = 32
-device = "cpu"
-
-[model.random]
-arch = "bert"
-layers = 1
-hidden = 16
-heads = 2
-intermediate = 32
-max_positions = 64
-
-[data]
-root = %q
-corpora = ["woz2", "camrest676", "frames", "kvret", "msr_e2e", "taskmaster"]
-cache_dir = %q
-
-[objective]
-name = "dse"
-
-[train]
-batch_size = 8
-max_steps = 10
-lr = 1e-3
-`, out, tok, root, cache)
-	if err := os.WriteFile(exp, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "CONVREP_FAKE_WORKER=train", "CONVREP_TRAIN_ARGS=--quiet "+exp)
+	r := tinyRun{Dir: dir, Device: "cpu", Layers: 1, Hidden: 16, Heads: 2, Intermediate: 32,
+		Corpora: `["woz2", "camrest676", "frames", "kvret", "msr_e2e", "taskmaster"]`, Train: "batch_size = 8\nmax_steps = 10\nlr = 1e-3\n"}
+	exp, out, cache := r.write(t), r.out(), filepath.Join(dir, "cache")
+	cmd := trainCommand(exp)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

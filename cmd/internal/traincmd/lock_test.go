@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"convrep/internal/devtest"
-	"convrep/internal/shared"
 	"convrep/rundir"
 )
 
@@ -23,54 +21,11 @@ import (
 // with an error naming the folder and the first's pid, and writes nothing; the first then stops on SIGTERM as
 // it always does, its metrics one unbroken sequence of its own steps, its lock file naming it.
 func TestSecondRunOnAFolderStopsAtOnce(t *testing.T) {
-	tok := shared.MustPath(t, "data", "vocab", "bert-base-uncased")
-	root := shared.MustPath(t, "data", "pretrain")
 	dir := t.TempDir()
-	out := filepath.Join(dir, "out")
-	exp := filepath.Join(dir, "lock.toml")
-	body := fmt.Sprintf(`name = "lock"
-output_dir = %q
-seed = 7
-
-[model]
-tokenizer = %q
-max_length = 16
-device = %q
-
-[model.random]
-arch = "bert"
-layers = 1
-hidden = 16
-heads = 2
-intermediate = 32
-max_positions = 64
-
-[data]
-root = %q
-corpora = ["woz2"]
-max_examples = 256
-cache_dir = %q
-
-[objective]
-name = "dse"
-
-[train]
-batch_size = 8
-epochs = 100000
-max_steps = 1000000
-lr = 1e-3
-checkpoint_every = 1000000
-log_every = 5
-threads = 1
-`, out, tok, devtest.Name(), root, filepath.Join(dir, "cache"))
-	if err := os.WriteFile(exp, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	train := func(args string) *exec.Cmd {
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), "CONVREP_FAKE_WORKER=train", "CONVREP_TRAIN_ARGS=--quiet "+args)
-		return cmd
-	}
+	r := tinyRun{Dir: dir, Device: devtest.Name(), Layers: 1, Hidden: 16, Heads: 2, Intermediate: 32, Corpora: `["woz2"]`,
+		MaxExamples: 256, Train: "batch_size = 8\nepochs = 100000\nmax_steps = 1000000\nlr = 1e-3\ncheckpoint_every = 1000000\nlog_every = 5\nthreads = 1\n"}
+	exp, out := r.write(t), r.out()
+	train := trainCommand
 	first := train(exp)
 	var firstErr bytes.Buffer
 	first.Stderr = &firstErr

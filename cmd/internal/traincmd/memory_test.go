@@ -2,16 +2,12 @@ package traincmd
 
 import (
 	"bytes"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"convrep/internal/shared"
 )
 
 // An experiment far beyond this machine's memory (a thousand layers of 4,096: about 200 billion parameters,
@@ -19,45 +15,11 @@ import (
 // the estimate and what is available in one message, and nothing written in its output folder but the lock.
 // With train.skip_memory_check the same check lets it through to the model's construction (not run here).
 func TestFarBeyondMemoryIsRefusedAtOnce(t *testing.T) {
-	tok := shared.MustPath(t, "data", "vocab", "bert-base-uncased")
-	root := shared.MustPath(t, "data", "pretrain")
 	dir := t.TempDir()
-	out := filepath.Join(dir, "out")
-	exp := filepath.Join(dir, "huge.toml")
-	body := fmt.Sprintf(`name = "huge"
-output_dir = %q
-
-[model]
-tokenizer = %q
-max_length = 32
-device = "cpu"
-
-[model.random]
-arch = "bert"
-layers = 1000
-hidden = 4096
-heads = 64
-intermediate = 16384
-max_positions = 64
-
-[data]
-root = %q
-corpora = ["woz2"]
-cache_dir = %q
-
-[objective]
-name = "dse"
-
-[train]
-batch_size = 64
-max_steps = 10
-lr = 1e-4
-`, out, tok, root, filepath.Join(dir, "cache"))
-	if err := os.WriteFile(exp, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), "CONVREP_FAKE_WORKER=train", "CONVREP_TRAIN_ARGS=--quiet "+exp)
+	r := tinyRun{Dir: dir, Device: "cpu", Layers: 1000, Hidden: 4096, Heads: 64, Intermediate: 16384, Corpora: `["woz2"]`,
+		Train: "batch_size = 64\nmax_steps = 10\nlr = 1e-4\n"}
+	exp, out := r.write(t), r.out()
+	cmd := trainCommand(exp)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	start := time.Now()

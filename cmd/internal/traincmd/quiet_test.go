@@ -3,14 +3,10 @@ package traincmd
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"convrep/internal/devtest"
-	"convrep/internal/shared"
 )
 
 // A training run's standard error holds the run's log and nothing per step: no libtorch warning repeated at
@@ -19,51 +15,11 @@ import (
 // it), with --quiet for no progress bar, on the device of CONVREP_TEST_DEVICE: scripts/gpu_check.sh counts
 // them on CUDA with the same test.
 func TestStderrDoesNotGrowWithSteps(t *testing.T) {
-	tok := shared.MustPath(t, "data", "vocab", "bert-base-uncased")
-	root := shared.MustPath(t, "data", "pretrain")
 	lines := map[int][]string{}
 	for _, steps := range []int{3, 12} {
-		dir := t.TempDir()
-		exp := filepath.Join(dir, "quiet.toml")
-		body := fmt.Sprintf(`name = "quiet"
-output_dir = %q
-seed = 7
-
-[model]
-tokenizer = %q
-max_length = 16
-device = %q
-
-[model.random]
-arch = "bert"
-layers = 2
-hidden = 32
-heads = 2
-intermediate = 64
-max_positions = 64
-
-[data]
-root = %q
-corpora = ["woz2"]
-max_examples = 256
-cache_dir = %q
-
-[objective]
-name = "dse"
-
-[train]
-batch_size = 8
-max_steps = %d
-lr = 1e-3
-checkpoint_every = 1000
-log_every = 1
-threads = 1
-`, filepath.Join(dir, "out"), tok, devtest.Name(), root, filepath.Join(dir, "cache"), steps)
-		if err := os.WriteFile(exp, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(os.Args[0])
-		cmd.Env = append(os.Environ(), "CONVREP_FAKE_WORKER=train", "CONVREP_TRAIN_ARGS=--quiet "+exp)
+		r := tinyRun{Dir: t.TempDir(), Device: devtest.Name(), Layers: 2, Hidden: 32, Heads: 2, Intermediate: 64, Corpora: `["woz2"]`,
+			MaxExamples: 256, Train: fmt.Sprintf("batch_size = 8\nmax_steps = %d\nlr = 1e-3\ncheckpoint_every = 1000\nlog_every = 1\nthreads = 1\n", steps)}
+		cmd := trainCommand(r.write(t))
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {
