@@ -2,7 +2,9 @@ package trainer
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -233,11 +235,11 @@ func (t *Trainer) syncRanks() error {
 		return t.seedRNG()
 	}
 	var xs []*ts.Tensor
-	for _, name := range sortedKeys(t.params) {
+	for _, name := range slices.Sorted(maps.Keys(t.params)) {
 		xs = append(xs, t.params[name])
 	}
 	state := t.objectiveState()
-	for _, name := range sortedKeys(state) {
+	for _, name := range slices.Sorted(maps.Keys(state)) {
 		xs = append(xs, state[name])
 	}
 	if err := t.cl.broadcast(xs); err != nil {
@@ -275,15 +277,6 @@ func (c *cluster) reduce(vals []float64, op torch.ReduceOp) (out []float64, err 
 		return nil
 	})
 	return out, err
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // rngStates is every rank's generator states for a run on dev (checkpoint.RankRNG) in rank order, on rank 0
