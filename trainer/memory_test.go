@@ -122,3 +122,31 @@ func TestHumanBytes(t *testing.T) {
 		}
 	}
 }
+
+// A rank's estimate holds its share of the global batch; the ranks of a node, which share its host memory, are
+// the world, or LOCAL_WORLD_SIZE of a multi-node job.
+func TestRanksOfTheJob(t *testing.T) {
+	for _, tc := range []struct {
+		world, rank, localWorld string
+		wantWorld, wantLocal    int
+	}{
+		{"", "", "", 1, 1},
+		{"4", "0", "", 4, 4},
+		{"8", "3", "4", 8, 4},
+		{"8", "9", "4", 1, 1}, // a bad environment: joinCluster names it
+	} {
+		t.Setenv("WORLD_SIZE", tc.world)
+		t.Setenv("RANK", tc.rank)
+		t.Setenv("LOCAL_WORLD_SIZE", tc.localWorld)
+		if w, l := ranks(); w != tc.wantWorld || l != tc.wantLocal {
+			t.Errorf("WORLD_SIZE=%q RANK=%q LOCAL_WORLD_SIZE=%q: %d, %d ranks; want %d, %d", tc.world, tc.rank, tc.localWorld,
+				w, l, tc.wantWorld, tc.wantLocal)
+		}
+	}
+	one := EstimateFootprint(mustConfig(t), 128, 32, false, false)
+	e := &experiment.Experiment{Objective: map[string]any{"name": "dse"}}
+	e.Train.BatchSize, e.Model.MaxLength = 64, 32
+	if four := footprint(e, mustConfig(t), 4); four.Activations*4 != one.Activations || four.Weights != one.Weights {
+		t.Errorf("a quarter of the batch: %+v, whole: %+v", four, one)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/sugarme/gotch"
@@ -51,12 +52,26 @@ func modelConfig(e *experiment.Experiment, modelDir, tokDir string) (*models.Con
 	return c, nil
 }
 
-// footprint estimates the run's memory: each example is two sequences of model.max_length tokens (a pair, or a
-// view and its twin), train.batch_size of them a micro-batch.
-func footprint(e *experiment.Experiment, c *models.Config) Footprint {
+// footprint estimates one rank's memory: each example is two sequences of model.max_length tokens (a pair, or a
+// view and its twin), train.batch_size of them a micro-batch, split evenly over the world's ranks.
+func footprint(e *experiment.Experiment, c *models.Config, world int) Footprint {
 	name, _ := e.Objective["name"].(string)
-	rows := 2 * int64(e.Train.BatchSize)
+	rows := 2 * int64(e.Train.BatchSize) / int64(max(1, world))
 	return EstimateFootprint(c, rows, int64(e.Model.MaxLength), e.Train.Precision == "bf16", tokenObjectives[name])
+}
+
+// ranks are the data-parallel ranks of this run's job, and of them those that share this host's memory (all
+// of this node's, which are the whole world but for a multi-node job, where LOCAL_WORLD_SIZE says).
+func ranks() (world, local int) {
+	env, err := readDistEnv(os.Getenv)
+	if err != nil || env.World < 1 {
+		return 1, 1 // joinCluster reports a bad environment
+	}
+	local = env.World
+	if n, err := strconv.Atoi(os.Getenv("LOCAL_WORLD_SIZE")); err == nil && n >= 1 && n <= env.World {
+		local = n
+	}
+	return env.World, local
 }
 
 // available is the memory the run's device has free: the GPU's, or the host's (bounded by a cgroup limit).
@@ -71,7 +86,12 @@ func available(dev gotch.Device) (int64, string, error) {
 // checkMemory refuses a run whose estimate exceeds what its device has, naming both, unless
 // train.skip_memory_check is set; it runs before the model or the data are built.
 func checkMemory(e *experiment.Experiment, c *models.Config, dev gotch.Device, log *zap.Logger) error {
-	f := footprint(e, c)
+	world, local := ranks()
+	f := footprint(e, c, world)
+	if !dev.IsCuda() && local > 1 { // the ranks of a node share its host memory; each GPU is a rank's own
+		f = Footprint{Params: f.Params, Weights: f.Weights * int64(local), Grads: f.Grads * int64(local),
+			Optimizer: f.Optimizer * int64(local), Activations: f.Activations * int64(local)}
+	}
 	avail, where, err := available(dev)
 	if err != nil {
 		log.Warn("the memory check could not read the device's free memory; going on", zap.Error(err))
@@ -115,7 +135,8 @@ func DryRun(ctx context.Context, e *experiment.Experiment, w io.Writer, log *zap
 	if err != nil {
 		return err
 	}
-	f := footprint(e, c)
+	world, _ := ranks()
+	f := footprint(e, c, world)
 	pf := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
 	pf("experiment  %s (%s)", e.Name, e.Path())
 	from := "random initialisation"
