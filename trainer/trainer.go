@@ -1,7 +1,7 @@
 // Package trainer runs an experiment: it builds the backbone the objective needs, the objective and its
 // data, and trains with checkpoints that resume exactly. It knows objectives only through the objectives
-// package's interfaces. Its step reads top to bottom in run.go: batch, forward and loss, backward, clip,
-// optimiser step, log, checkpoint.
+// package's interfaces. Its loop reads top to bottom in run.go (batch, step, log, checkpoint), and its step in
+// step.go (forward and loss, backward, clip, optimiser step), which cmd/bench times as it is.
 package trainer
 
 import (
