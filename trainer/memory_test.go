@@ -138,9 +138,9 @@ func TestRanksOfTheJob(t *testing.T) {
 		t.Setenv("WORLD_SIZE", tc.world)
 		t.Setenv("RANK", tc.rank)
 		t.Setenv("LOCAL_WORLD_SIZE", tc.localWorld)
-		if w, l := ranks(); w != tc.wantWorld || l != tc.wantLocal {
+		if env, l := ranks(); env.World != tc.wantWorld || l != tc.wantLocal {
 			t.Errorf("WORLD_SIZE=%q RANK=%q LOCAL_WORLD_SIZE=%q: %d, %d ranks; want %d, %d", tc.world, tc.rank, tc.localWorld,
-				w, l, tc.wantWorld, tc.wantLocal)
+				env.World, l, tc.wantWorld, tc.wantLocal)
 		}
 	}
 	one := EstimateFootprint(mustConfig(t), 128, 32, false, false)
@@ -148,5 +148,17 @@ func TestRanksOfTheJob(t *testing.T) {
 	e.Train.BatchSize, e.Model.MaxLength = 64, 32
 	if four := footprint(e, mustConfig(t), 4); four.Activations*4 != one.Activations || four.Weights != one.Weights {
 		t.Errorf("a quarter of the batch: %+v, whole: %+v", four, one)
+	}
+}
+
+// A rank of a multi-rank CUDA job asks its own GPU only: without LOCAL_RANK (and without a GPU of its own from
+// the launcher) it does not know which, and says so rather than ask GPU 0. The CPU asks the host.
+func TestAvailableAsksTheRanksOwnDevice(t *testing.T) {
+	if _, _, err := available(gotch.CudaBuilder(0), distEnv{World: 2, Rank: 1}); err == nil || !strings.Contains(err.Error(), "LOCAL_RANK") {
+		t.Errorf("a rank without LOCAL_RANK: %v, want an error naming LOCAL_RANK", err)
+	}
+	avail, where, err := available(gotch.CPU, distEnv{World: 1})
+	if err != nil || avail <= 0 || !strings.Contains(where, "available") && !strings.Contains(where, "cgroup") {
+		t.Errorf("the CPU: %d, %q, %v", avail, where, err)
 	}
 }

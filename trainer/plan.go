@@ -60,39 +60,51 @@ func footprint(e *experiment.Experiment, c *models.Config, world int) Footprint 
 	return EstimateFootprint(c, rows, int64(e.Model.MaxLength), e.Train.Precision == "bf16", tokenObjectives[name])
 }
 
-// ranks are the data-parallel ranks of this run's job, and of them those that share this host's memory (all
-// of this node's, which are the whole world but for a multi-node job, where LOCAL_WORLD_SIZE says).
-func ranks() (world, local int) {
+// ranks is this run's data-parallel environment, and how many of its ranks share this host's memory (all of
+// this node's, which are the whole world but for a multi-node job, where LOCAL_WORLD_SIZE says).
+func ranks() (env distEnv, local int) {
 	env, err := readDistEnv(os.Getenv)
 	if err != nil || env.World < 1 {
-		return 1, 1 // joinCluster reports a bad environment
+		return distEnv{World: 1}, 1 // joinCluster reports a bad environment
 	}
 	local = env.World
 	if n, err := strconv.Atoi(os.Getenv("LOCAL_WORLD_SIZE")); err == nil && n >= 1 && n <= env.World {
 		local = n
 	}
-	return env.World, local
+	return env, local
 }
 
-// available is the memory the run's device has free: the GPU's, or the host's (bounded by a cgroup limit).
-func available(dev gotch.Device) (int64, string, error) {
-	if dev.IsCuda() {
-		free, _, err := torch.CUDAMemInfo(dev)
-		return free, "free on " + torch.DeviceName(dev), err
+// available is the memory the run's device has free: the GPU's, or the host's (bounded by a cgroup limit). A
+// rank of a data-parallel job asks its own GPU, the one bindRank will give it (its LOCAL_RANK's, or the one
+// convrep's launcher left it), never GPU 0, where the question would open a CUDA context for every rank.
+func available(dev gotch.Device, env distEnv) (int64, string, error) {
+	if !dev.IsCuda() {
+		return hostAvailable()
 	}
-	return hostAvailable()
+	if env.World > 1 {
+		if !env.OwnGPU && !env.LocalRankSet {
+			return 0, "", fmt.Errorf("LOCAL_RANK is not set: which GPU is this rank's is not known yet")
+		}
+		idx := env.LocalRank
+		if env.OwnGPU {
+			idx = 0
+		}
+		dev = gotch.CudaBuilder(uint(idx))
+	}
+	free, _, err := torch.CUDAMemInfo(dev)
+	return free, "free on " + torch.DeviceName(dev), err
 }
 
 // checkMemory refuses a run whose estimate exceeds what its device has, naming both, unless
 // train.skip_memory_check is set; it runs before the model or the data are built.
 func checkMemory(e *experiment.Experiment, c *models.Config, dev gotch.Device, log *zap.Logger) error {
-	world, local := ranks()
-	f := footprint(e, c, world)
+	env, local := ranks()
+	f := footprint(e, c, env.World)
 	if !dev.IsCuda() && local > 1 { // the ranks of a node share its host memory; each GPU is a rank's own
 		f = Footprint{Params: f.Params, Weights: f.Weights * int64(local), Grads: f.Grads * int64(local),
 			Optimizer: f.Optimizer * int64(local), Activations: f.Activations * int64(local)}
 	}
-	avail, where, err := available(dev)
+	avail, where, err := available(dev, env)
 	if err != nil {
 		log.Warn("the memory check could not read the device's free memory; going on", zap.Error(err))
 		return nil
@@ -135,8 +147,8 @@ func DryRun(ctx context.Context, e *experiment.Experiment, w io.Writer, log *zap
 	if err != nil {
 		return err
 	}
-	world, _ := ranks()
-	f := footprint(e, c, world)
+	env, _ := ranks()
+	f := footprint(e, c, env.World)
 	pf := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
 	pf("experiment  %s (%s)", e.Name, e.Path())
 	from := "random initialisation"
@@ -150,7 +162,7 @@ func DryRun(ctx context.Context, e *experiment.Experiment, w io.Writer, log *zap
 		cmp.Or(e.Train.Precision, "fp32"), torch.DeviceName(dev))
 	pf("memory      about %s: weights %s, gradients %s, optimiser %s, activations about %s", humanBytes(f.Total()),
 		humanBytes(f.Weights), humanBytes(f.Grads), humanBytes(f.Optimizer), humanBytes(f.Activations))
-	if avail, where, err := available(dev); err != nil {
+	if avail, where, err := available(dev, env); err != nil {
 		pf("available   unknown (%v)", err)
 	} else {
 		verdict := "fits"
