@@ -62,11 +62,9 @@ func (e *Experiment) Build(modelDir, tokDir string, seed int64, dev gotch.Device
 		return b, err
 	}
 	r := e.Model.Random
-	cfg, err := models.NewConfig(models.Arch(r.Arch), models.Sizes{VocabSize: int64(tok.VocabSize()), HiddenSize: r.Hidden,
-		NumLayers: r.Layers, NumHeads: r.Heads, IntermediateSize: r.Intermediate, MaxSequence: r.MaxPositions,
-		PadTokenID: tok.PadID(), Dropout: r.Dropout, InitializerRange: r.InitializerRange})
+	cfg, err := r.ModelConfig(tok)
 	if err != nil {
-		return nil, fmt.Errorf("model.random: %w", err)
+		return nil, err
 	}
 	b.Model, err = models.New(cfg, need.Heads, dev)
 	if err != nil {
@@ -114,4 +112,15 @@ func AtCheckpoint(ctx context.Context, e *Experiment, path string, dev gotch.Dev
 	}
 	log.Info("loaded checkpoint", zap.String("path", path), zap.Int64("step", c.Meta.Position.Step))
 	return b, nil
+}
+
+// ModelConfig is the configuration of the model r builds over tok's vocabulary (its pad id the tokenizer's).
+func (r *RandomConfig) ModelConfig(tok *tokenizers.Tokenizer) (*models.Config, error) {
+	cfg, err := models.NewConfig(models.Arch(r.Arch), models.Sizes{VocabSize: int64(tok.VocabSize()), HiddenSize: r.Hidden,
+		NumLayers: r.Layers, NumHeads: r.Heads, IntermediateSize: r.Intermediate, MaxSequence: r.MaxPositions,
+		PadTokenID: tok.PadID(), Dropout: r.Dropout, InitializerRange: r.InitializerRange})
+	if err != nil {
+		return nil, fmt.Errorf("model.random: %w", err)
+	}
+	return cfg, nil
 }

@@ -33,11 +33,8 @@ func modelConfig(e *experiment.Experiment, modelDir, tokDir string) (*models.Con
 		if err != nil {
 			return nil, fmt.Errorf("model.tokenizer: %w", err)
 		}
-		c, err = models.NewConfig(models.Arch(r.Arch), models.Sizes{VocabSize: int64(tok.VocabSize()), HiddenSize: r.Hidden,
-			NumLayers: r.Layers, NumHeads: r.Heads, IntermediateSize: r.Intermediate, MaxSequence: r.MaxPositions,
-			PadTokenID: tok.PadID(), Dropout: r.Dropout, InitializerRange: r.InitializerRange})
-		if err != nil {
-			return nil, fmt.Errorf("model.random: %w", err)
+		if c, err = r.ModelConfig(tok); err != nil {
+			return nil, err
 		}
 	} else {
 		var err error
