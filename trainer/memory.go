@@ -23,6 +23,12 @@ type Footprint struct {
 // Total is the sum of the parts, in bytes.
 func (f Footprint) Total() int64 { return f.Weights + f.Grads + f.Optimizer + f.Activations }
 
+// times is the footprint of n processes of this one's (the ranks of a node on its host memory).
+func (f Footprint) times(n int64) Footprint {
+	return Footprint{Params: f.Params, Weights: n * f.Weights, Grads: n * f.Grads, Optimizer: n * f.Optimizer,
+		Activations: n * f.Activations}
+}
+
 // Checkpoint is about the size of one checkpoint: the weights and the optimiser's moments, in fp32.
 func (f Footprint) Checkpoint() int64 { return f.Params * 4 * 3 }
 

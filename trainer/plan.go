@@ -97,9 +97,8 @@ func available(dev gotch.Device, env distEnv) (int64, string, error) {
 func checkMemory(e *experiment.Experiment, c *models.Config, dev gotch.Device, log *zap.Logger) error {
 	env, local := ranks()
 	f := footprint(e, c, env.World)
-	if !dev.IsCuda() && local > 1 { // the ranks of a node share its host memory; each GPU is a rank's own
-		f = Footprint{Params: f.Params, Weights: f.Weights * int64(local), Grads: f.Grads * int64(local),
-			Optimizer: f.Optimizer * int64(local), Activations: f.Activations * int64(local)}
+	if !dev.IsCuda() { // the ranks of a node share its host memory; each GPU is a rank's own
+		f = f.times(int64(local))
 	}
 	avail, where, err := available(dev, env)
 	if err != nil {
@@ -168,27 +167,15 @@ func DryRun(ctx context.Context, e *experiment.Experiment, w io.Writer, log *zap
 		}
 		pf("available   %s (%s): %s", humanBytes(avail), where, verdict)
 	}
-	var size int64
-	for _, p := range files {
-		if st, err := os.Stat(p); err == nil {
-			size += st.Size()
-		}
-	}
 	if len(e.Data.Corpora) > 0 {
-		pf("corpora     %s: %d files, %s, under %s", strings.Join(e.Data.Corpora, ", "), len(files), humanBytes(size), e.Data.Root)
+		pf("corpora     %s: %d files, %s, under %s", strings.Join(e.Data.Corpora, ", "), len(files), humanBytes(sizeOf(files)), e.Data.Root)
 	}
 	if fs := e.Data.FileSet(); fs != nil {
 		own, err := fs.List()
 		if err != nil {
 			return fmt.Errorf("data.files: %w", err)
 		}
-		var ownSize int64
-		for _, p := range own {
-			if st, err := os.Stat(p); err == nil {
-				ownSize += st.Size()
-			}
-		}
-		pf("files       %d (%s): %s", len(own), humanBytes(ownSize), strings.Join(own, ", "))
+		pf("files       %d (%s): %s", len(own), humanBytes(sizeOf(own)), strings.Join(own, ", "))
 	}
 	steps := fmt.Sprintf("%d epochs of ⌈examples / %d⌉ steps (the examples are counted when the data is built)", e.Train.Epochs,
 		e.Train.BatchSize*e.Train.GradAccumulation)
@@ -203,4 +190,15 @@ func DryRun(ctx context.Context, e *experiment.Experiment, w io.Writer, log *zap
 	}
 	pf("writes nothing (a dry run)")
 	return nil
+}
+
+// sizeOf is the bytes of the files at paths (those it can stat).
+func sizeOf(paths []string) int64 {
+	var n int64
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil {
+			n += st.Size()
+		}
+	}
+	return n
 }
