@@ -1,0 +1,113 @@
+// kernels.cu: the extern "C" entry points that internal/torch launches with cuLaunchKernel. Each is a thin
+// loop over the rows of its block that calls the row functions of layernorm.cuh and gelu.cuh with
+// lane = threadIdx.x, lanes = blockDim.x and the block reduction of reduce.cuh; the host tests run the very
+// same row functions with one lane. Suffix _f32: T = float; suffix _bf16: T = unsigned short (bf16 bits).
+//
+// Launch: blockDim.x a multiple of 32, at most 1024. Forward entries: one block per row (a grid smaller
+// than rows also works: block b does rows b, b + gridDim.x, ...). Backward entries: any gridDim.x = G >= 1;
+// block b writes row b of the [G, cols] partial column sums, which the caller adds up; they need
+// cols <= CONVREP_MAX_COLS_PER_LANE · blockDim.x, since a thread keeps its columns' sums in registers.
+#ifndef CONVREP_KERNELS_CU
+#define CONVREP_KERNELS_CU
+
+#define CONVREP_MAX_COLS_PER_LANE 8
+
+template <class T>
+__device__ __forceinline__ void convrep_drop_add_ln_fwd(const T* x, const T* resid, const float* gamma,
+                                                        const float* beta, T* out, T* sum, float* mean, float* rstd,
+                                                        int rows, int cols, float p, float eps,
+                                                        unsigned long long seed, unsigned long long offset) {
+    __shared__ float smem[2 * CONVREP_MAX_WARPS];
+    const convrep_block_sum block_sum = {smem};
+    for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+        convrep_drop_add_ln_fwd_row(x, resid, gamma, beta, out, sum, mean, rstd, row, cols, p, eps, seed, offset,
+                                    (int)threadIdx.x, (int)blockDim.x, block_sum);
+    }
+}
+
+template <class T>
+__device__ __forceinline__ void convrep_drop_add_ln_bwd(const T* dy, const T* sum, const float* mean,
+                                                        const float* rstd, const float* gamma, T* dx, T* dresid,
+                                                        float* dgamma_part, float* dbeta_part, int rows, int cols,
+                                                        float p, unsigned long long seed,
+                                                        unsigned long long offset) {
+    __shared__ float smem[2 * CONVREP_MAX_WARPS];
+    const convrep_block_sum block_sum = {smem};
+    float dgamma_acc[CONVREP_MAX_COLS_PER_LANE], dbeta_acc[CONVREP_MAX_COLS_PER_LANE];
+    convrep_drop_add_ln_bwd_block(dy, sum, mean, rstd, gamma, dx, dresid, dgamma_part, dbeta_part, rows, cols, p,
+                                  seed, offset, blockIdx.x, gridDim.x, (int)threadIdx.x, (int)blockDim.x,
+                                  block_sum, dgamma_acc, dbeta_acc);
+}
+
+template <class T>
+__device__ __forceinline__ void convrep_bias_gelu_fwd(const T* x, const float* bias, T* out, int rows, int cols) {
+    for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+        convrep_bias_gelu_fwd_row(x, bias, out, row, cols, (int)threadIdx.x, (int)blockDim.x);
+    }
+}
+
+template <class T>
+__device__ __forceinline__ void convrep_bias_gelu_bwd(const T* x, const float* bias, const T* dy, T* dx,
+                                                      float* dbias_part, int rows, int cols) {
+    float dbias_acc[CONVREP_MAX_COLS_PER_LANE];
+    convrep_bias_gelu_bwd_block(x, bias, dy, dx, dbias_part, rows, cols, blockIdx.x, gridDim.x, (int)threadIdx.x,
+                                (int)blockDim.x, dbias_acc);
+}
+
+// T = float.
+
+extern "C" __global__ void convrep_drop_add_ln_fwd_f32(const float* x, const float* resid, const float* gamma,
+                                                     const float* beta, float* out, float* sum, float* mean,
+                                                     float* rstd, int rows, int cols, float p, float eps,
+                                                     unsigned long long seed, unsigned long long offset) {
+    convrep_drop_add_ln_fwd(x, resid, gamma, beta, out, sum, mean, rstd, rows, cols, p, eps, seed, offset);
+}
+
+extern "C" __global__ void convrep_drop_add_ln_bwd_f32(const float* dy, const float* sum, const float* mean,
+                                                     const float* rstd, const float* gamma, float* dx,
+                                                     float* dresid, float* dgamma_part, float* dbeta_part,
+                                                     int rows, int cols, float p, unsigned long long seed,
+                                                     unsigned long long offset) {
+    convrep_drop_add_ln_bwd(dy, sum, mean, rstd, gamma, dx, dresid, dgamma_part, dbeta_part, rows, cols, p, seed,
+                            offset);
+}
+
+extern "C" __global__ void convrep_bias_gelu_fwd_f32(const float* x, const float* bias, float* out, int rows,
+                                                   int cols) {
+    convrep_bias_gelu_fwd(x, bias, out, rows, cols);
+}
+
+extern "C" __global__ void convrep_bias_gelu_bwd_f32(const float* x, const float* bias, const float* dy, float* dx,
+                                                   float* dbias_part, int rows, int cols) {
+    convrep_bias_gelu_bwd(x, bias, dy, dx, dbias_part, rows, cols);
+}
+
+// T = unsigned short (bf16 bits).
+
+extern "C" __global__ void convrep_drop_add_ln_fwd_bf16(const unsigned short* x, const unsigned short* resid, const float* gamma,
+                                                     const float* beta, unsigned short* out, unsigned short* sum, float* mean,
+                                                     float* rstd, int rows, int cols, float p, float eps,
+                                                     unsigned long long seed, unsigned long long offset) {
+    convrep_drop_add_ln_fwd(x, resid, gamma, beta, out, sum, mean, rstd, rows, cols, p, eps, seed, offset);
+}
+
+extern "C" __global__ void convrep_drop_add_ln_bwd_bf16(const unsigned short* dy, const unsigned short* sum, const float* mean,
+                                                     const float* rstd, const float* gamma, unsigned short* dx,
+                                                     unsigned short* dresid, float* dgamma_part, float* dbeta_part,
+                                                     int rows, int cols, float p, unsigned long long seed,
+                                                     unsigned long long offset) {
+    convrep_drop_add_ln_bwd(dy, sum, mean, rstd, gamma, dx, dresid, dgamma_part, dbeta_part, rows, cols, p, seed,
+                            offset);
+}
+
+extern "C" __global__ void convrep_bias_gelu_fwd_bf16(const unsigned short* x, const float* bias, unsigned short* out, int rows,
+                                                   int cols) {
+    convrep_bias_gelu_fwd(x, bias, out, rows, cols);
+}
+
+extern "C" __global__ void convrep_bias_gelu_bwd_bf16(const unsigned short* x, const float* bias, const unsigned short* dy, unsigned short* dx,
+                                                   float* dbias_part, int rows, int cols) {
+    convrep_bias_gelu_bwd(x, bias, dy, dx, dbias_part, rows, cols);
+}
+
+#endif
