@@ -69,3 +69,47 @@ func TestMaskDependsOnSeedAndOffset(t *testing.T) {
 		t.Errorf("offset + 40 agrees on %.4f with elements 40.. at the base offset, want all of them", got)
 	}
 }
+
+// The forward and backward entries use the mask Keep gives, element for element: with resid 0 and x never 0,
+// the sum is 0 exactly where Keep drops, and so is dx, for one lane and for a block of them.
+func TestEntriesUseTheMask(t *testing.T) {
+	s := Shape{Rows: 9, Cols: 37}
+	n := s.Rows * s.Cols
+	x, resid, dy := make([]float32, n), make([]float32, n), make([]float32, n)
+	for i := range x {
+		x[i] = 1 + float32(i%7)
+		dy[i] = float32(i%5) - 2.5
+	}
+	gamma, beta := make([]float32, s.Cols), make([]float32, s.Cols)
+	for c := range gamma {
+		gamma[c] = 1
+	}
+	d := Dropout{P: 0.3, Seed: 99, Offset: 4 * 1000}
+	keep := Keep(d.Seed, d.Offset, 0, n, d.P)
+	for _, lanes := range []int{1, 32} {
+		fwd, err := DropAddLNForward(s, x, resid, gamma, beta, 1e-5, d, lanes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bwd, err := DropAddLNBackward(s, dy, fwd.Sum, fwd.Mean, fwd.Rstd, gamma, d, 2, lanes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for e := range n {
+			if (fwd.Sum[e] != 0) != keep[e] {
+				t.Fatalf("lanes %d: element %d: sum %v, but Keep says %v", lanes, e, fwd.Sum[e], keep[e])
+			}
+			if keep[e] && fwd.Sum[e] != x[e]*(1/(1-d.P)) {
+				t.Fatalf("lanes %d: element %d: kept sum %v, want x/(1-p) = %v", lanes, e, fwd.Sum[e], x[e]*(1/(1-d.P)))
+			}
+			if want := float32(0); keep[e] {
+				want = bwd.DResid[e] * (1 / (1 - d.P))
+				if bwd.DX[e] != want {
+					t.Fatalf("lanes %d: element %d: dx %v, want dresid/(1-p) = %v", lanes, e, bwd.DX[e], want)
+				}
+			} else if bwd.DX[e] != 0 {
+				t.Fatalf("lanes %d: element %d is dropped, but dx is %v", lanes, e, bwd.DX[e])
+			}
+		}
+	}
+}
