@@ -29,4 +29,12 @@
 //
 // Entries lists the extern "C" __global__ functions; their parameters are documented in kernels.cu and
 // fixed: internal/torch launches them by name with cuLaunchKernel.
+//
+// # Checks
+//
+// go test ./internal/kernels/... checks, without a GPU: Entries against the source, that the source includes
+// nothing and parses as C++ with the device built-ins declared, Philox against Random123's known answers,
+// the mask's statistics, and every forward and backward against fp64 and libtorch (package host). On a
+// machine with a GPU, devcheck/run.sh compiles Source with NVRTC, launches every entry through the driver
+// API and holds the results to the host build of the same row functions, bit for bit across two runs.
 package kernels

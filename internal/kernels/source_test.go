@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"flag"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -86,5 +87,17 @@ func TestSourceParsesAsCxx(t *testing.T) {
 	out, err := exec.Command(gxx, "-std=c++17", "-fsyntax-only", "-Wall", "-Wno-unknown-pragmas", "-Werror", src).CombinedOutput()
 	if err != nil {
 		t.Fatalf("g++ -fsyntax-only on Source() with device stand-ins: %v\n%s", err, out)
+	}
+}
+
+var sourceOut = flag.String("source-out", "", "write Source() to this file (for devcheck/run.sh)")
+
+// TestWriteSource writes Source() where -source-out says, for a check outside Go (devcheck/check.cpp).
+func TestWriteSource(t *testing.T) {
+	if *sourceOut == "" {
+		t.Skip("no -source-out")
+	}
+	if err := os.WriteFile(*sourceOut, []byte(Source()), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,0 +1,281 @@
+// check.cpp: the kernels on a GPU, the way internal/torch runs them: Source() compiled by NVRTC with no
+// include path, each entry looked up by name and launched with cuLaunchKernel, and the results held to the
+// same row functions compiled here for the host (one lane). Also: the dropout mask is the host's, element
+// for element, and two runs give identical bits. Usage: check SOURCE_FILE (Source() written out).
+#include <cuda.h>
+#include <nvrtc.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "../portable.cuh"
+#include "../bf16.cuh"
+#include "../philox.cuh"
+#include "../dropout.cuh"
+#include "../reduce.cuh"
+#include "../layernorm.cuh"
+#include "../gelu.cuh"
+
+#define CU(x) cu_check((x), #x, __LINE__)
+static void cu_check(CUresult r, const char* what, int line) {
+    if (r != CUDA_SUCCESS) {
+        const char* s = "?";
+        cuGetErrorString(r, &s);
+        std::fprintf(stderr, "line %d: %s: %s\n", line, what, s);
+        std::exit(2);
+    }
+}
+
+static int failures = 0;
+static CUmodule module;
+
+static CUfunction fn(const std::string& name) {
+    CUfunction f;
+    CU(cuModuleGetFunction(&f, module, name.c_str()));
+    return f;
+}
+
+template <class T> struct storage;
+template <> struct storage<float> {
+    static const char* suffix() { return "f32"; }
+    static float to(float v) { return v; }
+    static float from(float v) { return v; }
+    static double ulps() { return 0; }
+};
+template <> struct storage<unsigned short> {
+    static const char* suffix() { return "bf16"; }
+    static unsigned short to(float v) { return convrep_f32_to_bf16(v); }
+    static float from(unsigned short v) { return convrep_bf16_to_f32(v); }
+    static double ulps() { return std::ldexp(1.0, -7); }  // one bf16 ulp, relative: FMAs may round the other way
+};
+
+template <class E> struct dbuf {
+    CUdeviceptr p = 0;
+    size_t n;
+    explicit dbuf(size_t n) : n(n) { CU(cuMemAlloc(&p, n * sizeof(E) + 16)); CU(cuMemsetD8(p, 0xff, n * sizeof(E))); }
+    explicit dbuf(const std::vector<E>& v) : dbuf(v.size()) { CU(cuMemcpyHtoD(p, v.data(), n * sizeof(E))); }
+    ~dbuf() { cuMemFree(p); }
+    std::vector<E> get() const { std::vector<E> v(n); CU(cuMemcpyDtoH(v.data(), p, n * sizeof(E))); return v; }
+};
+
+static void launch(CUfunction f, unsigned grid, unsigned block, std::vector<void*> args) {
+    CU(cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, nullptr, args.data(), nullptr));
+    CU(cuCtxSynchronize());
+}
+
+template <class A, class B>
+static void compare(const std::string& what, const std::vector<A>& dev, const std::vector<B>& host, double tol, double ulps,
+                    double scale = 0) {
+    // scale: the largest |host|, unless given (a mean is judged at the scale of the values it averages)
+    if (scale == 0) {
+        scale = 1e-30;
+        for (auto h : host) scale = std::fmax(scale, std::fabs((double)storage<B>::from(h)));
+    }
+    for (size_t i = 0; i < dev.size(); ++i) {
+        double d = storage<A>::from(dev[i]), h = storage<B>::from(host[i]);
+        if (!(std::fabs(d - h) <= tol * scale + ulps * std::fabs(h))) {
+            std::printf("FAIL %s: element %zu device %.9g host %.9g (scale %.3g)\n", what.c_str(), i, d, h, scale);
+            ++failures;
+            return;
+        }
+    }
+}
+
+template <class T>
+static std::vector<T> draw(std::mt19937& g, size_t n, float scale, float shift) {
+    std::normal_distribution<float> nd;
+    std::vector<T> v(n);
+    for (auto& x : v) x = storage<T>::to(shift + scale * nd(g));
+    return v;
+}
+
+template <class T>
+static void ln_case(int rows, int cols, unsigned threads, float p, unsigned blocks, bool timing = false) {
+    const float eps = 1e-12f;
+    const unsigned long long seed = 0x0123456789abcdefull, offset = 4ull << 33;
+    std::string name = std::string("ln ") + storage<T>::suffix() + " " + std::to_string(rows) + "x" + std::to_string(cols) +
+                       " threads " + std::to_string(threads) + " p " + std::to_string(p) + " G " + std::to_string(blocks);
+    std::mt19937 g(rows * 7919 + cols);
+    size_t n = (size_t)rows * cols;
+    auto x = draw<T>(g, n, 1, 0), resid = draw<T>(g, n, 1, 0), dy = draw<T>(g, n, 1, 0);
+    auto gamma = draw<float>(g, cols, 0.2f, 1), beta = draw<float>(g, cols, 0.2f, 0);
+
+    dbuf<T> dx_(x), dres(resid), ddy(dy), dout(n), dsum(n), ddx(n), ddres(n);
+    dbuf<float> dg(gamma), db(beta), dmean(rows), drstd(rows), dgp((size_t)blocks * cols), dbp((size_t)blocks * cols);
+    CUfunction fwd = fn(std::string("convrep_drop_add_ln_fwd_") + storage<T>::suffix());
+    CUfunction bwd = fn(std::string("convrep_drop_add_ln_bwd_") + storage<T>::suffix());
+    auto run = [&] {
+        launch(fwd, rows, threads, {&dx_.p, &dres.p, &dg.p, &db.p, &dout.p, &dsum.p, &dmean.p, &drstd.p, &rows, &cols,
+                                    (void*)&p, (void*)&eps, (void*)&seed, (void*)&offset});
+        launch(bwd, blocks, threads, {&ddy.p, &dsum.p, &dmean.p, &drstd.p, &dg.p, &ddx.p, &ddres.p, &dgp.p, &dbp.p,
+                                      &rows, &cols, (void*)&p, (void*)&seed, (void*)&offset});
+    };
+    run();
+    auto out = dout.get(), sum = dsum.get(), ddxv = ddx.get(), ddresv = ddres.get();
+    auto mean = dmean.get(), rstd = drstd.get(), gp = dgp.get(), bp = dbp.get();
+
+    std::vector<T> hout(n), hsum(n), hdx(n), hdres(n);
+    std::vector<float> hmean(rows), hrstd(rows), hgp((size_t)blocks * cols), hbp((size_t)blocks * cols);
+    for (long long r = 0; r < rows; ++r)
+        convrep_drop_add_ln_fwd_row(x.data(), resid.data(), gamma.data(), beta.data(), hout.data(), hsum.data(),
+                                    hmean.data(), hrstd.data(), r, cols, p, eps, seed, offset, 0, 1, convrep_one_lane_sum{});
+    compare(name + " sum", sum, hsum, 1e-6, storage<T>::ulps());
+    compare(name + " out", out, hout, 1e-5, storage<T>::ulps());
+    double sum_scale = 0;
+    for (auto v : hsum) sum_scale = std::fmax(sum_scale, std::fabs((double)storage<T>::from(v)));
+    compare(name + " mean", mean, hmean, 1e-5, 0, sum_scale);
+    compare(name + " rstd", rstd, hrstd, 1e-5, 0);
+    // backward from the device's forward, so that it is checked on its own
+    std::vector<float> acc_g(cols), acc_b(cols);
+    for (unsigned b = 0; b < blocks; ++b)
+        convrep_drop_add_ln_bwd_block(dy.data(), sum.data(), mean.data(), rstd.data(), gamma.data(), hdx.data(),
+                                      hdres.data(), hgp.data(), hbp.data(), rows, cols, p, seed, offset, b, blocks, 0, 1,
+                                      convrep_one_lane_sum{}, acc_g.data(), acc_b.data());
+    compare(name + " dresid", ddresv, hdres, 1e-5, storage<T>::ulps());
+    compare(name + " dx", ddxv, hdx, 1e-5, storage<T>::ulps());
+    compare(name + " dgamma_part", gp, hgp, 1e-5, 0);
+    compare(name + " dbeta_part", bp, hbp, 1e-5, 0);
+    for (size_t e = 0; e < n; ++e) {
+        bool keep = convrep_dropout_keep(seed, offset, (long long)e, p);
+        if (storage<T>::from(ddresv[e]) != 0 && (storage<T>::from(ddxv[e]) != 0) != keep) {
+            std::printf("FAIL %s: element %zu: device dx %g but the host mask says keep=%d\n", name.c_str(), e,
+                        (double)storage<T>::from(ddxv[e]), keep);
+            ++failures;
+            break;
+        }
+    }
+    run();
+    if (dout.get() != out || dsum.get() != sum || ddx.get() != ddxv || dgp.get() != gp || dbp.get() != bp) {
+        std::printf("FAIL %s: a second run gave other bits\n", name.c_str());
+        ++failures;
+    }
+    if (timing) {
+        CUevent a, b;
+        CU(cuEventCreate(&a, 0));
+        CU(cuEventCreate(&b, 0));
+        float ms_f = 0, ms_b = 0;
+        for (int pass = 0; pass < 2; ++pass) {
+            CU(cuEventRecord(a, nullptr));
+            for (int i = 0; i < 20; ++i) {
+                void* args[] = {&dx_.p, &dres.p, &dg.p, &db.p, &dout.p, &dsum.p, &dmean.p, &drstd.p, &rows, &cols,
+                                (void*)&p, (void*)&eps, (void*)&seed, (void*)&offset};
+                CU(cuLaunchKernel(fwd, rows, 1, 1, threads, 1, 1, 0, nullptr, args, nullptr));
+            }
+            CU(cuEventRecord(b, nullptr));
+            CU(cuEventSynchronize(b));
+            CU(cuEventElapsedTime(&ms_f, a, b));
+            CU(cuEventRecord(a, nullptr));
+            for (int i = 0; i < 20; ++i) {
+                void* args[] = {&ddy.p, &dsum.p, &dmean.p, &drstd.p, &dg.p, &ddx.p, &ddres.p, &dgp.p, &dbp.p,
+                                &rows, &cols, (void*)&p, (void*)&seed, (void*)&offset};
+                CU(cuLaunchKernel(bwd, blocks, 1, 1, threads, 1, 1, 0, nullptr, args, nullptr));
+            }
+            CU(cuEventRecord(b, nullptr));
+            CU(cuEventSynchronize(b));
+            CU(cuEventElapsedTime(&ms_b, a, b));
+        }
+        std::printf("time %s: fwd %.1f us, bwd %.1f us\n", name.c_str(), ms_f * 1000 / 20, ms_b * 1000 / 20);
+    }
+    std::printf("done %s\n", name.c_str());
+}
+
+template <class T>
+static void gelu_case(int rows, int cols, unsigned threads, unsigned blocks) {
+    std::string name = std::string("gelu ") + storage<T>::suffix() + " " + std::to_string(rows) + "x" +
+                       std::to_string(cols) + " threads " + std::to_string(threads) + " G " + std::to_string(blocks);
+    std::mt19937 g(rows * 31 + cols);
+    size_t n = (size_t)rows * cols;
+    auto x = draw<T>(g, n, 2, 0), dy = draw<T>(g, n, 1, 0);
+    auto bias = draw<float>(g, cols, 0.5f, 0);
+    dbuf<T> dx_(x), ddy(dy), dout(n), ddx(n);
+    dbuf<float> dbias(bias), dbp((size_t)blocks * cols);
+    CUfunction fwd = fn(std::string("convrep_bias_gelu_fwd_") + storage<T>::suffix());
+    CUfunction bwd = fn(std::string("convrep_bias_gelu_bwd_") + storage<T>::suffix());
+    launch(fwd, rows, threads, {&dx_.p, &dbias.p, &dout.p, &rows, &cols});
+    launch(bwd, blocks, threads, {&dx_.p, &dbias.p, &ddy.p, &ddx.p, &dbp.p, &rows, &cols});
+    std::vector<T> hout(n), hdx(n);
+    std::vector<float> hbp((size_t)blocks * cols), acc(cols);
+    for (long long r = 0; r < rows; ++r) convrep_bias_gelu_fwd_row(x.data(), bias.data(), hout.data(), r, cols, 0, 1);
+    for (unsigned b = 0; b < blocks; ++b)
+        convrep_bias_gelu_bwd_block(x.data(), bias.data(), dy.data(), hdx.data(), hbp.data(), rows, cols, b, blocks, 0, 1,
+                                    acc.data());
+    compare(name + " out", dout.get(), hout, 1e-5, storage<T>::ulps());
+    compare(name + " dx", ddx.get(), hdx, 1e-5, storage<T>::ulps());
+    compare(name + " dbias_part", dbp.get(), hbp, 1e-5, 0);
+    std::printf("done %s\n", name.c_str());
+}
+
+int main(int argc, char** argv) {
+    if (argc != 2) {
+        std::fprintf(stderr, "usage: check SOURCE_FILE\n");
+        return 2;
+    }
+    std::ifstream in(argv[1]);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    std::string src = ss.str();
+
+    CU(cuInit(0));
+    CUdevice dev;
+    CU(cuDeviceGet(&dev, 0));
+    int major, minor;
+    CU(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
+    CU(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
+    CUcontext ctx;
+    CU(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CU(cuCtxSetCurrent(ctx));
+
+    nvrtcProgram prog;
+    nvrtcCreateProgram(&prog, src.c_str(), "convrep_kernels.cu", 0, nullptr, nullptr);
+    std::string arch = "--gpu-architecture=compute_" + std::to_string(major) + std::to_string(minor);
+    const char* opts[] = {arch.c_str()};
+    nvrtcResult rc = nvrtcCompileProgram(prog, 1, opts);
+    size_t logn;
+    nvrtcGetProgramLogSize(prog, &logn);
+    std::string log(logn, '\0');
+    nvrtcGetProgramLog(prog, &log[0]);
+    std::printf("nvrtc %s: %s\nlog: %s\n", arch.c_str(), nvrtcGetErrorString(rc), log.c_str());
+    if (rc != NVRTC_SUCCESS) return 1;
+    size_t ptxn;
+    nvrtcGetPTXSize(prog, &ptxn);
+    std::string ptx(ptxn, '\0');
+    nvrtcGetPTX(prog, &ptx[0]);
+    CU(cuModuleLoadData(&module, ptx.c_str()));
+    const char* entries[] = {"convrep_drop_add_ln_fwd_f32", "convrep_drop_add_ln_bwd_f32", "convrep_bias_gelu_fwd_f32",
+                             "convrep_bias_gelu_bwd_f32", "convrep_drop_add_ln_fwd_bf16", "convrep_drop_add_ln_bwd_bf16",
+                             "convrep_bias_gelu_fwd_bf16", "convrep_bias_gelu_bwd_bf16"};
+    for (auto e : entries) {
+        CUfunction f = fn(e);
+        int regs = 0, local = 0;
+        cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f);
+        cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f);
+        std::printf("entry %s: %d registers, %d bytes local\n", e, regs, local);
+    }
+
+    ln_case<float>(18, 32, 32, 0.1f, 3);
+    ln_case<float>(14, 32, 64, 0.0f, 1);
+    ln_case<float>(7, 100, 32, 0.25f, 5);
+    ln_case<float>(5, 768, 128, 0.1f, 2);
+    ln_case<float>(3, 4096, 512, 0.1f, 7);
+    ln_case<float>(2, 33, 1024, 0.1f, 4);
+    ln_case<float>(256, 1024, 128, 0.1f, 80);
+    ln_case<float>(16384, 768, 128, 0.1f, 264, true);
+    ln_case<unsigned short>(18, 32, 32, 0.1f, 3);
+    ln_case<unsigned short>(7, 100, 32, 0.25f, 5);
+    ln_case<unsigned short>(5, 768, 128, 0.0f, 2);
+    ln_case<unsigned short>(16384, 768, 128, 0.1f, 264, true);
+    gelu_case<float>(18, 64, 32, 3);
+    gelu_case<float>(7, 100, 32, 5);
+    gelu_case<float>(64, 3072, 384, 16);
+    gelu_case<unsigned short>(18, 64, 32, 3);
+    gelu_case<unsigned short>(1000, 3072, 512, 132);
+    std::printf("%s: %d failures\n", failures ? "FAIL" : "PASS", failures);
+    return failures ? 1 : 0;
+}
