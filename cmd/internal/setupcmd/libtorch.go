@@ -27,6 +27,9 @@ type libtorch struct {
 	// CUDALibs are the CUDA libraries the shim calls, for a CUDA libtorch: linked by the files
 	// libtorch_cuda.so loads (cudalibs.go).
 	CUDALibs []cudaLib
+	// NVRTCDir is the folder of the NVRTC that goes with a CUDA libtorch, put on convrep's RUNPATH so that
+	// internal/nvrtc's dlopen finds it ("" for none: the loader's own search applies; cudalibs.go).
+	NVRTCDir string
 }
 
 // findLibtorch takes $LIBTORCH when set, else Debian's libtorch-dev, installing it when allowed. $LIBTORCH
@@ -131,6 +134,7 @@ func (lt *libtorch) inspect() error {
 		if lt.CUDALibs, err = findCUDALibs(lt.Lib); err != nil {
 			return err
 		}
+		lt.NVRTCDir = nvrtcDir(lt.Lib)
 	}
 	c10, err := os.ReadFile(filepath.Join(lt.Lib, "libc10.so"))
 	if err != nil {

@@ -130,6 +130,9 @@ func run(force, noInstall, build bool) error {
 	if err != nil {
 		return err
 	}
+	if err := ensureNVRTC(lt, !noInstall && off == nil); err != nil {
+		return err
+	}
 	var src string
 	if off != nil {
 		fmt.Printf("setup: %s\n", off.describe())
@@ -214,6 +217,9 @@ func stampOf(lt *libtorch, src string) string {
 	fmt.Fprintln(h, os.Getenv("CGO_CPPFLAGS"), os.Getenv("CUDA_HOME"))
 	// The CUDA libraries the shim links are the files the loader resolves (cudalibs.go).
 	fmt.Fprintln(h, os.Getenv("LD_LIBRARY_PATH"), lt.CUDALibs)
+	if lt.NVRTCDir != "" { // absent before NVRTC, so that the stamps of other builds stay as they were
+		fmt.Fprintln(h, "nvrtc", lt.NVRTCDir)
+	}
 	for _, f := range []string{"libtorch.so", "libtorch_cpu.so", "libc10.so"} {
 		if st, err := os.Stat(filepath.Join(lt.Lib, f)); err == nil {
 			fmt.Fprintln(h, f, st.Size(), st.ModTime().UnixNano())
@@ -263,6 +269,9 @@ func (lt *libtorch) report() string {
 	}
 	for _, l := range lt.CUDALibs {
 		s += fmt.Sprintf(", links %s", l.Path)
+	}
+	if lt.NVRTCDir != "" {
+		s += fmt.Sprintf(", NVRTC from %s (run path)", lt.NVRTCDir)
 	}
 	return s + fmt.Sprintf(", C++ standard %s, C++11 ABI %d", lt.Std, lt.ABI)
 }

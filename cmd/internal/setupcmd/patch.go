@@ -55,7 +55,7 @@ func cgoFlags(lt *libtorch) (cppflags, cxxflags, ldflags string) {
 	if lt.CUDA {
 		libs += " -ltorch_cuda -lc10_cuda"
 	}
-	ldflags = fmt.Sprintf("-L%s -Wl,-rpath,%s -Wl,--no-as-needed %s -Wl,--as-needed%s -lstdc++", lt.Lib, lt.Lib, libs, cudaLinkFlags(lt.CUDALibs, lt.Lib))
+	ldflags = fmt.Sprintf("-L%s -Wl,-rpath,%s -Wl,--no-as-needed %s -Wl,--as-needed%s -lstdc++", lt.Lib, lt.Lib, libs, cudaLinkFlags(lt.CUDALibs, lt.Lib)+nvrtcRpath(lt))
 	return cppflags, cxxflags, ldflags
 }
 
