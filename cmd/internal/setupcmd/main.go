@@ -183,6 +183,9 @@ func run(force, noInstall, build bool) error {
 	if err := writeShimFlags(root, lt); err != nil {
 		return err
 	}
+	if err := writeNVRTCFlags(root, lt); err != nil {
+		return err
+	}
 	fmt.Println("setup:", lt.report())
 	if off != nil {
 		if err := off.vendor(root); err != nil {

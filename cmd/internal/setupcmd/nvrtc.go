@@ -292,3 +292,22 @@ func writeAsRoot(path, content string) error {
 	}
 	return asRoot("install", "-m", "0644", tmp.Name(), path)
 }
+
+// nvrtcFlags carries the RUNPATH to a CUDA libtorch's NVRTC into internal/nvrtc itself, for its own binaries
+// (its tests), which do not link the shim whose flags give convrep that RUNPATH. Written by the set-up, ignored
+// by git; absent where the loader's own search finds NVRTC.
+const nvrtcFlags = "internal/nvrtc/cgo_flags.go"
+
+// writeNVRTCFlags writes nvrtcFlags for lt.NVRTCDir, or removes it when there is none.
+func writeNVRTCFlags(root string, lt *libtorch) error {
+	path := filepath.Join(root, nvrtcFlags)
+	if lt.NVRTCDir == "" {
+		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		return nil
+	}
+	src := "// Code written by convrep's cmd/setup for libtorch " + lt.Version + ". DO NOT EDIT.\n\npackage nvrtc\n\n" +
+		"// #cgo LDFLAGS: -Wl,-rpath," + lt.NVRTCDir + "\nimport \"C\"\n"
+	return os.WriteFile(path, []byte(src), 0o644)
+}

@@ -199,7 +199,21 @@ func TestNVRTCOnRunPath(t *testing.T) {
 			if out, err := dlopenNVRTC(t, ld, tc.soname); err != nil || strings.TrimSpace(out) != "13.0" {
 				t.Fatalf("dlopen %s from a program linked with %q: %v\n%s", tc.soname, ld, err, out)
 			}
+			root := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(root, "internal", "nvrtc"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := writeNVRTCFlags(root, lt); err != nil {
+				t.Fatal(err)
+			}
+			flags, err := os.ReadFile(filepath.Join(root, nvrtcFlags))
+			if want := "// #cgo LDFLAGS: -Wl,-rpath," + dir + "\nimport \"C\"\n"; err != nil || !strings.Contains(string(flags), want) {
+				t.Errorf("%s holds %q (%v), want %q", nvrtcFlags, flags, err, want)
+			}
 			lt.NVRTCDir = ""
+			if err := writeNVRTCFlags(root, lt); err != nil || exists(filepath.Join(root, nvrtcFlags)) {
+				t.Errorf("with no NVRTC folder %s is still there (%v)", nvrtcFlags, err)
+			}
 			_, _, without := cgoFlags(lt)
 			if tc.extra {
 				if out, err := dlopenNVRTC(t, without, tc.soname); err == nil {
