@@ -53,21 +53,12 @@ func encodeCache(w io.Writer, digest [32]byte, desc []byte, tp *TokenizedPairs) 
 	if err := tp.validate(); err != nil {
 		return err
 	}
-	if len(desc) > maxDescLen {
-		return fmt.Errorf("cache key description of %d bytes exceeds %d", len(desc), maxDescLen)
-	}
 	crc := crc32.New(crcTable)
 	cw := &cacheWriter{w: io.MultiWriter(w, crc)}
 	width := idWidth(tp)
-	cw.bytes(cacheMagic[:])
-	cw.u32(cacheFormatVersion)
-	cw.bytes(digest[:])
-	cw.u32(uint32(len(desc)))
-	cw.bytes(desc)
-	cw.u64(uint64(tp.Len()))
-	cw.u32(uint32(width))
-	cw.u64(uint64(totalLen(tp.Query)))
-	cw.u64(uint64(totalLen(tp.Response)))
+	if err := cw.head(digest, desc, tp.Len(), width, totalLen(tp.Query), totalLen(tp.Response)); err != nil {
+		return err
+	}
 	for _, side := range [][][]int32{tp.Query, tp.Response} {
 		for _, row := range side {
 			if uint64(len(row)) > math.MaxUint32 {
@@ -93,6 +84,24 @@ func encodeCache(w io.Writer, digest [32]byte, desc []byte, tp *TokenizedPairs) 
 	}
 	_, err := w.Write(binary.LittleEndian.AppendUint32(nil, crc.Sum32()))
 	return err
+}
+
+// head writes the file's header, up to the lengths: n pairs of ids width bytes wide, qTotal and rTotal
+// ids on each side.
+func (c *cacheWriter) head(digest [32]byte, desc []byte, n, width, qTotal, rTotal int) error {
+	if len(desc) > maxDescLen {
+		return fmt.Errorf("cache key description of %d bytes exceeds %d", len(desc), maxDescLen)
+	}
+	c.bytes(cacheMagic[:])
+	c.u32(cacheFormatVersion)
+	c.bytes(digest[:])
+	c.u32(uint32(len(desc)))
+	c.bytes(desc)
+	c.u64(uint64(n))
+	c.u32(uint32(width))
+	c.u64(uint64(qTotal))
+	c.u64(uint64(rTotal))
+	return nil
 }
 
 // cacheWriter buffers small writes and keeps the first error.

@@ -47,6 +47,13 @@ type CacheKey struct {
 	// Extra holds any other setting that changes the pairs, as the caller
 	// spells it ("domains=restaurant,taxi").
 	Extra []string
+	// Streamed marks a cache built by CachedPairsStream, whose construction
+	// (and hold-out, Holdout) is another than an in-memory build's.
+	Streamed bool
+	// Holdout names the rule and the side of a validation hold-out that
+	// chose the dialogues, as the caller spells it; "" without one, or where
+	// the cache folder already tells the hold-outs apart.
+	Holdout string
 }
 
 // cacheFormatVersion changes whenever the file layout or the meaning of
@@ -77,6 +84,8 @@ type keyRecord struct {
 	Extra         []string     `json:"extra,omitempty"`
 	QueryCut      string       `json:"query_cut,omitempty"` // k-1 variants only: the others' keys stay as they were
 	Files         *filesRecord `json:"files,omitempty"`     // data.files only: the others' keys stay as they were
+	Build         string       `json:"build,omitempty"`     // "streamed" (CachedPairsStream); "" for the in-memory build
+	Holdout       string       `json:"holdout,omitempty"`
 }
 
 // filesRecord is the user's dialogue files in a key: each file's size and SHA-256, and how rows are read.
@@ -123,7 +132,10 @@ func (k CacheKey) digest() ([32]byte, []byte, error) {
 		Format: cacheFormatVersion, Corpora: append([]string{}, k.Corpora...),
 		Variant: p.Variant, MinWords: p.MinWords, Sep: p.Sep, Both: p.BothDirections,
 		MaxLength: k.MaxLength, Truncation: truncationName(k.Truncation),
-		MergeSpeakers: k.MergeSpeakers, MetaLWOZMWOZ: k.MetaLWOZMultiWOZ, Extra: k.Extra,
+		MergeSpeakers: k.MergeSpeakers, MetaLWOZMWOZ: k.MetaLWOZMultiWOZ, Extra: k.Extra, Holdout: k.Holdout,
+	}
+	if k.Streamed {
+		rec.Build = "streamed"
 	}
 	if p.MaxQueryUtterances() > 1 {
 		rec.QueryCut = string(p.QueryCut) // caches written before the setting hold tokens_left queries

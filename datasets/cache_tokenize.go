@@ -52,6 +52,12 @@ const tokenizeChunk = 256
 // authors do, the last int(0.9·B) words, then the end cut by the tokenizer
 // (QueryCutWords); or by tokens from the left (QueryCutTokensLeft).
 func TokenizePairs(pairs []Pair, tok *tokenizers.Tokenizer, maxLength int, trunc tokenizers.Truncation, workers int) (*TokenizedPairs, error) {
+	return tokenizePairsFrom(pairs, 0, tok, maxLength, trunc, workers)
+}
+
+// tokenizePairsFrom is TokenizePairs of pairs that come first at position base of a larger set, which an
+// error names.
+func tokenizePairsFrom(pairs []Pair, base int, tok *tokenizers.Tokenizer, maxLength int, trunc tokenizers.Truncation, workers int) (*TokenizedPairs, error) {
 	if tok == nil {
 		return nil, fmt.Errorf("tokenize pairs: nil tokenizer")
 	}
@@ -83,7 +89,7 @@ func TokenizePairs(pairs []Pair, tok *tokenizers.Tokenizer, maxLength int, trunc
 						out.Response[i], err = encodeSide(tok, pairs[i].Response, opt)
 					}
 					if err != nil {
-						errs[w] = fmt.Errorf("tokenize pair %d (dialogue %q of %s): %w", i, pairs[i].Dialogue, pairs[i].Corpus, err)
+						errs[w] = fmt.Errorf("tokenize pair %d (dialogue %q of %s): %w", base+i, pairs[i].Dialogue, pairs[i].Corpus, err)
 						failed.Store(true)
 						return
 					}

@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"slices"
 	"strings"
@@ -180,22 +181,51 @@ func SepFor(sep string) string { return " " + sep + " " }
 //     (A.1 counts 879,185 "unique sentences"); Dialogue and Corpus are
 //     those of its first occurrence.
 func DSEPairs(ds []Dialogue, opt PairOptions) ([]Pair, error) {
+	b, err := NewPairBuilder(opt)
+	if err != nil {
+		return nil, err
+	}
+	var out []Pair
+	for _, d := range ds {
+		out = b.Add(out, d)
+	}
+	return out, nil
+}
+
+// PairBuilder builds DSEPairs' pairs from dialogues given one at a time, so that a stream of dialogues
+// (a cache build, a count) never holds more than one: the pairs of a windowed variant come from their
+// dialogue alone (§3.1, §4.4: consecutive utterances of one dialogue); dropout, which keeps each distinct
+// utterance once over all dialogues, remembers a 128-bit digest of each text it kept (Appendix A.1's
+// "unique sentences").
+type PairBuilder struct {
+	opt     PairOptions
+	windows []int
+	seen    map[[16]byte]struct{} // dropout only
+}
+
+// NewPairBuilder builds the pairs of opt.
+func NewPairBuilder(opt PairOptions) (*PairBuilder, error) {
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
 	opt = opt.Normalized()
+	b := &PairBuilder{opt: opt, windows: variantWindows[opt.Variant]}
 	if opt.Variant == VariantDropout {
-		return dropoutPairs(ds, opt.MinWords), nil
+		b.seen = map[[16]byte]struct{}{}
 	}
-	windows := variantWindows[opt.Variant]
-	var out []Pair
-	for _, d := range ds {
-		utts, ok := utterances(d, opt.MinWords)
-		for _, k := range windows {
-			out = appendWindowPairs(out, d, utts, ok, k, opt)
-		}
+	return b, nil
+}
+
+// Add appends the pairs of d, after those of the dialogues added before it, to out.
+func (b *PairBuilder) Add(out []Pair, d Dialogue) []Pair {
+	if b.seen != nil {
+		return b.appendDropout(out, d)
 	}
-	return out, nil
+	utts, ok := utterances(d, b.opt.MinWords)
+	for _, k := range b.windows {
+		out = appendWindowPairs(out, d, utts, ok, k, b.opt)
+	}
+	return out
 }
 
 // utterances returns the trimmed turn texts and whether each passes the
@@ -234,19 +264,20 @@ func appendWindowPairs(out []Pair, d Dialogue, utts []string, ok []bool, k int, 
 	return out
 }
 
-// dropoutPairs pairs each distinct utterance with itself.
-func dropoutPairs(ds []Dialogue, minWords int) []Pair {
-	seen := map[string]bool{}
-	var out []Pair
-	for _, d := range ds {
-		for _, t := range d.Turns {
-			u := strings.TrimSpace(t.Text)
-			if seen[u] || wordCount(u) <= minWords {
-				continue
-			}
-			seen[u] = true
-			out = append(out, Pair{Query: u, Response: u, Dialogue: d.ID, Corpus: d.Corpus, QueryUtterances: 1})
+// appendDropout pairs each utterance of d not seen before with itself.
+func (b *PairBuilder) appendDropout(out []Pair, d Dialogue) []Pair {
+	for _, t := range d.Turns {
+		u := strings.TrimSpace(t.Text)
+		if wordCount(u) <= b.opt.MinWords {
+			continue
 		}
+		sum := sha256.Sum256([]byte(u))
+		key := [16]byte(sum[:16])
+		if _, ok := b.seen[key]; ok {
+			continue
+		}
+		b.seen[key] = struct{}{}
+		out = append(out, Pair{Query: u, Response: u, Dialogue: d.ID, Corpus: d.Corpus, QueryUtterances: 1})
 	}
 	return out
 }

@@ -22,10 +22,26 @@ const (
 
 // Shuffle reorders pairs in place, deterministically for a seed.
 func Shuffle(pairs []Pair, seed int64) {
+	shuffle(len(pairs), seed, func(i, j int) { pairs[i], pairs[j] = pairs[j], pairs[i] })
+}
+
+// ShuffleOrder is Shuffle as a permutation: Shuffle(pairs, seed) leaves pairs[p[i]] of the old order at
+// position i, where p = ShuffleOrder(len(pairs), seed). A streamed cache build draws its subset of
+// data.max_examples with it, from the number of pairs alone. n <= 0 gives an empty order.
+func ShuffleOrder(n int, seed int64) []int {
+	p := make([]int, max(n, 0))
+	for i := range p {
+		p[i] = i
+	}
+	shuffle(len(p), seed, func(i, j int) { p[i], p[j] = p[j], p[i] })
+	return p
+}
+
+// shuffle is Shuffle's Fisher-Yates over n items that swap exchanges.
+func shuffle(n int, seed int64, swap func(i, j int)) {
 	g := newPCG(seed, streamShuffle, 0)
-	for i := len(pairs) - 1; i > 0; i-- {
-		j := boundedDraw(g, uint64(i)+1)
-		pairs[i], pairs[j] = pairs[j], pairs[i]
+	for i := n - 1; i > 0; i-- {
+		swap(i, boundedDraw(g, uint64(i)+1))
 	}
 }
 

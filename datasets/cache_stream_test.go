@@ -1,0 +1,306 @@
+package datasets
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"convrep/tokenizers"
+)
+
+// streamWords make generated utterances: word i of utterance u of dialogue d is a function of the three, so
+// that texts repeat across dialogues (dropout's distinct utterances) and lengths vary (some under the word
+// filter).
+var streamWords = strings.Fields("order parcel refund invoice account password delivery payment card app update " +
+	"login email address return exchange size colour warehouse tracking number today tomorrow week please thanks")
+
+// genDialogue is dialogue d of a generated corpus: 6 turns of 1 to 12 words.
+func genDialogue(d int) Dialogue {
+	var turns []Turn
+	for u := range 6 {
+		n := 1 + (d*7+u*5)%12
+		words := make([]string, n)
+		for i := range words {
+			words[i] = streamWords[(d*13+u*31+i*17)%len(streamWords)]
+		}
+		sp := User
+		if u%2 == 1 {
+			sp = System
+		}
+		turns = append(turns, Turn{Speaker: sp, Text: strings.Join(words, " ")})
+	}
+	return Dialogue{ID: fmt.Sprintf("g%06d", d), Corpus: "gen", Turns: turns}
+}
+
+// genEach hands out the generated dialogues 0..n-1, and then the toy ones.
+func genEach(n int) func(func(Dialogue) error) error {
+	return func(fn func(Dialogue) error) error {
+		for d := range n {
+			if err := fn(genDialogue(d)); err != nil {
+				return err
+			}
+		}
+		for _, d := range toyDialogues() {
+			if err := fn(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+func collect(t testing.TB, each func(func(Dialogue) error) error) []Dialogue {
+	t.Helper()
+	var ds []Dialogue
+	if err := each(func(d Dialogue) error { ds = append(ds, d); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return ds
+}
+
+// streamKey is a key over a stand-in corpus folder.
+func streamKey(t *testing.T, opt PairOptions) CacheKey {
+	t.Helper()
+	corpus := filepath.Join(t.TempDir(), "gen")
+	if err := os.MkdirAll(corpus, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeTestFile(t, filepath.Join(corpus, "gen.jsonl"), "{}\n")
+	return CacheKey{Corpora: []string{"gen"}, CorpusFiles: []string{corpus}, TokenizerDir: tinyBERTDir(t),
+		Tokenizer: tinyBERT(t), Pairs: opt, MaxLength: 16, Truncation: tokenizers.TruncateRight, Streamed: true}
+}
+
+// The streamed build gives the in-memory build's cache byte for byte: the pairs of DSEPairs, in its order
+// (or Shuffle's subset of data.max_examples), tokenised as TokenizePairs does, over more pairs than one chunk.
+func TestCachedPairsStreamMatchesInMemory(t *testing.T) {
+	const dialogues = 1200 // about 5,000 pairs for dse: two chunks
+	for _, tc := range []struct {
+		name        string
+		opt         PairOptions
+		maxExamples int
+	}{
+		{"dse", PairOptions{Variant: VariantDSE, MinWords: 3}, 0},
+		{"dse both directions", PairOptions{Variant: VariantDSE, MinWords: 3, BothDirections: true}, 0},
+		{"dse2-1", PairOptions{Variant: VariantDSE21, MinWords: 3}, 0},
+		{"dse123-1 tokens_left", PairOptions{Variant: VariantDSE123, MinWords: 0, QueryCut: QueryCutTokensLeft}, 0},
+		{"dropout", PairOptions{Variant: VariantDropout, MinWords: 3}, 0},
+		{"dse max_examples", PairOptions{Variant: VariantDSE, MinWords: 3}, 700},
+		{"dse123-1 max_examples", PairOptions{Variant: VariantDSE123, MinWords: 3}, 4500},
+		{"max_examples over the pairs keeps all in order", PairOptions{Variant: VariantDSE31, MinWords: 3}, 1 << 20},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key := streamKey(t, tc.opt)
+			s := PairStream{Each: genEach(dialogues), Pairs: tc.opt, Tok: key.Tokenizer, MaxLength: key.MaxLength,
+				Truncation: key.Truncation, Workers: 2, MaxExamples: tc.maxExamples, Seed: 11}
+			cache := t.TempDir()
+			got, hit, err := CachedPairsStream(cache, key, s, nil)
+			if err != nil || hit {
+				t.Fatalf("hit %v, err %v", hit, err)
+			}
+
+			pairs, err := DSEPairs(collect(t, s.Each), tc.opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tc.maxExamples > 0 && len(pairs) > tc.maxExamples {
+				Shuffle(pairs, s.Seed)
+				pairs = pairs[:tc.maxExamples]
+			}
+			want, err := TokenizePairs(pairs, key.Tokenizer, key.MaxLength, key.Truncation, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want.Len() == 0 || !equalRows(got.Query, want.Query) || !equalRows(got.Response, want.Response) {
+				t.Fatalf("streamed %d pairs differ from the %d built in memory", got.Len(), want.Len())
+			}
+			digest, desc, err := key.digest()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var wantFile bytes.Buffer
+			if err := encodeCache(&wantFile, digest, desc, want); err != nil {
+				t.Fatal(err)
+			}
+			file, err := os.ReadFile(cachePath(cache, digest))
+			if err != nil || !bytes.Equal(file, wantFile.Bytes()) {
+				t.Fatalf("cache file (%d bytes, %v) is not the in-memory build's (%d bytes)", len(file), err, wantFile.Len())
+			}
+			entries, _ := os.ReadDir(cache)
+			if len(entries) != 1 {
+				t.Errorf("cache folder holds %d entries, want the cache file alone (no spill left)", len(entries))
+			}
+
+			// The second call reads the file and builds nothing.
+			s.Each = func(func(Dialogue) error) error { return errors.New("read again") }
+			again, hit, err := CachedPairsStream(cache, key, s, nil)
+			if err != nil || !hit || !equalRows(again.Query, want.Query) {
+				t.Fatalf("second call: hit %v, err %v", hit, err)
+			}
+		})
+	}
+}
+
+// ShuffleOrder is Shuffle's permutation.
+func TestShuffleOrderIsShuffle(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 7, 1000} {
+		ps := numberedPairs(n)
+		Shuffle(ps, 5)
+		p := ShuffleOrder(n, 5)
+		for i := range ps {
+			if ps[i].Query != fmt.Sprint(p[i]) {
+				t.Fatalf("n=%d: position %d holds pair %s, ShuffleOrder says %d", n, i, ps[i].Query, p[i])
+			}
+		}
+	}
+}
+
+// The build's errors name where they happened, and leave no cache file.
+func TestCachedPairsStreamErrors(t *testing.T) {
+	opt := PairOptions{Variant: VariantDSE, MinWords: 0}
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "chats.csv")
+	writeTestFile(t, bad, "dialogue_id,turn,speaker,text\nc1,1,user,hello there my friend\nc1,2,agent,hi how can I help\n"+
+		"c2,1,user,where is my parcel\nc2,2,bot2,it is on its way\n")
+	files := FileSet{Paths: []string{bad}}
+	fromFiles := func(skip bool) func(func(Dialogue) error) error {
+		return func(fn func(Dialogue) error) error {
+			return files.EachDialogue(ReadOptions{SkipBad: skip}, func(_ string, d Dialogue) error { return fn(d) })
+		}
+	}
+	changing := 0
+	for _, tc := range []struct {
+		name        string
+		each        func(func(Dialogue) error) error
+		maxExamples int
+		want        []string // in the error; nil: no error
+		pairs       int
+	}{
+		{"malformed row names the file and row", fromFiles(false), 0, []string{bad, "line 5", `speaker "bot2"`}, 0},
+		{"skip_bad drops its dialogue", fromFiles(true), 0, nil, 1},
+		{"a read error stops the build", func(fn func(Dialogue) error) error {
+			if err := fn(genDialogue(1)); err != nil {
+				return err
+			}
+			return errors.New("disk gone")
+		}, 0, []string{"disk gone"}, 0},
+		{"dialogues that change between the two reads", func(fn func(Dialogue) error) error {
+			changing++
+			return genEach(10 * changing)(fn)
+		}, 3, []string{"changed while they were read"}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			key := streamKey(t, opt)
+			cache := t.TempDir()
+			s := PairStream{Each: tc.each, Pairs: opt, Tok: key.Tokenizer, MaxLength: 16, MaxExamples: tc.maxExamples}
+			tp, _, err := CachedPairsStream(cache, key, s, nil)
+			if tc.want == nil {
+				if err != nil || tp.Len() != tc.pairs {
+					t.Fatalf("err %v, %d pairs, want %d", err, tp.Len(), tc.pairs)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			if entries, _ := os.ReadDir(cache); len(entries) != 0 {
+				t.Errorf("a failed build left %d files", len(entries))
+			}
+		})
+	}
+}
+
+// A cache folder that cannot be written still gives the pairs, from the spills.
+func TestCachedPairsStreamUnwritableCache(t *testing.T) {
+	opt := PairOptions{Variant: VariantDSE, MinWords: 3}
+	key := streamKey(t, opt)
+	blocker := filepath.Join(t.TempDir(), "file")
+	writeTestFile(t, blocker, "x")
+	s := PairStream{Each: genEach(50), Pairs: opt, Tok: key.Tokenizer, MaxLength: 16}
+	got, hit, err := CachedPairsStream(filepath.Join(blocker, "cache"), key, s, nil)
+	if err != nil || hit {
+		t.Fatalf("hit %v, err %v", hit, err)
+	}
+	pairs, _ := DSEPairs(collect(t, s.Each), opt)
+	want, _ := TokenizePairs(pairs, key.Tokenizer, 16, 0, 1)
+	if !equalRows(got.Query, want.Query) || !equalRows(got.Response, want.Response) {
+		t.Fatal("pairs from the spills differ from the in-memory build")
+	}
+}
+
+// The build's live heap does not grow with the corpus beyond the index: four times the dialogues may add
+// their rows' lengths (8 bytes a pair, more with the slices' spare room) and nothing of their text, where the
+// in-memory build grows by hundreds of bytes a pair.
+func TestCachedPairsStreamMemoryBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds caches of 10,000 and 40,000 dialogues")
+	}
+	opt := PairOptions{Variant: VariantDSE, MinWords: 0}
+	key := streamKey(t, opt)
+	liveHeap := func() uint64 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms.HeapAlloc
+	}
+	streamed := func(n int) (peak uint64, pairs int) {
+		each := func(fn func(Dialogue) error) error {
+			return genEach(n)(func(d Dialogue) error {
+				if strings.HasSuffix(d.ID, "000") {
+					peak = max(peak, liveHeap())
+				}
+				return fn(d)
+			})
+		}
+		k := key
+		k.Extra = []string{fmt.Sprint(n)}
+		s := PairStream{Each: each, Pairs: opt, Tok: key.Tokenizer, MaxLength: 16, Workers: 2}
+		tp, _, err := CachedPairsStream(t.TempDir(), k, s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return peak, tp.Len()
+	}
+	inMemory := func(n int) uint64 {
+		ds := collect(t, genEach(n))
+		pairs, _ := DSEPairs(ds, opt)
+		tp, err := TokenizePairs(pairs, key.Tokenizer, 16, 0, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := liveHeap()
+		runtime.KeepAlive(ds)
+		runtime.KeepAlive(pairs)
+		runtime.KeepAlive(tp)
+		return h
+	}
+	const few, many = 10_000, 40_000
+	small, smallPairs := streamed(few)
+	large, largePairs := streamed(many)
+	// 24 B a pair is the index with its slices' spare room; the chunks in flight (up to three of
+	// streamChunk pairs, with their text and ids) are a constant, but the peak of more samples is likelier to
+	// catch all three alive, so they are allowed for once.
+	bound := 24*float64(largePairs-smallPairs) + 3*streamChunk*400
+	grew := float64(large) - float64(small)
+	before := liveHeap()
+	oldSmall := inMemory(few) - before
+	oldGrew := float64(inMemory(many)-before) - float64(oldSmall)
+	t.Logf("streamed: peak live heap %d B for %d pairs, %d B for %d (%.1f B a pair more); in memory %.1f B a pair more",
+		small, smallPairs, large, largePairs, grew/float64(largePairs-smallPairs), oldGrew/float64(largePairs-smallPairs))
+	if grew > bound {
+		t.Errorf("the streamed build's live heap grew by %.0f B for %d more pairs, over %.0f B: it holds more than its index",
+			grew, largePairs-smallPairs, bound)
+	}
+	if oldGrew <= 2*bound {
+		t.Errorf("the in-memory build grew by %.0f B only: the test does not tell the builds apart", oldGrew)
+	}
+}
