@@ -58,11 +58,72 @@ func (e DataEnv) RankBatch() int { return e.BatchSize / max(e.Ranks, 1) }
 
 // ReadDialogues reads the experiment's corpora: with a Holdout, its side of them.
 func (e DataEnv) ReadDialogues() ([]datasets.Dialogue, error) {
+	if e.Streams() {
+		var ds []datasets.Dialogue
+		err := e.EachDialogue(func(d datasets.Dialogue) error {
+			ds = append(ds, d)
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		return ds, nil
+	}
 	ds, err := datasets.ReadAll(e.Root, e.Corpora, e.Read)
 	if err != nil || e.Holdout == nil {
 		return ds, err
 	}
 	return e.Holdout.apply(ds)
+}
+
+// Streams reports whether the dialogues can be read one at a time: the user's own files alone (data.files
+// without data.corpora), which the file readers stream. The corpora's readers give a whole corpus at once,
+// and their hold-out (HeldOut) chooses from all of them, so experiments on corpora read them whole as they
+// always have.
+func (e DataEnv) Streams() bool { return e.Read.Files != nil && len(e.Corpora) == 0 }
+
+// EachDialogue hands this side's dialogues to fn one at a time, in reading order, and returns fn's first
+// error. Where the data stream (Streams), no more than one dialogue is held and a Holdout decides each as it
+// comes (HeldOutStreamed); otherwise the dialogues are read whole first (ReadDialogues).
+func (e DataEnv) EachDialogue(fn func(datasets.Dialogue) error) error {
+	if !e.Streams() {
+		ds, err := e.ReadDialogues()
+		if err != nil {
+			return err
+		}
+		for _, d := range ds {
+			if err := fn(d); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	files := *e.Read.Files
+	n := 0
+	each := func(fn func(datasets.Dialogue) error) error {
+		return files.EachDialogue(e.Read, func(_ string, d datasets.Dialogue) error { return fn(d) })
+	}
+	count := func(d datasets.Dialogue) error { n++; return fn(d) }
+	var err error
+	if e.Holdout == nil {
+		err = each(count)
+	} else {
+		err = e.Holdout.stream(each, count)
+	}
+	if err != nil {
+		return err
+	}
+	e.Logger().Info("read files", zap.Strings("files", files.Paths), zap.Int("dialogues", n))
+	return nil
+}
+
+// HoldoutRule names the streamed hold-out of this side for a cache key (datasets.CacheKey.Holdout): "" where
+// the data do not stream or nothing is held out.
+func (e DataEnv) HoldoutRule() string {
+	if e.Holdout == nil || !e.Streams() {
+		return ""
+	}
+	return e.Holdout.streamedRule()
 }
 
 // Logger is e.Log, or a no-op logger.

@@ -1,6 +1,8 @@
 package objectives
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -12,8 +14,13 @@ import (
 // Holdout keeps a share of the pretraining dialogues apart for validation. The split is by dialogue, so no
 // utterance of a held-out dialogue reaches a training example, whatever pairs or windows an objective builds
 // from it; it depends only on the seed and the set of dialogues read (not on their order), so the same
-// seed holds out the same dialogues. A DataEnv with a Holdout reads through it (ReadDialogues): the training
-// side gets the rest, the validation side the held-out share.
+// seed holds out the same dialogues. A DataEnv with a Holdout reads through it (ReadDialogues, EachDialogue):
+// the training side gets the rest, the validation side the held-out share.
+//
+// The corpora's split (HeldOut) holds out exactly round(share·n) of the n dialogues, which it must see all
+// at once to choose. Dialogues that stream in (the user's own files alone, DataEnv.Streams) are split one
+// at a time instead (HeldOutStreamed): each is held out when a hash of the seed and its key falls below the
+// share, so about share·n are, with the binomial spread of that count.
 type Holdout struct {
 	Share float64 // in (0, 1): the share held out, at least one dialogue
 	Seed  int64
@@ -75,4 +82,63 @@ func (h *Holdout) apply(ds []datasets.Dialogue) ([]datasets.Dialogue, error) {
 		h.Seen(keys)
 	}
 	return kept, nil
+}
+
+// HeldOutStreamed reports whether the streamed split holds out the dialogue of key (DialogueKey): whether the
+// first 53 bits of SHA-256(seed, key), read as a fraction of one, fall below share. It depends on nothing
+// else, so each dialogue is decided as it is read, the same on every machine.
+func HeldOutStreamed(key string, share float64, seed int64) bool {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(seed))
+	h := sha256.New()
+	h.Write([]byte("convrep holdout\x00"))
+	h.Write(b[:])
+	h.Write([]byte(key))
+	x := binary.BigEndian.Uint64(h.Sum(nil)) >> 11
+	return float64(x)*0x1p-53 < share
+}
+
+// streamedRule names the streamed split and this side of it in a cache key.
+func (h *Holdout) streamedRule() string {
+	side := "train"
+	if h.Valid {
+		side = "valid"
+	}
+	return fmt.Sprintf("streamed sha256 share=%g seed=%d side=%s", h.Share, h.Seed, side)
+}
+
+// stream hands fn the dialogues of h's side of what each reads, deciding each as it comes (HeldOutStreamed).
+// After the last, a split that held out none or all is an error, and Seen hears the held-out keys.
+func (h *Holdout) stream(each func(func(datasets.Dialogue) error) error, fn func(datasets.Dialogue) error) error {
+	if !(h.Share > 0 && h.Share < 1) {
+		return fmt.Errorf("train.valid_share %g: must be between 0 and 1", h.Share)
+	}
+	var keys []string // the held-out keys, kept only for Seen
+	n, held := 0, 0
+	err := each(func(d datasets.Dialogue) error {
+		n++
+		key := DialogueKey(d)
+		out := HeldOutStreamed(key, h.Share, h.Seed)
+		if out {
+			held++
+			if h.Seen != nil {
+				keys = append(keys, key)
+			}
+		}
+		if out == h.Valid {
+			return fn(d)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if held == 0 || held == n {
+		return fmt.Errorf("train.valid_share %g of %d dialogues held out %d: none left to validate on or none to train on", h.Share, n, held)
+	}
+	if h.Seen != nil {
+		sort.Strings(keys)
+		h.Seen(keys)
+	}
+	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"convrep/checkpoint"
+	"convrep/datasets"
 	"convrep/internal/atomicfile"
 	"convrep/internal/torch"
 	"convrep/objectives"
@@ -64,8 +65,8 @@ func (t *Trainer) buildValidation(env objectives.DataEnv) error {
 	if v.data, err = t.obj.Dataset(env); err != nil {
 		return fmt.Errorf("validation data: %w", err)
 	}
-	if v.keys == nil { // the objective's cache answered without reading the dialogues
-		if _, err := env.ReadDialogues(); err != nil {
+	if v.keys == nil { // the objective's cache answered without reading the dialogues: read them for Seen
+		if err := env.EachDialogue(func(datasets.Dialogue) error { return nil }); err != nil {
 			return fmt.Errorf("validation data: %w", err)
 		}
 	}

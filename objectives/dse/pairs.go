@@ -60,7 +60,20 @@ func NewPairs(env objectives.DataEnv, variant string, cut datasets.QueryCut) (ob
 		}
 		return datasets.TokenizePairs(pairs, env.Tok, env.MaxLength, env.Truncation, runtime.NumCPU())
 	}
-	tp, hit, err := datasets.CachedPairsLog(env.CacheDir, key, build, log)
+	var tp *datasets.TokenizedPairs
+	var hit bool
+	var err error
+	if env.Streams() {
+		// The user's own files: pairs built dialogue by dialogue (§3.1, §4.4: consecutive utterances of one
+		// dialogue) and tokenised into the cache as the files stream in, so the build holds one dialogue and
+		// the cache's index, never the corpus.
+		key.Streamed, key.Holdout = true, env.HoldoutRule()
+		tp, hit, err = datasets.CachedPairsStream(env.CacheDir, key, datasets.PairStream{
+			Each: env.EachDialogue, Pairs: popt, Tok: env.Tok, MaxLength: env.MaxLength, Truncation: env.Truncation,
+			Workers: runtime.NumCPU(), MaxExamples: env.MaxExamples, Seed: env.Seed}, log)
+	} else {
+		tp, hit, err = datasets.CachedPairsLog(env.CacheDir, key, build, log)
+	}
 	if err != nil {
 		return nil, err
 	}
