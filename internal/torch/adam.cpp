@@ -20,6 +20,13 @@
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
 #define CONVREP_FOREACH_TENSOR 1
 #endif
+// _fused_adam_ and _fused_adamw_ (native_functions.yaml; CUDA kernels in aten/src/ATen/native/cuda/
+// fused_adam_impl.cu and fused_adamw_impl.cu) are what torch.optim's fused=True runs: the whole update of
+// every parameter of a list in one multi-tensor kernel, one pass over p, g, m and v. 1.13's headers have
+// _fused_adam_ only (/usr/include/ATen/ops/_fused_adam.h); both are used from 2.1 on, which has both.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+#define CONVREP_FUSED_ADAM 1
+#endif
 
 namespace {
 
@@ -186,6 +193,54 @@ bool fusable(const at::Tensor &p, const at::Tensor &g, const at::Tensor &m, cons
          v.scalar_type() == t;
 }
 
+bool fused_device_available() {
+#ifdef CONVREP_FUSED_ADAM
+  return true;
+#else
+  return false;
+#endif
+}
+
+// One update of the parameters index names with libtorch's _fused_adamw_ (AdamW) or _fused_adam_ (Adam, its
+// weight decay the L2 term), which take the plain hyperparameters and each parameter's step as a float tensor
+// on its device, read there after torch.optim's increment (torch/optim/adam.py, _fused_adam): the kernels
+// compute bias corrections from it. Parameters at the same step share one such tensor, filled here by a
+// kernel launch with the step as its argument (no copy from the host, no wait). The arithmetic is torch's
+// (adam.go's formulas); the rounding is the fused kernel's, not the foreach ops'.
+void fused_device_step(const std::vector<int> &index, const std::vector<at::Tensor> &grads, void **data,
+                       void **exp_avg, void **exp_avg_sq, int64_t *steps, const convrep_adam_hyper &h) {
+#ifdef CONVREP_FUSED_ADAM
+  std::vector<at::Tensor> p, g, m, v, st;
+  std::vector<std::pair<int64_t, at::Tensor>> made; // step → its tensor, few distinct steps per group
+  for (size_t k = 0; k < index.size(); k++) {
+    int i = index[k];
+    int64_t t = ++steps[i];
+    at::Tensor s;
+    for (auto &e : made) {
+      if (e.first == t && e.second.device() == tensor(data[i]).device()) s = e.second;
+    }
+    if (!s.defined()) {
+      s = at::full({}, static_cast<double>(t), tensor(data[i]).options().dtype(at::kFloat));
+      made.emplace_back(t, s);
+    }
+    p.push_back(tensor(data[i]));
+    g.push_back(grads[k]);
+    m.push_back(tensor(exp_avg[i]));
+    v.push_back(tensor(exp_avg_sq[i]));
+    st.push_back(s);
+  }
+  std::vector<at::Tensor> none; // max_exp_avg_sqs: amsgrad is off
+  if (h.adamw) {
+    at::_fused_adamw_(p, g, m, v, none, st, h.lr, h.beta1, h.beta2, h.weight_decay, h.eps, false, false);
+  } else {
+    at::_fused_adam_(p, g, m, v, none, st, h.lr, h.beta1, h.beta2, h.weight_decay, h.eps, false, false);
+  }
+#else
+  (void)index, (void)grads, (void)data, (void)exp_avg, (void)exp_avg_sq, (void)steps, (void)h;
+  throw std::runtime_error("adam step: the fused device kernels (_fused_adamw_) need libtorch 2.1 or later");
+#endif
+}
+
 std::string mismatch(const at::Tensor &g, const at::Tensor &p) {
   std::ostringstream s;
   s << "gradient " << g.scalar_type() << g.sizes() << " on " << g.device() << " does not match the parameter "
@@ -210,7 +265,8 @@ std::string mismatch(const at::Tensor &g, const at::Tensor &p) {
 char *convrep_adam_step(int n, void **params, void **data, void **scratch, void **exp_avg, void **exp_avg_sq,
                         int64_t *steps, const double *denom_scale, const double *eps_scale, double beta1_weight,
                         double beta2_weight, int has_decay, double decay, int has_l2, double l2, int move_params,
-                        int kernels, void *coef, int *bad) {
+                        int kernels, void *coef, const convrep_adam_hyper *hyper_ptr, int *bad) {
+  const convrep_adam_hyper &hyper = *hyper_ptr;
   *bad = -1;
   int current = -1;
   try {
@@ -251,6 +307,11 @@ char *convrep_adam_step(int n, void **params, void **data, void **scratch, void 
       current = i;
       if (exp_avg[i] == nullptr) exp_avg[i] = new at::Tensor(at::zeros_like(tensor(data[i])));
       if (exp_avg_sq[i] == nullptr) exp_avg_sq[i] = new at::Tensor(at::zeros_like(tensor(data[i])));
+    }
+    bool on_gpu = tensor(data[index[0]]).is_cuda();
+    if (kernels == 4 || (kernels == 0 && on_gpu && !c.defined() && fused_device_available())) {
+      fused_device_step(index, grads, data, exp_avg, exp_avg_sq, steps, hyper);
+      return nullptr;
     }
     bool foreach = kernels == 2 || (kernels == 0 && !tensor(data[index[0]]).is_cpu());
     if (kernels == 3 || (kernels == 0 && tensor(data[index[0]]).is_cpu())) {
@@ -389,3 +450,5 @@ char *convrep_zero_grads(int n, void **params) {
   }
   return nullptr;
 }
+
+int convrep_fused_adam_compiled(void) { return fused_device_available() ? 1 : 0; }

@@ -15,7 +15,8 @@ import (
 type Kernels int
 
 const (
-	// DeviceKernels is foreach kernels on a GPU and fused ones on the CPU.
+	// DeviceKernels is, on a GPU, libtorch's fused kernels (DeviceFused) where it has them and the update is
+	// not read from Coef, else foreach kernels; on the CPU, fused ones.
 	DeviceKernels Kernels = iota
 	// PerTensor runs every op of the update on one parameter, then on the next, with no temporary allocated
 	// where a scratch view is given.
@@ -25,7 +26,22 @@ const (
 	// Fused runs the whole update of each contiguous CPU parameter in one pass over its arrays (a parameter
 	// that is not one goes per tensor), with PerTensor's bits.
 	Fused
+	// DeviceFused is libtorch's _fused_adamw_ (or _fused_adam_): every parameter's whole update in one
+	// multi-tensor kernel, one pass over its arrays, as torch.optim's fused=True, from Hyper's scalars. It
+	// needs libtorch 2.1 or later (FusedAdamCompiled) and runs on CUDA (libtorch 2.4 added a CPU kernel).
+	DeviceFused
 )
+
+// FusedAdamCompiled reports whether the linked libtorch has the fused kernels DeviceFused runs.
+func FusedAdamCompiled() bool { return C.convrep_fused_adam_compiled() == 1 }
+
+// AdamHyper is an update's plain hyperparameters, which DeviceFused takes in place of the folded terms.
+type AdamHyper struct {
+	LR, Beta1, Beta2 float64
+	WeightDecay      float64 // AdamW's decoupled decay when AdamW, else Adam's L2 term
+	Eps              float64
+	AdamW            bool
+}
 
 // AdamGroup is one parameter group's Adam or AdamW update, in the arithmetic of trainer/optim (adam.go there
 // explains it), which owns the state and computes the scalars. Params, Data, Scratch, ExpAvg, ExpAvgSq,
@@ -52,6 +68,7 @@ type AdamGroup struct {
 	L2                       float64
 	MoveParams               bool // false at learning rate 0: the moments are updated, the parameters are not
 	Kernels                  Kernels
+	Hyper                    AdamHyper // read by DeviceFused only
 	// Coef, when set, is a [3] tensor of the parameters' dtype on their device holding [Decay, the group's
 	// DenomScale, its EpsScale]: the update reads them there (a CUDA graph replays it with whatever Coef holds),
 	// and DenomScale, EpsScale, Decay and MoveParams are not read. All updated parameters must then be at the
@@ -84,12 +101,14 @@ func AdamStep(g *AdamGroup) (bad int, err error) {
 	if g.Coef != nil {
 		coef = g.Coef.Ctensor()
 	}
+	hyper := C.convrep_adam_hyper{lr: C.double(g.Hyper.LR), beta1: C.double(g.Hyper.Beta1), beta2: C.double(g.Hyper.Beta2),
+		weight_decay: C.double(g.Hyper.WeightDecay), eps: C.double(g.Hyper.Eps), adamw: cBool(g.Hyper.AdamW)}
 	var cbad C.int
 	countCall()
 	msg := C.convrep_adam_step(C.int(n), ptrs(params), ptrs(data), scratch, ptrs(m), ptrs(v),
 		(*C.int64_t)(unsafe.Pointer(&g.Steps[0])), (*C.double)(unsafe.Pointer(&g.DenomScale[0])),
 		(*C.double)(unsafe.Pointer(&g.EpsScale[0])), C.double(g.Beta1Weight), C.double(g.Beta2Weight),
-		cBool(g.HasDecay), C.double(g.Decay), cBool(g.HasL2), C.double(g.L2), cBool(g.MoveParams), C.int(g.Kernels), coef, &cbad)
+		cBool(g.HasDecay), C.double(g.Decay), cBool(g.HasL2), C.double(g.L2), cBool(g.MoveParams), C.int(g.Kernels), coef, &hyper, &cbad)
 	for i := range n {
 		if g.ExpAvg[i] == nil && m[i] != nil {
 			g.ExpAvg[i] = ts.FromCtensor(m[i])

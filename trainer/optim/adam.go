@@ -25,8 +25,10 @@ import (
 // into the denominator, d = √v/(√bc2·(−s)) + ε/(−s) with s = lr/bc1, then p ← p + m/d (torch 1.13's
 // capturable form). All equal the formulas above up to float rounding. The scalars are computed here, the
 // ops run in internal/torch's shim, one call per group whatever its number of parameters (torch.AdamStep):
-// on a GPU each op runs over the whole group with libtorch's multi-tensor _foreach_ kernels, about nine
-// passes over parameter-sized arrays like torch's unfused Adam; on the CPU each parameter's whole update is
+// on a GPU the whole update of the group is libtorch's _fused_adamw_ (torch.optim's fused=True: one kernel,
+// one pass over p, g, m and v) where libtorch has it (2.1 on), else each op runs over the whole group with
+// libtorch's multi-tensor _foreach_ kernels, about nine passes over parameter-sized arrays like torch's
+// unfused Adam (and so do the steps a CUDA graph replays, which read their scalars from the device); on the CPU each parameter's whole update is
 // one pass over its arrays (the shim's fused loop), with the bits of the ops run one after the other, which
 // the per-tensor kernels (writing g² and d into a scratch view, scratch.go) and the _foreach_ ops also give.
 func (o *Optimizer) Step() error {
@@ -81,6 +83,7 @@ func (o *Optimizer) stepGroup(g *group) error {
 		u.DenomScale[i], u.EpsScale[i] = b[0], b[1]
 	}
 	u.Kernels = kernels
+	u.Hyper = torch.AdamHyper{LR: g.lr, Beta1: o.cfg.Beta1, Beta2: o.cfg.Beta2, WeightDecay: g.wd, Eps: o.cfg.Eps, AdamW: o.cfg.Kind == AdamW}
 	bad, err := torch.AdamStep(u)
 	for i := range g.params {
 		p := &g.params[i]

@@ -104,7 +104,7 @@ func backward(t testing.TB, params []*ts.Tensor, grads [][]float64) {
 			} else {
 				c = ts.MustOfSlice(grads[i])
 			}
-			c = c.MustReshape(p.MustSize(), true)
+			c = c.MustReshape(p.MustSize(), true).MustTo(p.MustDevice(), true)
 			term := p.MustMul(c, false).MustSum(p.DType(), true)
 			c.MustDrop()
 			if loss == nil {

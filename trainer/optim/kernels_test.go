@@ -9,6 +9,7 @@ import (
 	lib "github.com/sugarme/gotch/libtch"
 	"github.com/sugarme/gotch/ts"
 
+	"convrep/internal/devtest"
 	"convrep/internal/torch"
 )
 
@@ -341,6 +342,66 @@ func TestFusedStepKeepsThePerTensorBitsOnLongTensors(t *testing.T) {
 			got, want := values(t, params[torch.Fused]), values(t, params[torch.PerTensor])
 			if !equalBits(got, want) {
 				t.Errorf("after %d steps the fused and per-tensor updates differ by %.3g relative", steps, maxRelDiff(got, want))
+			}
+		})
+	}
+}
+
+// DeviceFused is libtorch's _fused_adamw_ / _fused_adam_, on the test device (CONVREP_TEST_DEVICE: cuda in
+// scripts/gpu_check.sh). Over 100 steps with the changing rates and the late and missing gradients of the
+// fixture, it follows the foreach kernels within float rounding: the same formulas, another order of the
+// ops. Against a libtorch without those kernels (Debian's 1.13) the step is refused with an error saying
+// which libtorch it needs, and DeviceKernels keeps the foreach kernels.
+func TestDeviceFusedStepFollowsTheForeachKernels(t *testing.T) {
+	lockThread(t)
+	dev := devtest.Device(t)
+	if !torch.FusedAdamCompiled() {
+		setKernels(t, torch.DeviceFused)
+		f := newFixture(t, gotch.Float)
+		opt, err := New(Config{Kind: AdamW}, f.groups([2]float64{1e-3, 1e-3}, [2]float64{0.1, 0}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		backward(t, f.params, f.grads(5, gotch.Float))
+		err = opt.Step()
+		if err == nil || !contains(err.Error(), "libtorch 2.1") {
+			t.Fatalf("DeviceFused on a libtorch without _fused_adamw_: error %v, want one naming libtorch 2.1", err)
+		}
+		return
+	}
+	const steps = 100
+	for _, kind := range []string{Adam, AdamW} {
+		t.Run(kind, func(t *testing.T) {
+			wds := [2]float64{0.1, 0.3}
+			runs := map[torch.Kernels][][]float64{}
+			for _, k := range []torch.Kernels{torch.Foreach, torch.DeviceFused} {
+				setKernels(t, k)
+				f := newFixture(t, gotch.Float)
+				for i, p := range f.params {
+					f.params[i] = p.MustTo(dev, false).MustDetach(true).MustSetRequiresGrad(true, true)
+				}
+				opt, err := New(Config{Kind: kind}, f.groups([2]float64{1, 1}, wds))
+				if err != nil {
+					t.Fatal(err)
+				}
+				for s := 1; s <= steps; s++ {
+					lr := testRates(s)
+					opt.SetLR(0, lr[0])
+					opt.SetLR(1, lr[1])
+					if err := opt.ZeroGrad(); err != nil {
+						t.Fatal(err)
+					}
+					backward(t, f.params, f.grads(s, gotch.Float))
+					if err := opt.Step(); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for _, p := range f.params {
+					runs[k] = append(runs[k], values(t, p))
+				}
+			}
+			for i := range runs[torch.Foreach] {
+				compare(t, fmt.Sprintf("param %d", i), runs[torch.DeviceFused][i], runs[torch.Foreach][i], 1e-5, 1e-3)
 			}
 		})
 	}
