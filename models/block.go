@@ -59,6 +59,9 @@ func (b *block) forward(x *ts.Tensor, mask *attnMask, train bool) *ts.Tensor {
 		heads = b.attention(q, k, v, mask.add, dh, x.DType(), train)
 	}
 	ctx := heads.MustTranspose(1, 2, true).MustReshape([]int64{bsz, seq, hid}, true)
+	if torch.KernelsLoaded(x.MustDevice()) {
+		return b.fusedTail(x, ctx, train)
+	}
 
 	attn := dropout(b.attnOut.forward(ctx), b.hiddenDrop, train)
 	ctx.MustDrop()
@@ -73,6 +76,32 @@ func (b *block) forward(x *ts.Tensor, mask *attnMask, train bool) *ts.Tensor {
 	attn.MustDrop()
 	res := b.outNorm.forward(sum)
 	sum.MustDrop()
+	return res
+}
+
+// fusedTail is the rest of forward after attention, from the heads' context ctx [B,T,H] (which it drops), on
+// convrep's fused kernels (internal/kernels): each dropout + residual + LayerNorm is one kernel forward and one
+// backward, and so is the feed-forward's bias + erf GELU after its GEMM. The function is forward's; under
+// autocast the residual stream stays in bfloat16 where the composite's LayerNorm returns float32.
+func (b *block) fusedTail(x, ctx *ts.Tensor, train bool) *ts.Tensor {
+	p := 0.0
+	if train {
+		p = b.hiddenDrop
+	}
+	proj := b.attnOut.forward(ctx)
+	ctx.MustDrop()
+	attn := torch.DropAddLayerNorm(proj, x, b.attnNorm.w, b.attnNorm.b, p, b.attnNorm.eps)
+	proj.MustDrop()
+	var hidden *ts.Tensor
+	if b.gelu == torch.ExactGELU {
+		hidden = torch.DenseBiasGELU(attn, b.ffnIn.w, b.ffnIn.b)
+	} else {
+		hidden = b.feedForwardIn(attn)
+	}
+	out := b.ffnOut.forward(hidden)
+	hidden.MustDrop()
+	res := torch.DropAddLayerNorm(out, attn, b.outNorm.w, b.outNorm.b, p, b.outNorm.eps)
+	torch.Drop(out, attn)
 	return res
 }
 

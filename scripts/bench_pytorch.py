@@ -198,6 +198,8 @@ def main():
                         "on a CPU none (mfu is null)")
     p.add_argument("--find-max-batch", action="store_true")
     p.add_argument("--compile", action="store_true", help="forward and loss under torch.compile, fused AdamW on CUDA")
+    p.add_argument("--trace", default="", help="after the timed steps, profile one more with torch.profiler and write its "
+                   "Chrome trace (Kineto's kernels and operators) to this file; scripts/kernel_breakdown.py sums it")
     a = p.parse_args()
     a.intermediate = a.intermediate or 4 * a.hidden
     a.heads = a.heads or max(1, a.hidden // 64)
@@ -223,6 +225,14 @@ def main():
     s.sync()
     step_s = (time.perf_counter() - start) / a.steps
     cpu_s = (time.process_time() - cpu0) / a.steps
+    if a.trace:
+        activities = [torch.profiler.ProfilerActivity.CPU]
+        if dev.type == "cuda":
+            activities.append(torch.profiler.ProfilerActivity.CUDA)
+        with torch.profiler.profile(activities=activities) as prof:
+            s.step()
+            s.sync()
+        prof.export_chrome_trace(a.trace)
     pairs_per_s = a.batch / step_s
     fpp = flops_per_pair(a.layers, a.hidden, a.intermediate, a.seq_len)
     peak = a.peak_tflops or (0.0 if dev.type != "cuda" else PEAK_BF16_H100 if a.precision == "bf16" else PEAK_FP32_H100)

@@ -127,6 +127,12 @@ build() {
 }
 if check build "libtorch ${LIBTORCH:-Debian}, NCCL $(grep -q -- -DCONVREP_NCCL internal/torch/cgo_flags.go 2>/dev/null && echo on || echo off)" build; then
 	BUILT=1
+elif GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=convrep_nokernels" go build -o "$OUT/bin/" ./cmd/... >"$OUT/build-nokernels.log" 2>&1; then
+	# The fused kernels' and the profiler's shim (kernels.cpp, profile.cpp) are the files written without a
+	# GPU to compile them on: left out, the rest still builds, and every other check runs on the composites.
+	export GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=convrep_nokernels"
+	verdict nokernels INFO "built with -tags convrep_nokernels after the build above failed: no fused kernels, no profiler"
+	BUILT=1
 else
 	BUILT=0
 fi
@@ -158,65 +164,217 @@ if ((BUILT && !BENCH_ONLY)); then
 	fi
 fi
 if ((BUILT)); then
-	# train.cuda_graphs: 14 steps captured once and replayed (a partial batch eager) against the same steps taken
-	# eagerly, losses within 1e-6 (on CPU a stand-in graph that reruns the body, bit for bit); the bench's
-	# replayed step against its eager one.
-	gotest graphs 'TestGraphedStepsMatchEagerSteps|TestBenchCUDAGraphs' ./trainer ./cmd/internal/benchcmd
-
-	# 4. convrep beside PyTorch eager, the same DSE step (cmd/bench, scripts/bench_pytorch.py); each shape passes at
-	# the ratio issue 22 asks for. At the first shape, PyTorch under torch.compile too (compiling takes a minute).
-	if [[ "$DEVICE" == cuda ]]; then
-		BERT="--layers 12 --hidden 768 --heads 12 --seq 32 --precision bf16"
-		SHAPES=("$BERT --batch 64 --steps 50" "$BERT --batch 256 --steps 30" "$BERT --batch 1024 --steps 15")
-		NEEDS=(1.2 1.05 1.05)
-	else
-		SHAPES=("--layers 2 --hidden 64 --heads 2 --batch 8 --seq 16 --steps 50" "--layers 4 --hidden 256 --heads 4 --batch 64 --seq 32 --steps 20")
-		NEEDS=(1.0 1.0)
+	# Issue 30: convrep's fused kernels (internal/kernels, compiled with NVRTC by internal/jit) load on this GPU
+	# and follow libtorch's composites within 1e-5 in fp32 (forward and gradients; dropout's mask the same in
+	# backward), and the fused AdamW (_fused_adamw_) follows the foreach kernels. On CPU: the refusals.
+	gotest fused 'TestEnableOnTheTestDevice|TestFusedOpsFollowTheComposites|TestDeviceFusedStepFollowsTheForeachKernels' ./internal/jit ./trainer/optim
+	if [[ "$DEVICE" == cuda && -z "${CONVREP_NVRTC:-}" ]] && grep -q 'libnvrtc' "$OUT/fused.log" &&
+		! grep -q -- '--- PASS: TestEnableOnTheTestDevice' "$OUT/fused.log"; then
+		# The set-up's run path did not lead to the wheel's NVRTC: name it for the benchmarks below.
+		lib=$(find "$TORCHDIR/.." -path '*nvidia*' -name 'libnvrtc.so.1[0-9]*' 2>/dev/null | sort | tail -n 1)
+		if [[ -n "$lib" ]]; then
+			export CONVREP_NVRTC="$lib"
+			verdict nvrtc FAIL "NVRTC not found on convrep's run path; CONVREP_NVRTC=$lib for the checks below"
+		fi
 	fi
+fi
+if ((BUILT)); then
+	# 4. convrep beside PyTorch eager and torch.compile, the same DSE step (cmd/bench, scripts/bench_pytorch.py),
+	# the largest batch first (the papers' 1,024), each row in $OUT as JSON lines. What issue 30 asks: 1.1x
+	# torch.compile at 256 and 1,024, 1.2x at 64 with --cuda-graphs, MFU 35 % at 1,024. torch.compile runs at 1,024
+	# and 64 (a minute of compiling each); at 256 its rate of 2026-11-27 on an H200 stands in (8,055 pairs/s).
 	python_with_torch || verdict python FAIL "no python3 imports torch: set PYTHON"
 	PY="${PYTHON:-python3}"
-	for i in "${!SHAPES[@]}"; do
-		name="bench$((i + 1))"
-		read -r -a flags <<<"${SHAPES[$i]}"
-		printf '== %s: %s\n' "$name" "${SHAPES[$i]}" >&2
-		if ! "$OUT/bin/bench" --device "$DEVICE" "${flags[@]}" >"$OUT/$name-convrep.log" 2>&1; then
-			verdict "$name" FAIL "cmd/bench ${SHAPES[$i]}; see $OUT/$name-convrep.log"
-			continue
-		fi
-		if ! "$PY" scripts/bench_pytorch.py --device "$DEVICE" "${flags[@]}" >"$OUT/$name-pytorch.log" 2>&1; then
-			verdict "$name" FAIL "scripts/bench_pytorch.py ${SHAPES[$i]}; see $OUT/$name-pytorch.log"
+	if [[ "$DEVICE" == cuda ]]; then
+		MODEL="--layers 12 --hidden 768 --heads 12 --seq 32 --precision bf16"
+		MINI="--layers 4 --hidden 256 --heads 4 --intermediate 1024 --vocab 30524 --seq 32 --precision bf16"
+		BATCHES=(1024 64 256)
+		STEPS=(15 50 30)
+		COMPILED=(1 1 0)
+		NEEDS=(1.1 1.2 1.1)
+		KNOWN_COMPILE=(9246 4025 8055) # the issue's H200 figures, where torch.compile is not run here
+		LOSS_STEPS=300
+	else
+		MODEL="--layers 2 --hidden 64 --heads 2 --seq 16"
+		MINI="$MODEL"
+		BATCHES=(16 8 8)
+		STEPS=(5 5 5)
+		COMPILED=(0 0 0)
+		NEEDS=(0 0 0)
+		KNOWN_COMPILE=(1 1 1)
+		LOSS_STEPS=20
+	fi
+	read -r -a model <<<"$MODEL"
+	for i in "${!BATCHES[@]}"; do
+		b=${BATCHES[$i]}
+		name="b$b"
+		flags=("${model[@]}" --batch "$b" --steps "${STEPS[$i]}")
+		trace=()
+		((i == 0)) && trace=(--trace "$OUT/trace-convrep.json")
+		printf '== %s: bench %s\n' "$name" "${flags[*]}" >&2
+		if ! "$OUT/bin/bench" --device "$DEVICE" "${flags[@]}" "${trace[@]}" >"$OUT/$name-convrep.log" 2>&1; then
+			verdict "$name" FAIL "cmd/bench ${flags[*]}; see $OUT/$name-convrep.log"
 			continue
 		fi
 		go_rate=$(field pairs_per_s "$OUT/$name-convrep.log")
-		py_rate=$(field pairs_per_s "$OUT/$name-pytorch.log")
 		go_mfu=$(field mfu "$OUT/$name-convrep.log")
-		py_mfu=$(field mfu "$OUT/$name-pytorch.log")
-		ratio=$(awk -v a="$go_rate" -v b="$py_rate" 'BEGIN { printf "%.2f", a / b }')
+		fused=$(tail -n 1 "$OUT/$name-convrep.log" | "$PY" -c 'import json,sys; print(json.loads(sys.stdin.read()).get("fused_kernels"))')
+		py_rate=n/a
+		if "$PY" scripts/bench_pytorch.py --device "$DEVICE" "${flags[@]}" >"$OUT/$name-pytorch.log" 2>&1; then
+			py_rate=$(field pairs_per_s "$OUT/$name-pytorch.log")
+		fi
+		c_rate="${KNOWN_COMPILE[$i]}"
+		c_from="the issue's H200 figure"
+		if ((COMPILED[i])); then
+			ctrace=()
+			((i == 0)) && ctrace=(--trace "$OUT/trace-compile.json")
+			if "$PY" scripts/bench_pytorch.py --compile --device "$DEVICE" "${flags[@]}" "${ctrace[@]}" >"$OUT/$name-compile.log" 2>&1; then
+				c_rate=$(field pairs_per_s "$OUT/$name-compile.log")
+				c_from="measured here"
+			else
+				c_from="the issue's H200 figure; torch.compile failed here, see $OUT/$name-compile.log"
+			fi
+		fi
+		rate="$go_rate"
+		what="eager"
+		if [[ "$DEVICE" == cuda && "$b" == 64 ]]; then
+			if "$OUT/bin/bench" --device "$DEVICE" --cuda-graphs "${flags[@]}" >"$OUT/$name-graphs.log" 2>&1; then
+				rate=$(field pairs_per_s "$OUT/$name-graphs.log")
+				what="--cuda-graphs (eager $go_rate)"
+			else
+				what="--cuda-graphs FAILED, see $OUT/$name-graphs.log; eager"
+			fi
+		fi
+		ratio=$(awk -v a="$rate" -v b="$c_rate" 'BEGIN { printf "%.2f", a / b }')
 		result=PASS
 		awk -v r="$ratio" -v n="${NEEDS[$i]}" 'BEGIN { exit !(r >= n) }' || result=FAIL
-		verdict "$name" "$result" "${SHAPES[$i]}: pairs/s convrep $go_rate, PyTorch eager $py_rate (${ratio}x, needs ${NEEDS[$i]}x); MFU $go_mfu vs $py_mfu"
+		verdict "$name" "$result" "batch $b: convrep $what $rate pairs/s (fused kernels $fused, MFU $go_mfu), torch.compile $c_rate ($c_from): ${ratio}x, needs ${NEEDS[$i]}x; PyTorch eager $py_rate"
 		if ((i == 0)); then
-			c_rate=""
-			if "$PY" scripts/bench_pytorch.py --compile --device "$DEVICE" "${flags[@]}" >"$OUT/$name-compile.log" 2>&1; then
-				c_rate=$(field pairs_per_s "$OUT/$name-compile.log")
-				verdict "${name}c" INFO "${SHAPES[$i]}: PyTorch under torch.compile $c_rate pairs/s (convrep $go_rate)"
+			# The same step on libtorch's composites (--fused-kernels=false): what the kernels bring.
+			if "$OUT/bin/bench" --device "$DEVICE" --fused-kernels=false "${flags[@]}" >"$OUT/$name-composite.log" 2>&1; then
+				verdict "${name}c" INFO "batch $b on libtorch's composites: $(field pairs_per_s "$OUT/$name-composite.log") pairs/s (fused: $go_rate)"
 			else
-				verdict "${name}c" INFO "torch.compile did not run here; see $OUT/$name-compile.log"
-			fi
-			# convrep with the step captured as a CUDA graph (--cuda-graphs), which must reach torch.compile.
-			if [[ "$DEVICE" != cuda ]]; then
-				verdict "${name}g" INFO "--cuda-graphs needs a GPU (TestBenchCUDAGraphs checks its logic on CPU)"
-			elif ! "$OUT/bin/bench" --device "$DEVICE" --cuda-graphs "${flags[@]}" >"$OUT/$name-graphs.log" 2>&1; then
-				verdict "${name}g" FAIL "cmd/bench --cuda-graphs ${SHAPES[$i]}; see $OUT/$name-graphs.log"
-			else
-				g_rate=$(field pairs_per_s "$OUT/$name-graphs.log")
-				need=${c_rate:-4389} # torch.compile beside it, else its rate on the H200 of 2026-11-26
-				result=PASS
-				awk -v a="$g_rate" -v b="$need" 'BEGIN { exit !(a >= b) }' || result=FAIL
-				verdict "${name}g" "$result" "${SHAPES[$i]} --cuda-graphs: convrep $g_rate pairs/s, needs torch.compile's $need; eager $go_rate, PyTorch eager $py_rate"
+				verdict "${name}c" FAIL "bench --fused-kernels=false; see $OUT/$name-composite.log"
 			fi
 		fi
 	done
+	# The kernels of one step each, convrep's and torch.compile's (Kineto traces of the first shape).
+	if [[ -f "$OUT/trace-convrep.json" ]]; then
+		traces=("convrep=$OUT/trace-convrep.json")
+		[[ -f "$OUT/trace-compile.json" ]] && traces+=("torch.compile=$OUT/trace-compile.json")
+		if "$PY" scripts/kernel_breakdown.py "${traces[@]}" >"$OUT/breakdown.md" 2>"$OUT/breakdown.log"; then
+			verdict breakdown INFO "per-kernel breakdown of one step in $OUT/breakdown.md"
+		else
+			verdict breakdown FAIL "scripts/kernel_breakdown.py; see $OUT/breakdown.log"
+		fi
+	fi
+
+	# 5. The mini BERT's shape (random weights; the checkpoint is not on the device), DSE at bf16 for
+	# $LOSS_STEPS steps from one seed, on the fused kernels and on the composites: the losses within 2 % at
+	# every step (the dropout masks are drawn differently, so not equal).
+	read -r -a mini <<<"$MINI"
+	for k in fused composite; do
+		fk=true
+		[[ "$k" == composite ]] && fk=false
+		"$OUT/bin/bench" --device "$DEVICE" "${mini[@]}" --batch 64 --steps "$LOSS_STEPS" --count-calls=false \
+			--fused-kernels="$( [[ "$DEVICE" == cuda ]] && echo "$fk" || echo false)" --losses "$OUT/losses-$k.jsonl" \
+			>"$OUT/losses-$k.log" 2>&1 || verdict "losses" FAIL "bench --losses ($k); see $OUT/losses-$k.log"
+	done
+	if [[ -s "$OUT/losses-fused.jsonl" && -s "$OUT/losses-composite.jsonl" ]]; then
+		worst=$("$PY" -c '
+import json, sys
+a = [json.loads(l)["loss"] for l in open(sys.argv[1])]
+b = [json.loads(l)["loss"] for l in open(sys.argv[2])]
+assert len(a) == len(b) and a, (len(a), len(b))
+i = max(range(len(a)), key=lambda i: abs(a[i] - b[i]) / abs(b[i]))
+print(f"{abs(a[i] - b[i]) / abs(b[i]):.4f} {i + 1} {a[i]:.4f} {b[i]:.4f} {a[-1]:.4f} {b[-1]:.4f}")' "$OUT/losses-fused.jsonl" "$OUT/losses-composite.jsonl")
+		read -r rel at lf lc endf endc <<<"$worst"
+		result=PASS
+		awk -v r="$rel" 'BEGIN { exit !(r <= 0.02) }' || result=FAIL
+		verdict losses "$result" "$LOSS_STEPS DSE steps, mini BERT shape, bf16: largest difference $(awk -v r="$rel" 'BEGIN { printf "%.2f", 100 * r }') % at step $at ($lf fused, $lc composite); last step $endf vs $endc"
+	fi
+
+	# 6. train.cuda_graphs: 14 steps captured once and replayed (a partial batch eager) against the same steps
+	# taken eagerly, losses within 1e-6 (on CPU a stand-in graph that reruns the body, bit for bit); the bench's
+	# replayed step against its eager one.
+	gotest graphs 'TestGraphedStepsMatchEagerSteps|TestBenchCUDAGraphs' ./trainer ./cmd/internal/benchcmd
+fi
+
+# 7. convrep train itself at the bench's shape (issue 30, item 2: its pairs/s within 5 % of cmd/bench's at
+# batch 256), on dialogues made up here whose turns all fill the 32 tokens; then the same run as a one-rank
+# job under the launcher with the collective backend (NCCL on a GPU), whose initialisation and bucketed
+# all-reduce no other check on a one-GPU machine runs. The tokenizer is the bert-base-uncased vocabulary,
+# from $CONVREP_SHARED (the device carries the few shared folders it needs).
+if ((BUILT)) && [[ -f "$OUT/b256-convrep.log" || "$DEVICE" != cuda ]]; then
+	VOCAB="${CONVREP_SHARED:-$ROOT/../shared}/data/vocab/bert-base-uncased"
+	awk 'BEGIN { srand(3); n = split("order parcel refund invoice account password delivery payment card app update login email address return exchange size colour warehouse tracking number today tomorrow week please thanks help issue problem charged twice late missing broken replace cancel subscription plan discount code", w, " "); print "dialogue_id,turn,speaker,text"; for (d = 0; d < 6000; d++) for (t = 1; t <= 6; t++) { s = w[1 + int(rand() * n)]; for (i = 1; i < 40; i++) s = s " " w[1 + int(rand() * n)]; printf "d%05d,%d,%s,%s\n", d, t, (t % 2 ? "customer" : "agent"), s } }' >"$OUT/dialogues.csv"
+	if [[ "$DEVICE" == cuda ]]; then
+		SIZE='layers = 12
+hidden = 768
+heads = 12
+intermediate = 3072'
+		TRAIN_BATCH=256 PRECISION=bf16 TRAIN_STEPS=80
+	else
+		SIZE='layers = 2
+hidden = 64
+heads = 2
+intermediate = 256'
+		TRAIN_BATCH=8 PRECISION=fp32 TRAIN_STEPS=20
+	fi
+	cat >"$OUT/train.toml" <<TOML
+name = "gpu_check_train"
+output_dir = "$OUT/train"
+seed = 42
+[model]
+tokenizer = "$VOCAB"
+max_length = 32
+device = "$DEVICE"
+[model.random]
+arch = "bert"
+$SIZE
+max_positions = 64
+dropout = 0.1
+[data]
+files = ["$OUT/dialogues.csv"]
+cache_dir = "$OUT/cache"
+pairs = "dse"
+both_directions = false
+[data.columns]
+dialogue = "dialogue_id"
+turn = "turn"
+speaker = "speaker"
+text = "text"
+domain = ""
+[objective]
+name = "dse"
+temperature = 0.05
+mode = "hardneg"
+[train]
+batch_size = $TRAIN_BATCH
+epochs = 1
+max_steps = $TRAIN_STEPS
+optimizer = "adamw"
+lr = 1e-4
+precision = "$PRECISION"
+log_every = 20
+checkpoint_every = 1000
+valid_share = 0
+eval_every = 0
+TOML
+	if check train "convrep train, batch $TRAIN_BATCH" "$OUT/bin/convrep" train "$OUT/train.toml"; then
+		t_rate=$(tail -n 1 "$OUT/train/metrics.jsonl" | "${PYTHON:-python3}" -c 'import json,sys; print(f"{json.loads(sys.stdin.read())[\"pairs_per_s\"]:.1f}")')
+		if [[ -f "$OUT/b256-convrep.log" ]]; then
+			b_rate=$(field pairs_per_s "$OUT/b256-convrep.log")
+			ratio=$(awk -v a="$t_rate" -v b="$b_rate" 'BEGIN { printf "%.3f", a / b }')
+			result=PASS
+			awk -v r="$ratio" 'BEGIN { exit !(r >= 0.95) }' || result=FAIL
+			verdict trainrate "$result" "convrep train $t_rate pairs/s at batch 256 (last logged window), cmd/bench $b_rate: ${ratio}x, needs 0.95x"
+		else
+			verdict trainrate INFO "convrep train $t_rate pairs/s (no GPU bench row to compare)"
+		fi
+	fi
+	check onerank "convrep train --nproc-per-node 1, backend $CONVREP_TEST_BACKEND, 20 steps" "$OUT/bin/convrep" train --nproc-per-node 1 \
+		--set distributed.backend="$CONVREP_TEST_BACKEND" --set train.max_steps=20 --set output_dir="$OUT/onerank" "$OUT/train.toml"
 fi
 
 # The verdict table, Markdown, also in $OUT/verdict.md.

@@ -43,9 +43,12 @@ type StepConfig struct {
 	Precision   string  // "fp32" or "bf16"
 	MaxGradNorm float64 // 0: measured, not clipped
 	CUDAGraphs  bool
-	GraphWarmup int                                         // eager steps before the capture, with CUDAGraphs
-	NewGraph    func(gotch.Device) (torch.StepGraph, error) // nil: a CUDA graph (tests stand in for it)
-	Log         *zap.Logger                                 // nil: none
+	// FusedKernels is train.fused_kernels: nil, convrep's fused kernels wherever they load on a GPU; true,
+	// they must; false, libtorch's composites.
+	FusedKernels *bool
+	GraphWarmup  int                                         // eager steps before the capture, with CUDAGraphs
+	NewGraph     func(gotch.Device) (torch.StepGraph, error) // nil: a CUDA graph (tests stand in for it)
+	Log          *zap.Logger                                 // nil: none
 }
 
 // NewStepper makes the step of c. The caller holds its OS thread from here to Free (autocast's state, the
@@ -59,6 +62,9 @@ func NewStepper(c StepConfig) (_ *Stepper, err error) {
 	}
 	s := &Stepper{log: c.Log, dev: c.Device, obj: c.Objective, groups: c.Groups, bf16: c.Precision == "bf16",
 		maxNorm: c.MaxGradNorm, cl: &cluster{env: distEnv{World: 1}}}
+	if err := useFusedKernels(c.FusedKernels, c.Device, c.Log); err != nil {
+		return nil, err
+	}
 	if s.opt, err = optim.New(optim.Config{Kind: strings.ToLower(c.Optimizer)}, c.Groups); err != nil {
 		return nil, err
 	}

@@ -154,6 +154,9 @@ func prepare(ctx context.Context, e *experiment.Experiment, log *zap.Logger) (_ 
 	if cl.multi() && dev.IsCuda() {
 		dev = gotch.CudaBuilder(uint(cl.gpu)) // one GPU per rank of this node (bindRank)
 	}
+	if err := useFusedKernels(e.Train.FusedKernels, dev, log); err != nil {
+		return nil, err
+	}
 	t := &Trainer{exp: e, digest: e.Digest(), Stepper: Stepper{log: log, dev: dev, cl: cl, bf16: e.Train.Precision == "bf16", maxNorm: e.Train.MaxGradNorm}}
 	if t.bb, err = e.Build(modelDir, tokDir, e.Seed, dev, log); err != nil {
 		return nil, err

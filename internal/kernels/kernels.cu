@@ -54,12 +54,25 @@ __device__ __forceinline__ void convrep_bias_gelu_bwd(const T* x, const float* b
                                 (int)blockDim.x, dbias_acc);
 }
 
+// The Philox key and counter base of a launch, as at::cuda::philox::unpack reads libtorch's PhiloxCudaState:
+// outside a CUDA graph capture seed and offset are the values; while one is captured the generator gives
+// pointers to its seed and offset, which each replay rewrites, and offset holds the offset within the graph.
+__device__ __forceinline__ void convrep_philox_unpack(unsigned long long& seed, unsigned long long& offset,
+                                                      const long long* seed_ptr, const long long* offset_ptr) {
+    if (seed_ptr != 0) {
+        seed = (unsigned long long)*seed_ptr;
+        offset += (unsigned long long)*offset_ptr;
+    }
+}
+
 // T = float.
 
 extern "C" __global__ void convrep_drop_add_ln_fwd_f32(const float* x, const float* resid, const float* gamma,
                                                      const float* beta, float* out, float* sum, float* mean,
                                                      float* rstd, int rows, int cols, float p, float eps,
-                                                     unsigned long long seed, unsigned long long offset) {
+                                                     unsigned long long seed, unsigned long long offset,
+                                                     const long long* seed_ptr, const long long* offset_ptr) {
+    convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);
     convrep_drop_add_ln_fwd(x, resid, gamma, beta, out, sum, mean, rstd, rows, cols, p, eps, seed, offset);
 }
 
@@ -67,7 +80,9 @@ extern "C" __global__ void convrep_drop_add_ln_bwd_f32(const float* dy, const fl
                                                      const float* rstd, const float* gamma, float* dx,
                                                      float* dresid, float* dgamma_part, float* dbeta_part,
                                                      int rows, int cols, float p, unsigned long long seed,
-                                                     unsigned long long offset) {
+                                                     unsigned long long offset, const long long* seed_ptr,
+                                                     const long long* offset_ptr) {
+    convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);
     convrep_drop_add_ln_bwd(dy, sum, mean, rstd, gamma, dx, dresid, dgamma_part, dbeta_part, rows, cols, p, seed,
                             offset);
 }
@@ -87,7 +102,9 @@ extern "C" __global__ void convrep_bias_gelu_bwd_f32(const float* x, const float
 extern "C" __global__ void convrep_drop_add_ln_fwd_bf16(const unsigned short* x, const unsigned short* resid, const float* gamma,
                                                      const float* beta, unsigned short* out, unsigned short* sum, float* mean,
                                                      float* rstd, int rows, int cols, float p, float eps,
-                                                     unsigned long long seed, unsigned long long offset) {
+                                                     unsigned long long seed, unsigned long long offset,
+                                                     const long long* seed_ptr, const long long* offset_ptr) {
+    convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);
     convrep_drop_add_ln_fwd(x, resid, gamma, beta, out, sum, mean, rstd, rows, cols, p, eps, seed, offset);
 }
 
@@ -95,7 +112,9 @@ extern "C" __global__ void convrep_drop_add_ln_bwd_bf16(const unsigned short* dy
                                                      const float* rstd, const float* gamma, unsigned short* dx,
                                                      unsigned short* dresid, float* dgamma_part, float* dbeta_part,
                                                      int rows, int cols, float p, unsigned long long seed,
-                                                     unsigned long long offset) {
+                                                     unsigned long long offset, const long long* seed_ptr,
+                                                     const long long* offset_ptr) {
+    convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);
     convrep_drop_add_ln_bwd(dy, sum, mean, rstd, gamma, dx, dresid, dgamma_part, dbeta_part, rows, cols, p, seed,
                             offset);
 }

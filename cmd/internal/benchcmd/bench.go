@@ -53,6 +53,9 @@ type options struct {
 	CPUProfile                                             string // file for a CPU profile of the timed steps
 	CountCalls                                             bool   // count the libtorch calls of one more step
 	CUDAGraphs                                             bool   // replay the step as a CUDA graph (trainer/graphs.go)
+	FusedKernels                                           *bool  // train.fused_kernels: nil auto
+	Losses                                                 string // file for each timed step's loss, one JSON line each
+	Trace                                                  string // file for the Chrome trace of one more step (Kineto)
 }
 
 // result is the JSON line; scripts/bench_pytorch.py prints the same fields.
@@ -88,6 +91,8 @@ type result struct {
 	// CUDAGraphs is whether the timed steps were replays of a CUDA graph (--cuda-graphs); the counted step is a
 	// replay then too, its calls mostly "other" (the batch's copies and the replay).
 	CUDAGraphs bool `json:"cuda_graphs"`
+	// FusedKernels is whether the encoder ran on convrep's fused kernels (--fused-kernels).
+	FusedKernels bool `json:"fused_kernels"`
 }
 
 func (o *options) validate() error {
@@ -166,6 +171,11 @@ func benchmark(o options) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
+	losses, err := openLossLog(o.Losses)
+	if err != nil {
+		return result{}, err
+	}
+	defer losses.close()
 	var loss float64
 	cpu0, err := cpuTime()
 	if err != nil {
@@ -173,15 +183,21 @@ func benchmark(o options) (result, error) {
 	}
 	start := time.Now()
 	for i := 0; i < o.Steps && err == nil; i++ {
-		if i == o.Steps-1 {
+		if i == o.Steps-1 || losses != nil {
 			err = s.stepper.ResetLoss() // the line reports the last step's loss, as bench_pytorch.py does
 		}
 		if err == nil {
 			err = s.step()
 		}
+		if err == nil && losses != nil {
+			err = losses.write(i+1, s.stepper)
+		}
 		if err != nil {
 			err = fmt.Errorf("step %d: %w", i+1, err)
 		}
+	}
+	if err == nil {
+		err = losses.close()
 	}
 	if err == nil {
 		if loss, err = s.stepper.ReadLoss(); err != nil {
@@ -204,13 +220,26 @@ func benchmark(o options) (result, error) {
 		}
 		counts = &c
 	}
+	if o.Trace != "" {
+		// One more step under the profiler, after the timed and counted ones: its kernels for
+		// scripts/kernel_breakdown.py, beside bench_pytorch.py --trace's.
+		err := torch.Profile(o.Trace, dev.IsCuda(), func() error {
+			if err := s.step(); err != nil {
+				return err
+			}
+			return s.sync()
+		})
+		if err != nil {
+			return result{}, fmt.Errorf("--trace: %w", err)
+		}
+	}
 	pairsPerS := float64(o.Batch) / stepS
 	r := result{Impl: "convrep", StepS: stepS, CPUS: (cpu1 - cpu0) / float64(o.Steps), PairsPerS: pairsPerS,
 		TokensPerS: float64(2*o.Batch*o.Seq) / stepS, Loss: loss, Precision: o.Precision,
 		FlopsPerPair: flopsPerPair(o.Layers, o.Hidden, o.Intermediate, o.Seq), Layers: o.Layers, Hidden: o.Hidden,
 		Heads: o.Heads, Intermediate: o.Intermediate, Vocab: o.Vocab, Batch: o.Batch, Seq: o.Seq, Steps: o.Steps,
 		Warmup: o.Warmup, Threads: torch.NumThreads(), Device: o.Device, BLASCore: torch.BLASCore(),
-		LibtorchCalls: counts, CUDAGraphs: s.stepper.Graphed()}
+		LibtorchCalls: counts, CUDAGraphs: s.stepper.Graphed(), FusedKernels: torch.KernelsLoaded(s.dev)}
 	r.ModelTFLOPS = r.FlopsPerPair * pairsPerS / 1e12
 	peak := o.PeakTFLOPS
 	if peak == 0 {
@@ -265,7 +294,8 @@ func (s *setup) addObjective() error {
 		return err
 	}
 	s.stepper, err = trainer.NewStepper(trainer.StepConfig{Objective: obj, Groups: groups, Optimizer: optim.AdamW,
-		Device: s.dev, Precision: s.o.Precision, CUDAGraphs: s.o.CUDAGraphs, GraphWarmup: s.o.Warmup, NewGraph: newGraph})
+		Device: s.dev, Precision: s.o.Precision, CUDAGraphs: s.o.CUDAGraphs, GraphWarmup: s.o.Warmup, NewGraph: newGraph,
+		FusedKernels: s.o.FusedKernels})
 	if err != nil && s.o.CUDAGraphs {
 		return fmt.Errorf("--cuda-graphs: %w", err)
 	}

@@ -78,6 +78,23 @@ func parseFlags(args []string, errOut io.Writer) (options, error) {
 		"(libtorch_calls; counting slows the step, so it is not timed)")
 	fs.BoolVar(&o.CUDAGraphs, "cuda-graphs", false, "capture the step as a CUDA graph after the warm-up steps (run eagerly on the "+
 		"graph's stream) and time replays of it, as train.cuda_graphs does; needs a GPU")
+	fs.Func("fused-kernels", "auto (the default: convrep's fused CUDA kernels where they load, as train.fused_kernels unset), "+
+		"true (they must load) or false (libtorch's composites)", func(v string) error {
+		switch v {
+		case "auto":
+			o.FusedKernels = nil
+		case "true", "false":
+			on := v == "true"
+			o.FusedKernels = &on
+		default:
+			return fmt.Errorf("want auto, true or false")
+		}
+		return nil
+	})
+	fs.StringVar(&o.Losses, "losses", "", "write each timed step's loss to this file, one JSON line {\"step\":N,\"loss\":L} each "+
+		"(reading a loss waits for the device, so such a run's timing is not a benchmark)")
+	fs.StringVar(&o.Trace, "trace", "", "after the timed steps, profile one more with libtorch's Kineto profiler (torch.profiler's) and "+
+		"write its Chrome trace to this file; scripts/kernel_breakdown.py sums its kernels")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: bench [flags]\n\n"+
 			"Times a DSE training step (forward of both views, contrastive loss, backward, AdamW) of a randomly\n"+

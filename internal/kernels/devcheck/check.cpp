@@ -100,6 +100,7 @@ template <class T>
 static void ln_case(int rows, int cols, unsigned threads, float p, unsigned blocks, bool timing = false) {
     const float eps = 1e-12f;
     const unsigned long long seed = 0x0123456789abcdefull, offset = 4ull << 33;
+    const long long* const no_ptr = nullptr; // not captured: seed and offset are the values
     std::string name = std::string("ln ") + storage<T>::suffix() + " " + std::to_string(rows) + "x" + std::to_string(cols) +
                        " threads " + std::to_string(threads) + " p " + std::to_string(p) + " G " + std::to_string(blocks);
     std::mt19937 g(rows * 7919 + cols);
@@ -113,9 +114,9 @@ static void ln_case(int rows, int cols, unsigned threads, float p, unsigned bloc
     CUfunction bwd = fn(std::string("convrep_drop_add_ln_bwd_") + storage<T>::suffix());
     auto run = [&] {
         launch(fwd, rows, threads, {&dx_.p, &dres.p, &dg.p, &db.p, &dout.p, &dsum.p, &dmean.p, &drstd.p, &rows, &cols,
-                                    (void*)&p, (void*)&eps, (void*)&seed, (void*)&offset});
+                                    (void*)&p, (void*)&eps, (void*)&seed, (void*)&offset, (void*)&no_ptr, (void*)&no_ptr});
         launch(bwd, blocks, threads, {&ddy.p, &dsum.p, &dmean.p, &drstd.p, &dg.p, &ddx.p, &ddres.p, &dgp.p, &dbp.p,
-                                      &rows, &cols, (void*)&p, (void*)&seed, (void*)&offset});
+                                      &rows, &cols, (void*)&p, (void*)&seed, (void*)&offset, (void*)&no_ptr, (void*)&no_ptr});
     };
     run();
     auto out = dout.get(), sum = dsum.get(), ddxv = ddx.get(), ddresv = ddres.get();
@@ -165,7 +166,7 @@ static void ln_case(int rows, int cols, unsigned threads, float p, unsigned bloc
             CU(cuEventRecord(a, nullptr));
             for (int i = 0; i < 20; ++i) {
                 void* args[] = {&dx_.p, &dres.p, &dg.p, &db.p, &dout.p, &dsum.p, &dmean.p, &drstd.p, &rows, &cols,
-                                (void*)&p, (void*)&eps, (void*)&seed, (void*)&offset};
+                                (void*)&p, (void*)&eps, (void*)&seed, (void*)&offset, (void*)&no_ptr, (void*)&no_ptr};
                 CU(cuLaunchKernel(fwd, rows, 1, 1, threads, 1, 1, 0, nullptr, args, nullptr));
             }
             CU(cuEventRecord(b, nullptr));
@@ -174,7 +175,7 @@ static void ln_case(int rows, int cols, unsigned threads, float p, unsigned bloc
             CU(cuEventRecord(a, nullptr));
             for (int i = 0; i < 20; ++i) {
                 void* args[] = {&ddy.p, &dsum.p, &dmean.p, &drstd.p, &dg.p, &ddx.p, &ddres.p, &dgp.p, &dbp.p,
-                                &rows, &cols, (void*)&p, (void*)&seed, (void*)&offset};
+                                &rows, &cols, (void*)&p, (void*)&seed, (void*)&offset, (void*)&no_ptr, (void*)&no_ptr};
                 CU(cuLaunchKernel(bwd, blocks, 1, 1, threads, 1, 1, 0, nullptr, args, nullptr));
             }
             CU(cuEventRecord(b, nullptr));

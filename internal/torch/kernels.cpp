@@ -1,0 +1,400 @@
+//go:build !convrep_nokernels
+
+#include "kernels.h"
+
+#include <ATen/ATen.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+#ifdef CONVREP_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAGeneratorImpl.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <dlfcn.h>
+#endif
+
+// convrep's fused kernels (internal/kernels, whose doc says what each computes and its launch contract) run
+// here as two autograd ops: dropout + residual + LayerNorm, and bias + GELU after a GEMM. The program is PTX
+// that internal/nvrtc compiled for this GPU; it is loaded and launched with the CUDA driver API, opened with
+// dlopen, as PyTorch's jiterator does (aten/src/ATen/native/cuda/jit_utils.cpp), so nothing here links against
+// libcuda. Launches go on libtorch's current stream, so they order with libtorch's own kernels and are
+// captured into CUDA graphs like them. Where a condition of the kernels does not hold (a dtype other than
+// float32 and bfloat16, a row too wide), the ops run libtorch's composite instead.
+
+namespace {
+
+char *error_of(const std::exception &e) { return strdup(e.what()); }
+at::Tensor &tensor(void *h) { return *static_cast<at::Tensor *>(h); }
+void *handle(at::Tensor t) { return new at::Tensor(std::move(t)); }
+
+// The composites the kernels replace, with libtorch's ops: what runs where the kernels cannot.
+at::Tensor drop_add_layer_norm_composite(const at::Tensor &x, const at::Tensor &resid, const at::Tensor &gamma,
+                                         const at::Tensor &beta, double p, double eps) {
+  at::Tensor s = at::add(p > 0 ? at::dropout(x, p, true) : x, resid);
+  if (s.scalar_type() != gamma.scalar_type()) s = s.to(gamma.scalar_type());
+  return at::layer_norm(s, {s.size(-1)}, gamma, beta, eps);
+}
+
+at::Tensor dense_bias_gelu_composite(const at::Tensor &x, const at::Tensor &w, const at::Tensor &bias) {
+  return at::gelu(at::linear(x, w, bias.scalar_type() == x.scalar_type() ? bias : bias.to(x.scalar_type())));
+}
+
+#ifdef CONVREP_CUDA
+// The few driver API entry points used, by their C signatures (cuda.h), resolved from libcuda.so.1 once.
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = void *;
+using CUmodule = void *;
+using CUfunction = void *;
+using CUstream = void *;
+
+struct Driver {
+  CUresult (*init)(unsigned int);
+  CUresult (*device_get)(CUdevice *, int);
+  CUresult (*primary_ctx_retain)(CUcontext *, CUdevice);
+  CUresult (*ctx_set_current)(CUcontext);
+  CUresult (*module_load_data)(CUmodule *, const void *);
+  CUresult (*module_get_function)(CUfunction *, CUmodule, const char *);
+  CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                            CUstream, void **, void **);
+  CUresult (*get_error_string)(CUresult, const char **);
+};
+
+const Driver &driver() {
+  static Driver d = [] {
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (lib == nullptr) throw std::runtime_error(std::string("fused kernels: cannot open libcuda.so.1: ") + dlerror());
+    Driver d{};
+    auto sym = [lib](const char *name) {
+      void *f = dlsym(lib, name);
+      if (f == nullptr) throw std::runtime_error(std::string("fused kernels: libcuda.so.1 has no ") + name);
+      return f;
+    };
+    d.init = reinterpret_cast<decltype(d.init)>(sym("cuInit"));
+    d.device_get = reinterpret_cast<decltype(d.device_get)>(sym("cuDeviceGet"));
+    d.primary_ctx_retain = reinterpret_cast<decltype(d.primary_ctx_retain)>(sym("cuDevicePrimaryCtxRetain"));
+    d.ctx_set_current = reinterpret_cast<decltype(d.ctx_set_current)>(sym("cuCtxSetCurrent"));
+    d.module_load_data = reinterpret_cast<decltype(d.module_load_data)>(sym("cuModuleLoadData"));
+    d.module_get_function = reinterpret_cast<decltype(d.module_get_function)>(sym("cuModuleGetFunction"));
+    d.launch_kernel = reinterpret_cast<decltype(d.launch_kernel)>(sym("cuLaunchKernel"));
+    d.get_error_string = reinterpret_cast<decltype(d.get_error_string)>(sym("cuGetErrorString"));
+    return d;
+  }();
+  return d;
+}
+
+void check(CUresult r, const char *what) {
+  if (r == 0) return;
+  const char *msg = nullptr;
+  driver().get_error_string(r, &msg);
+  throw std::runtime_error(std::string("fused kernels: ") + what + ": " + (msg != nullptr ? msg : "CUDA error") +
+                           " (" + std::to_string(r) + ")");
+}
+
+// The kernels of one dtype: T is float (suffix _f32) or bfloat16 bits (_bf16).
+struct Entries {
+  CUfunction ln_fwd, ln_bwd, gelu_fwd, gelu_bwd;
+};
+
+// What is loaded on one device: the runtime's primary context (libtorch's), where the module lives and which
+// must be current on the calling thread when the driver API launches (Go runs calls on any thread).
+struct Loaded {
+  bool ok = false;
+  CUcontext ctx = nullptr;
+  CUmodule module = nullptr;
+  Entries f32{}, bf16{};
+  int sms = 0;
+};
+
+constexpr int kMaxDevices = 64;
+std::mutex loading;
+Loaded loaded[kMaxDevices];
+
+const Loaded *loaded_on(const at::Tensor &t) {
+  if (!t.is_cuda()) return nullptr;
+  int d = t.device().index();
+  if (d < 0 || d >= kMaxDevices || !loaded[d].ok) return nullptr;
+  return &loaded[d];
+}
+
+const Entries *entries_for(const Loaded &l, at::ScalarType t) {
+  if (t == at::kFloat) return &l.f32;
+  if (t == at::kBFloat16) return &l.bf16;
+  return nullptr;
+}
+
+// A kernel's arguments as cuLaunchKernel takes them: an array of pointers to each value.
+struct Args {
+  uint64_t slot[24];
+  void *ptr[24];
+  int n = 0;
+  template <typename V> Args &operator<<(V v) {
+    static_assert(sizeof(V) <= sizeof(uint64_t), "kernel argument too large");
+    if (n == 24) throw std::runtime_error("fused kernels: too many arguments");
+    slot[n] = 0;
+    std::memcpy(&slot[n], &v, sizeof(V));
+    ptr[n] = &slot[n];
+    n++;
+    return *this;
+  }
+};
+
+void launch(const Loaded &l, const at::Tensor &on, CUfunction f, unsigned grid, unsigned block, Args &a) {
+  const Driver &d = driver();
+  check(d.ctx_set_current(l.ctx), "cuCtxSetCurrent");
+  CUstream s = reinterpret_cast<CUstream>(c10::cuda::getCurrentCUDAStream(on.device().index()).stream());
+  check(d.launch_kernel(f, grid, 1, 1, block, 1, 1, 0, s, a.ptr, nullptr), "cuLaunchKernel");
+}
+
+// Threads per block for rows of `cols` values: the backward kernels keep up to 8 columns per thread in
+// registers (internal/kernels), so a block has at least cols/8 threads; 0 where a row is too wide for one.
+unsigned threads_for(int64_t cols) {
+  int64_t t = ((cols + 7) / 8 + 31) / 32 * 32;
+  if (t < 128) t = 128;
+  if (cols <= 2048 && t < 256) t = 256;
+  return t > 1024 ? 0 : static_cast<unsigned>(t);
+}
+
+// The Philox key and counter base of one dropout, reserved from the device's default CUDA generator as
+// libtorch's own dropout does (aten/src/ATen/native/cuda/Dropout.cu): `count` numbers of the offset. While a
+// CUDA graph is being captured the generator gives pointers to its seed and offset, read by the kernel at
+// each replay (at::cuda::philox::unpack's contract), with the offset within the graph by value.
+struct Philox {
+  uint64_t seed = 0, offset = 0;
+  const int64_t *seed_ptr = nullptr, *offset_ptr = nullptr;
+};
+
+Philox philox(const at::Tensor &like, uint64_t count) {
+  auto gen = at::cuda::detail::getDefaultCUDAGenerator(like.device().index());
+  auto *impl = at::check_generator<at::CUDAGeneratorImpl>(gen);
+  at::PhiloxCudaState st;
+  {
+    std::lock_guard<std::mutex> lock(impl->mutex_);
+    st = impl->philox_cuda_state((count + 3) / 4 * 4);
+  }
+  Philox p;
+  if (st.captured_) {
+    p.seed_ptr = st.seed_.ptr;
+    p.offset_ptr = st.offset_.ptr;
+    p.offset = st.offset_intragraph_;
+  } else {
+    p.seed = st.seed_.val;
+    p.offset = st.offset_.val;
+  }
+  return p;
+}
+
+Args &operator<<(Args &a, const Philox &p) { return a << p.seed << p.offset << p.seed_ptr << p.offset_ptr; }
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// LayerNorm(dropout(x) + resid): the forward kernel writes the output, the sum (saved for backward) and each
+// row's mean and 1/σ; backward regenerates the mask from the same Philox numbers. γ and β's gradients are
+// per-block partial sums, added here over the blocks.
+struct DropAddLayerNorm : public torch::autograd::Function<DropAddLayerNorm> {
+  static at::Tensor forward(AutogradContext *ctx, const at::Tensor &x, const at::Tensor &resid,
+                            const at::Tensor &gamma, const at::Tensor &beta, double p, double eps) {
+    const Loaded &l = *loaded_on(x);
+    const Entries &e = *entries_for(l, x.scalar_type());
+    int64_t cols = x.size(-1), rows = x.numel() / cols;
+    at::Tensor out = at::empty_like(x), sum = at::empty_like(x);
+    at::Tensor mean = at::empty({rows}, x.options().dtype(at::kFloat)), rstd = at::empty_like(mean);
+    Philox ph = p > 0 ? philox(x, static_cast<uint64_t>(x.numel())) : Philox{};
+    Args a;
+    a << x.data_ptr() << resid.data_ptr() << gamma.data_ptr() << beta.data_ptr() << out.data_ptr() << sum.data_ptr()
+      << mean.data_ptr() << rstd.data_ptr() << static_cast<int>(rows) << static_cast<int>(cols)
+      << static_cast<float>(p) << static_cast<float>(eps) << ph;
+    launch(l, x, e.ln_fwd, static_cast<unsigned>(rows), threads_for(cols), a);
+    ctx->save_for_backward({sum, mean, rstd, gamma});
+    ctx->saved_data["p"] = p;
+    ctx->saved_data["seed"] = static_cast<int64_t>(ph.seed);
+    ctx->saved_data["offset"] = static_cast<int64_t>(ph.offset);
+    ctx->saved_data["seed_ptr"] = reinterpret_cast<int64_t>(ph.seed_ptr);
+    ctx->saved_data["offset_ptr"] = reinterpret_cast<int64_t>(ph.offset_ptr);
+    return out;
+  }
+
+  static variable_list backward(AutogradContext *ctx, variable_list grads) {
+    auto saved = ctx->get_saved_variables();
+    const at::Tensor &sum = saved[0], &mean = saved[1], &rstd = saved[2], &gamma = saved[3];
+    const Loaded &l = *loaded_on(sum);
+    const Entries &e = *entries_for(l, sum.scalar_type());
+    at::Tensor dy = grads[0].to(sum.scalar_type()).contiguous();
+    int64_t cols = sum.size(-1), rows = sum.numel() / cols;
+    int64_t blocks = std::min<int64_t>(rows, 2 * static_cast<int64_t>(l.sms));
+    at::Tensor dx = at::empty_like(sum), dresid = at::empty_like(sum);
+    at::Tensor dgamma = at::empty({blocks, cols}, sum.options().dtype(at::kFloat)), dbeta = at::empty_like(dgamma);
+    Philox ph;
+    ph.seed = static_cast<uint64_t>(ctx->saved_data["seed"].toInt());
+    ph.offset = static_cast<uint64_t>(ctx->saved_data["offset"].toInt());
+    ph.seed_ptr = reinterpret_cast<const int64_t *>(ctx->saved_data["seed_ptr"].toInt());
+    ph.offset_ptr = reinterpret_cast<const int64_t *>(ctx->saved_data["offset_ptr"].toInt());
+    Args a;
+    a << dy.data_ptr() << sum.data_ptr() << mean.data_ptr() << rstd.data_ptr() << gamma.data_ptr() << dx.data_ptr()
+      << dresid.data_ptr() << dgamma.data_ptr() << dbeta.data_ptr() << static_cast<int>(rows) << static_cast<int>(cols)
+      << static_cast<float>(ctx->saved_data["p"].toDouble()) << ph;
+    launch(l, sum, e.ln_bwd, static_cast<unsigned>(blocks), threads_for(cols), a);
+    return {dx, dresid, dgamma.sum(0), dbeta.sum(0), at::Tensor(), at::Tensor()};
+  }
+};
+
+// gelu(x + bias), the erf GELU, from the GEMM's output x; backward recomputes gelu' from x and bias.
+struct BiasGELU : public torch::autograd::Function<BiasGELU> {
+  static at::Tensor forward(AutogradContext *ctx, const at::Tensor &x, const at::Tensor &bias) {
+    const Loaded &l = *loaded_on(x);
+    const Entries &e = *entries_for(l, x.scalar_type());
+    int64_t cols = x.size(-1), rows = x.numel() / cols;
+    at::Tensor out = at::empty_like(x);
+    Args a;
+    a << x.data_ptr() << bias.data_ptr() << out.data_ptr() << static_cast<int>(rows) << static_cast<int>(cols);
+    launch(l, x, e.gelu_fwd, static_cast<unsigned>(rows), threads_for(cols), a);
+    ctx->save_for_backward({x, bias});
+    return out;
+  }
+
+  static variable_list backward(AutogradContext *ctx, variable_list grads) {
+    auto saved = ctx->get_saved_variables();
+    const at::Tensor &x = saved[0], &bias = saved[1];
+    const Loaded &l = *loaded_on(x);
+    const Entries &e = *entries_for(l, x.scalar_type());
+    at::Tensor dy = grads[0].to(x.scalar_type()).contiguous();
+    int64_t cols = x.size(-1), rows = x.numel() / cols;
+    int64_t blocks = std::min<int64_t>(rows, 2 * static_cast<int64_t>(l.sms));
+    at::Tensor dx = at::empty_like(x), dbias = at::empty({blocks, cols}, x.options().dtype(at::kFloat));
+    Args a;
+    a << x.data_ptr() << bias.data_ptr() << dy.data_ptr() << dx.data_ptr() << dbias.data_ptr() << static_cast<int>(rows)
+      << static_cast<int>(cols);
+    launch(l, x, e.gelu_bwd, static_cast<unsigned>(blocks), threads_for(cols), a);
+    return {dx, dbias.sum(0)};
+  }
+};
+
+// Whether the kernels take rows of x with weights w (γ, or the bias): loaded on x's device, x float32 or
+// bfloat16, the weights float32 on the same device, rows narrow enough, and sizes within int.
+bool fusable(const at::Tensor &x, const at::Tensor &w) {
+  const Loaded *l = loaded_on(x);
+  if (l == nullptr || entries_for(*l, x.scalar_type()) == nullptr || x.dim() == 0) return false;
+  int64_t cols = x.size(-1);
+  return cols > 0 && threads_for(cols) != 0 && x.numel() < INT32_MAX && w.scalar_type() == at::kFloat &&
+         w.device() == x.device() && w.dim() == 1 && w.size(0) == cols && w.is_contiguous();
+}
+#endif
+
+} // namespace
+
+int convrep_kernels_compiled(void) {
+#ifdef CONVREP_CUDA
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+char *convrep_kernels_load(int device, const char *ptx) {
+  try {
+#ifdef CONVREP_CUDA
+    if (device < 0 || device >= kMaxDevices) throw std::runtime_error("fused kernels: no such device");
+    std::lock_guard<std::mutex> lock(loading);
+    Loaded &l = loaded[device];
+    if (l.ok) return nullptr;
+    const Driver &d = driver();
+    check(d.init(0), "cuInit");
+    CUdevice dev;
+    check(d.device_get(&dev, device), "cuDeviceGet");
+    check(d.primary_ctx_retain(&l.ctx, dev), "cuDevicePrimaryCtxRetain");
+    check(d.ctx_set_current(l.ctx), "cuCtxSetCurrent");
+    check(d.module_load_data(&l.module, ptx), "cuModuleLoadData (the PTX of internal/kernels)");
+    auto get = [&](const char *name) {
+      CUfunction f;
+      check(d.module_get_function(&f, l.module, name), name);
+      return f;
+    };
+    l.f32 = {get("convrep_drop_add_ln_fwd_f32"), get("convrep_drop_add_ln_bwd_f32"), get("convrep_bias_gelu_fwd_f32"),
+             get("convrep_bias_gelu_bwd_f32")};
+    l.bf16 = {get("convrep_drop_add_ln_fwd_bf16"), get("convrep_drop_add_ln_bwd_bf16"),
+              get("convrep_bias_gelu_fwd_bf16"), get("convrep_bias_gelu_bwd_bf16")};
+    l.sms = at::cuda::getDeviceProperties(static_cast<c10::DeviceIndex>(device))->multiProcessorCount;
+    l.ok = true;
+    return nullptr;
+#else
+    (void)device, (void)ptx;
+    throw std::runtime_error("fused kernels: this build has no CUDA");
+#endif
+  } catch (const std::exception &e) {
+    return error_of(e);
+  }
+}
+
+int convrep_compute_capability(int device, char **err) {
+  *err = nullptr;
+  try {
+#ifdef CONVREP_CUDA
+    const cudaDeviceProp *prop = at::cuda::getDeviceProperties(static_cast<c10::DeviceIndex>(device));
+    return prop->major * 10 + prop->minor;
+#else
+    (void)device;
+    throw std::runtime_error("compute capability: this build has no CUDA");
+#endif
+  } catch (const std::exception &e) {
+    *err = error_of(e);
+  }
+  return -1;
+}
+
+int convrep_kernels_loaded(int device) {
+#ifdef CONVREP_CUDA
+  std::lock_guard<std::mutex> lock(loading);
+  return device >= 0 && device < kMaxDevices && loaded[device].ok ? 1 : 0;
+#else
+  (void)device;
+  return 0;
+#endif
+}
+
+char *convrep_drop_add_layer_norm(void *x_, void *resid_, void *gamma_, void *beta_, double p, double eps, void **out) {
+  try {
+    const at::Tensor &x = tensor(x_), &gamma = tensor(gamma_), &beta = tensor(beta_);
+    at::Tensor resid = tensor(resid_);
+#ifdef CONVREP_CUDA
+    if (fusable(x, gamma) && beta.sizes() == gamma.sizes() && beta.scalar_type() == at::kFloat &&
+        resid.sizes() == x.sizes() && resid.device() == x.device()) {
+      if (resid.scalar_type() != x.scalar_type()) resid = resid.to(x.scalar_type());
+      *out = handle(DropAddLayerNorm::apply(x.contiguous(), resid.contiguous(), gamma, beta, p, eps));
+      return nullptr;
+    }
+#endif
+    *out = handle(drop_add_layer_norm_composite(x, resid, gamma, beta, p, eps));
+  } catch (const std::exception &e) {
+    return error_of(e);
+  }
+  return nullptr;
+}
+
+char *convrep_dense_bias_gelu(void *x_, void *w_, void *bias_, void **out) {
+  try {
+    const at::Tensor &x = tensor(x_), &w = tensor(w_), &bias = tensor(bias_);
+#ifdef CONVREP_CUDA
+    if (x.is_cuda() && loaded_on(x) != nullptr) {
+      at::Tensor h = at::linear(x, w); // autocast's dtype, as the composite's GEMM
+      if (fusable(h, bias)) {
+        *out = handle(BiasGELU::apply(h.contiguous(), bias));
+        return nullptr;
+      }
+      *out = handle(at::gelu(at::add(h, bias)));
+      return nullptr;
+    }
+#endif
+    *out = handle(dense_bias_gelu_composite(x, w, bias));
+  } catch (const std::exception &e) {
+    return error_of(e);
+  }
+  return nullptr;
+}

@@ -1,0 +1,29 @@
+// convrep's C shim for its own fused CUDA kernels (internal/kernels' program, compiled to PTX with NVRTC by
+// internal/nvrtc), loaded and launched with the CUDA driver API, beside shim.h.
+#ifndef CONVREP_KERNELS_H
+#define CONVREP_KERNELS_H
+#ifdef __cplusplus
+extern "C" {
+#endif
+// 1 when the shim was built with CUDA (the kernels can be loaded), else 0.
+int convrep_kernels_compiled(void);
+// Loads the PTX program (NUL-terminated) on CUDA device `device` and resolves every entry the ops launch.
+// Returns NULL on success, or a malloc'ed error message the caller frees.
+char *convrep_kernels_load(int device, const char *ptx);
+// The compute capability of CUDA device `device` as major·10 + minor (90 on an H100 or H200), or -1 with
+// *err set (malloc'ed) when it cannot be read.
+int convrep_compute_capability(int device, char **err);
+// 1 when convrep_kernels_load succeeded for `device`.
+int convrep_kernels_loaded(int device);
+// out = LayerNorm(dropout(x, p) + resid) over the last dimension, with weight gamma and bias beta (float32),
+// as one autograd op whose forward and backward are one kernel each; the dropout mask is drawn from the
+// device's default CUDA generator and regenerated in backward. x, resid: float32 or bfloat16 on a device
+// where the kernels are loaded (resid is cast to x's dtype). p = 0 is no dropout (evaluation).
+char *convrep_drop_add_layer_norm(void *x, void *resid, void *gamma, void *beta, double p, double eps, void **out);
+// out = gelu(x·wᵀ + bias), the erf GELU, as a GEMM without bias (autocast's dtype) followed by one autograd
+// op whose forward and backward are one kernel each; the backward recomputes the GELU from x·wᵀ.
+char *convrep_dense_bias_gelu(void *x, void *w, void *bias, void **out);
+#ifdef __cplusplus
+}
+#endif
+#endif
