@@ -225,14 +225,6 @@ def main():
     s.sync()
     step_s = (time.perf_counter() - start) / a.steps
     cpu_s = (time.process_time() - cpu0) / a.steps
-    if a.trace:
-        activities = [torch.profiler.ProfilerActivity.CPU]
-        if dev.type == "cuda":
-            activities.append(torch.profiler.ProfilerActivity.CUDA)
-        with torch.profiler.profile(activities=activities) as prof:
-            s.step()
-            s.sync()
-        prof.export_chrome_trace(a.trace)
     pairs_per_s = a.batch / step_s
     fpp = flops_per_pair(a.layers, a.hidden, a.intermediate, a.seq_len)
     peak = a.peak_tflops or (0.0 if dev.type != "cuda" else PEAK_BF16_H100 if a.precision == "bf16" else PEAK_FP32_H100)
@@ -242,7 +234,15 @@ def main():
                       "mfu": fpp * pairs_per_s / (peak * 1e12) if peak else None, "precision": a.precision,
                       "layers": a.layers, "hidden": a.hidden, "heads": a.heads, "intermediate": a.intermediate,
                       "vocab": a.vocab, "batch": a.batch, "seq": a.seq_len, "steps": a.steps, "warmup": a.warmup,
-                      "threads": torch.get_num_threads(), "device": a.device, "blas_core": blas_core()}))
+                      "threads": torch.get_num_threads(), "device": a.device, "blas_core": blas_core()}), flush=True)
+    if a.trace:  # after the line, so that a profiler that fails costs the trace only
+        activities = [torch.profiler.ProfilerActivity.CPU]
+        if dev.type == "cuda":
+            activities.append(torch.profiler.ProfilerActivity.CUDA)
+        with torch.profiler.profile(activities=activities) as prof:
+            s.step()
+            s.sync()
+        prof.export_chrome_trace(a.trace)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 // Package devicecmd is the device command (convrep device). It runs one tiny step through convrep's C++ shim on
-// a device: a matrix product with a known result, and on a GPU a CUDA graph captured and replayed. The set-up
+// a device: a matrix product with a known result, and on a GPU a CUDA graph captured and replayed and one of
+// convrep's fused kernels, compiled with NVRTC, against libtorch's composite. The set-up
 // runs it last on a CUDA host (cmd/setup), so that a library the build did not link, or a GPU libtorch cannot
 // use, stops the set-up naming the cause rather than the first training run.
 //
@@ -16,6 +17,7 @@ import (
 	"strings"
 
 	"convrep/internal/cli"
+	"convrep/internal/jit"
 	"convrep/internal/torch"
 )
 
@@ -49,7 +51,8 @@ func parse(args []string, out io.Writer) (string, error) {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: convrep device [--device cuda]\n\n"+
 			"Runs one tiny step through convrep's shim on the device: a matrix product with a known result and, on a\n"+
-			"GPU, a CUDA graph captured and replayed. The set-up runs it last on a CUDA host.\n\nflags:\n")
+			"GPU, a CUDA graph captured and replayed and a fused kernel (NVRTC) against libtorch. The set-up runs it last\n"+
+			"on a CUDA host.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -70,6 +73,12 @@ func run(name string, out io.Writer) error {
 	checked, err := torch.CheckDevice(dev)
 	if err != nil {
 		return err
+	}
+	if dev.IsCuda() {
+		if err := jit.Check(dev); err != nil {
+			return fmt.Errorf("%s passed, then: %w", strings.Join(checked, ", "), err)
+		}
+		checked = append(checked, "a fused kernel (NVRTC)")
 	}
 	fmt.Fprintf(out, "device: %s: %s passed\n", torch.DeviceName(dev), strings.Join(checked, ", "))
 	return nil
