@@ -7,8 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-
-	"convrep/internal/atomicfile"
 )
 
 // NVRTC compiles convrep's CUDA kernels at run time (internal/nvrtc), and its tests compile every kernel on
@@ -276,7 +274,13 @@ func asRoot(name string, args ...string) error {
 // `sudo install` from a temporary file.
 func writeAsRoot(path, content string) error {
 	if os.Geteuid() == 0 {
-		return atomicfile.WriteFile(path, []byte(content))
+		// A temporary file beside it, then renamed over it (the set-up builds before vendor/ exists, so it uses
+		// the standard library alone, not internal/atomicfile, whose folder half needs x/sys).
+		tmp := path + ".tmp"
+		if err := os.WriteFile(tmp, []byte(content), 0o644); err != nil {
+			return err
+		}
+		return os.Rename(tmp, path)
 	}
 	tmp, err := os.CreateTemp("", "convrep-sources-")
 	if err != nil {
