@@ -185,12 +185,12 @@ type TrainConfig struct {
 	// steps eagerly. The padding changes the random draws (dropout masks follow the tensors' sizes), not
 	// what is computed, so the digest leaves it out and a run may be resumed with it switched.
 	CUDAGraphs bool `toml:"cuda_graphs" json:"-"`
-	// FusedKernels runs the encoder's dropout + residual + LayerNorm and bias + GELU on convrep's own CUDA
-	// kernels (internal/kernels, compiled at run time with NVRTC: internal/jit) on a GPU. Unset, they are used
-	// wherever they load, and the run logs why not where they do not; true, a run that cannot load them
-	// fails; false, libtorch's composites. On a CPU the composites run whatever it says. The function is
-	// the same (the dropout masks are drawn differently, and under bf16 the residual stream stays in bf16),
-	// so the digest leaves it out and a run may be resumed with it switched.
+	// FusedKernels = true runs the encoder's dropout + residual + LayerNorm and bias + GELU on convrep's own
+	// CUDA kernels (internal/kernels, compiled at run time with NVRTC: internal/jit) on a GPU; a run that
+	// cannot load them fails. Unset or false, libtorch's composites: on an H200 the kernels as they are made
+	// the BERT-base step slower (docs/gpu.md, 2026-11-27). On a CPU the composites run whatever it says. The
+	// function is the same (the dropout masks are drawn differently, and under bf16 the residual stream stays
+	// in bf16), so the digest leaves it out and a run may be resumed with it switched.
 	FusedKernels *bool `toml:"fused_kernels" json:"-"`
 }
 

@@ -43,8 +43,8 @@ type StepConfig struct {
 	Precision   string  // "fp32" or "bf16"
 	MaxGradNorm float64 // 0: measured, not clipped
 	CUDAGraphs  bool
-	// FusedKernels is train.fused_kernels: nil, convrep's fused kernels wherever they load on a GPU; true,
-	// they must; false, libtorch's composites.
+	// FusedKernels is train.fused_kernels: true, convrep's fused kernels on a GPU (they must load); nil or
+	// false, libtorch's composites.
 	FusedKernels *bool
 	GraphWarmup  int                                         // eager steps before the capture, with CUDAGraphs
 	NewGraph     func(gotch.Device) (torch.StepGraph, error) // nil: a CUDA graph (tests stand in for it)

@@ -48,23 +48,23 @@ at::Tensor dense_bias_gelu_composite(const at::Tensor &x, const at::Tensor &w, c
 
 #ifdef CONVREP_CUDA
 // The few driver API entry points used, by their C signatures (cuda.h), resolved from libcuda.so.1 once.
-using CUresult = int;
-using CUdevice = int;
-using CUcontext = void *;
-using CUmodule = void *;
-using CUfunction = void *;
-using CUstream = void *;
+using drv_result = int;
+using drv_device = int;
+using drv_context = void *;
+using drv_module = void *;
+using drv_function = void *;
+using drv_stream = void *;
 
 struct Driver {
-  CUresult (*init)(unsigned int);
-  CUresult (*device_get)(CUdevice *, int);
-  CUresult (*primary_ctx_retain)(CUcontext *, CUdevice);
-  CUresult (*ctx_set_current)(CUcontext);
-  CUresult (*module_load_data)(CUmodule *, const void *);
-  CUresult (*module_get_function)(CUfunction *, CUmodule, const char *);
-  CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                            CUstream, void **, void **);
-  CUresult (*get_error_string)(CUresult, const char **);
+  drv_result (*init)(unsigned int);
+  drv_result (*device_get)(drv_device *, int);
+  drv_result (*primary_ctx_retain)(drv_context *, drv_device);
+  drv_result (*ctx_set_current)(drv_context);
+  drv_result (*module_load_data)(drv_module *, const void *);
+  drv_result (*module_get_function)(drv_function *, drv_module, const char *);
+  drv_result (*launch_kernel)(drv_function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                            drv_stream, void **, void **);
+  drv_result (*get_error_string)(drv_result, const char **);
 };
 
 const Driver &driver() {
@@ -90,7 +90,7 @@ const Driver &driver() {
   return d;
 }
 
-void check(CUresult r, const char *what) {
+void check(drv_result r, const char *what) {
   if (r == 0) return;
   const char *msg = nullptr;
   driver().get_error_string(r, &msg);
@@ -100,15 +100,15 @@ void check(CUresult r, const char *what) {
 
 // The kernels of one dtype: T is float (suffix _f32) or bfloat16 bits (_bf16).
 struct Entries {
-  CUfunction ln_fwd, ln_bwd, gelu_fwd, gelu_bwd;
+  drv_function ln_fwd, ln_bwd, gelu_fwd, gelu_bwd;
 };
 
 // What is loaded on one device: the runtime's primary context (libtorch's), where the module lives and which
 // must be current on the calling thread when the driver API launches (Go runs calls on any thread).
 struct Loaded {
   bool ok = false;
-  CUcontext ctx = nullptr;
-  CUmodule module = nullptr;
+  drv_context ctx = nullptr;
+  drv_module module = nullptr;
   Entries f32{}, bf16{};
   int sms = 0;
 };
@@ -146,10 +146,10 @@ struct Args {
   }
 };
 
-void launch(const Loaded &l, const at::Tensor &on, CUfunction f, unsigned grid, unsigned block, Args &a) {
+void launch(const Loaded &l, const at::Tensor &on, drv_function f, unsigned grid, unsigned block, Args &a) {
   const Driver &d = driver();
   check(d.ctx_set_current(l.ctx), "cuCtxSetCurrent");
-  CUstream s = reinterpret_cast<CUstream>(c10::cuda::getCurrentCUDAStream(on.device().index()).stream());
+  drv_stream s = reinterpret_cast<drv_stream>(c10::cuda::getCurrentCUDAStream(on.device().index()).stream());
   check(d.launch_kernel(f, grid, 1, 1, block, 1, 1, 0, s, a.ptr, nullptr), "cuLaunchKernel");
 }
 
@@ -307,13 +307,13 @@ char *convrep_kernels_load(int device, const char *ptx) {
     if (l.ok) return nullptr;
     const Driver &d = driver();
     check(d.init(0), "cuInit");
-    CUdevice dev;
+    drv_device dev;
     check(d.device_get(&dev, device), "cuDeviceGet");
     check(d.primary_ctx_retain(&l.ctx, dev), "cuDevicePrimaryCtxRetain");
     check(d.ctx_set_current(l.ctx), "cuCtxSetCurrent");
     check(d.module_load_data(&l.module, ptx), "cuModuleLoadData (the PTX of internal/kernels)");
     auto get = [&](const char *name) {
-      CUfunction f;
+      drv_function f;
       check(d.module_get_function(&f, l.module, name), name);
       return f;
     };

@@ -53,7 +53,7 @@ type options struct {
 	CPUProfile                                             string // file for a CPU profile of the timed steps
 	CountCalls                                             bool   // count the libtorch calls of one more step
 	CUDAGraphs                                             bool   // replay the step as a CUDA graph (trainer/graphs.go)
-	FusedKernels                                           *bool  // train.fused_kernels: nil auto
+	FusedKernels                                           *bool  // train.fused_kernels: nil, as a run without it
 	Losses                                                 string // file for each timed step's loss, one JSON line each
 	Trace                                                  string // file for the Chrome trace of one more step (Kineto)
 }

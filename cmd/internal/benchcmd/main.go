@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
 	"convrep/internal/cli"
 )
@@ -78,18 +79,11 @@ func parseFlags(args []string, errOut io.Writer) (options, error) {
 		"(libtorch_calls; counting slows the step, so it is not timed)")
 	fs.BoolVar(&o.CUDAGraphs, "cuda-graphs", false, "capture the step as a CUDA graph after the warm-up steps (run eagerly on the "+
 		"graph's stream) and time replays of it, as train.cuda_graphs does; needs a GPU")
-	fs.Func("fused-kernels", "auto (the default: convrep's fused CUDA kernels where they load, as train.fused_kernels unset), "+
-		"true (they must load) or false (libtorch's composites)", func(v string) error {
-		switch v {
-		case "auto":
-			o.FusedKernels = nil
-		case "true", "false":
-			on := v == "true"
-			o.FusedKernels = &on
-		default:
-			return fmt.Errorf("want auto, true or false")
-		}
-		return nil
+	fs.BoolFunc("fused-kernels", "run the encoder on convrep's fused CUDA kernels (train.fused_kernels = true; they must "+
+		"load); without it, libtorch's composites, as a run that leaves the setting out", func(v string) error {
+		on, err := strconv.ParseBool(v)
+		o.FusedKernels = &on
+		return err
 	})
 	fs.StringVar(&o.Losses, "losses", "", "write each timed step's loss to this file, one JSON line {\"step\":N,\"loss\":L} each "+
 		"(reading a loss waits for the device, so such a run's timing is not a benchmark)")

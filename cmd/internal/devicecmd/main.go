@@ -74,7 +74,7 @@ func run(name string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if dev.IsCuda() {
+	if dev.IsCuda() && torch.KernelsCompiled() { // a build with -tags convrep_nokernels has none to check
 		if err := jit.Check(dev); err != nil {
 			return fmt.Errorf("%s passed, then: %w", strings.Join(checked, ", "), err)
 		}
