@@ -24,6 +24,7 @@ type Card struct {
 	Objective      string   // the registered objective name
 	BaseModel      string   // the backbone's hub name; "" for a local folder or a random initialisation
 	Datasets       []string // the pretraining corpora
+	Files          []string // the user's own dialogue files (data.files), named in the card by their base names
 	Examples       int      // training examples
 	Steps          int64    // optimiser steps
 	FinalLoss      float64  // the mean loss of the last logged window
@@ -79,12 +80,25 @@ func (c Card) Markdown() string {
 		"and convrep from the same files: `go run ./cmd/embed --model path/to/model --input texts.txt --output vectors.jsonl`.\n\n",
 		c.Pooling, norm, c.MaxLength)
 	fmt.Fprintf(&b, "## Training\n\n| | |\n|---|---|\n| objective | `%s` |\n| data | %s |\n| examples | %d |\n| steps | %d |\n| final loss | %.4f |\n\n",
-		c.Objective, strings.Join(c.Datasets, ", "), c.Examples, c.Steps, c.FinalLoss)
+		c.Objective, c.data(), c.Examples, c.Steps, c.FinalLoss)
 	if c.Results != "" {
 		fmt.Fprintf(&b, "## Evaluation\n\n%s\n\n", strings.TrimSpace(c.Results))
 	}
 	fmt.Fprintf(&b, "## Experiment file\n\n`%s`, as it was run:\n\n```toml\n%s\n```\n", c.ExperimentFile, strings.TrimSpace(c.Experiment))
 	return b.String()
+}
+
+// data is the training table's data cell: the corpora, then the own files by base name (a folder's path says
+// where the trainer's machine kept them, nothing a reader of the card needs), "none" when both are empty.
+func (c Card) data() string {
+	parts := append([]string(nil), c.Datasets...)
+	for _, f := range c.Files {
+		parts = append(parts, fmt.Sprintf("own dialogues `%s`", filepath.Base(f)))
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
 }
 
 // Write writes the card as dir/README.md, atomically.

@@ -70,6 +70,14 @@ func TestCard(t *testing.T) {
 			t.Errorf("card has no %q", want)
 		}
 	}
+	c.Datasets, c.Files = nil, []string{"/home/someone/chats/support.csv", "more.jsonl"}
+	md = c.Markdown()
+	if !strings.Contains(md, "| data | own dialogues `support.csv`, own dialogues `more.jsonl` |") || strings.Contains(md, "/home/someone") {
+		t.Errorf("own files in the card: want their base names in the data row:\n%s", md)
+	}
+	if _, ok := frontMatter(t, md)["datasets"]; ok {
+		t.Error("own files are not hub datasets: the front matter lists none")
+	}
 	c.BaseModel, c.Results = "", ""
 	md = c.Markdown()
 	if _, ok := frontMatter(t, md)["base_model"]; ok || strings.Contains(md, "## Evaluation") {
