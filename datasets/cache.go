@@ -32,19 +32,11 @@ func CachedPairsLog(cacheDir string, key CacheKey, build func() (*TokenizedPairs
 	if log == nil {
 		log = zap.NewNop()
 	}
-	digest, desc, err := key.digest()
-	if err != nil {
-		return nil, false, fmt.Errorf("pair cache in %s: %w", cacheDir, err)
+	c, tp, err := lookupCache(cacheDir, key, log)
+	if tp != nil || err != nil {
+		return tp, tp != nil, err
 	}
-	path := cachePath(cacheDir, digest)
-	tp, err := loadCache(path, digest)
-	switch {
-	case err == nil:
-		return tp, true, nil
-	case !errors.Is(err, fs.ErrNotExist):
-		log.Warn("pair cache unusable; rebuilding", zap.String("file", path), zap.Error(err))
-	}
-
+	path, digest, desc := c.path, c.digest, c.desc
 	tp, err = build()
 	if err != nil {
 		return nil, false, fmt.Errorf("pair cache %s: build: %w", path, err)
@@ -57,6 +49,31 @@ func CachedPairsLog(cacheDir string, key CacheKey, build func() (*TokenizedPairs
 		log.Warn("pair cache not written; the next run builds again", zap.String("file", path), zap.Error(err))
 	}
 	return tp, false, nil
+}
+
+// cacheEntry is where the pairs of a key are kept: the file, and the digest and description its header holds.
+type cacheEntry struct {
+	path   string
+	digest [32]byte
+	desc   []byte
+}
+
+// lookupCache finds the cache file of key in cacheDir: its pairs on a hit; on a miss (an unusable file is
+// logged and counts as one) nil pairs and the entry a build writes.
+func lookupCache(cacheDir string, key CacheKey, log *zap.Logger) (cacheEntry, *TokenizedPairs, error) {
+	digest, desc, err := key.digest()
+	if err != nil {
+		return cacheEntry{}, nil, fmt.Errorf("pair cache in %s: %w", cacheDir, err)
+	}
+	c := cacheEntry{path: cachePath(cacheDir, digest), digest: digest, desc: desc}
+	tp, err := loadCache(c.path, digest)
+	switch {
+	case err == nil:
+		return c, tp, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		log.Warn("pair cache unusable; rebuilding", zap.String("file", c.path), zap.Error(err))
+	}
+	return c, nil, nil
 }
 
 // cachePath is the file that holds the pairs of a key digest.

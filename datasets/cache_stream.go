@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"slices"
@@ -62,19 +61,11 @@ func CachedPairsStream(cacheDir string, key CacheKey, s PairStream, log *zap.Log
 	if log == nil {
 		log = zap.NewNop()
 	}
-	digest, desc, err := key.digest()
-	if err != nil {
-		return nil, false, fmt.Errorf("pair cache in %s: %w", cacheDir, err)
+	c, tp, err := lookupCache(cacheDir, key, log)
+	if tp != nil || err != nil {
+		return tp, tp != nil, err
 	}
-	path := cachePath(cacheDir, digest)
-	tp, err := loadCache(path, digest)
-	switch {
-	case err == nil:
-		return tp, true, nil
-	case !errors.Is(err, fs.ErrNotExist):
-		log.Warn("pair cache unusable; rebuilding", zap.String("file", path), zap.Error(err))
-	}
-
+	path, digest, desc := c.path, c.digest, c.desc
 	sp, err := s.build(cacheDir, log)
 	if err != nil {
 		return nil, false, fmt.Errorf("pair cache %s: build: %w", path, err)
