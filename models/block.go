@@ -59,7 +59,7 @@ func (b *block) forward(x *ts.Tensor, mask *attnMask, train bool) *ts.Tensor {
 		heads = b.attention(q, k, v, mask.add, dh, x.DType(), train)
 	}
 	ctx := heads.MustTranspose(1, 2, true).MustReshape([]int64{bsz, seq, hid}, true)
-	if torch.KernelsLoaded(x.MustDevice()) {
+	if torch.KernelsInUse() && torch.KernelsLoaded(x.MustDevice()) {
 		return b.fusedTail(x, ctx, train)
 	}
 

@@ -120,7 +120,7 @@ func (m *Model) Forward(in Input, train bool) (*Output, error) {
 			x = l.forward(x, mask, train)
 			out.Hidden = append(out.Hidden, x)
 		}
-		if emb := out.Hidden[0]; x.DType() != emb.DType() {
+		if emb := out.Hidden[0]; torch.KernelsInUse() && x.DType() != emb.DType() {
 			// The fused kernels keep the residual stream in autocast's bfloat16 (block.fusedTail); what the
 			// encoder returns has the dtype the composite's final LayerNorm gives, the embeddings'.
 			x = x.MustTotype(emb.DType(), false)

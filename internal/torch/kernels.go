@@ -25,8 +25,20 @@ func LoadKernels(dev gotch.Device, ptx []byte) error {
 	}
 	src := C.CString(string(ptx))
 	defer C.free(unsafe.Pointer(src))
-	return takeError(C.convrep_kernels_load(C.int(dev.Value), src))
+	if err := takeError(C.convrep_kernels_load(C.int(dev.Value), src)); err != nil {
+		return err
+	}
+	anyLoaded.Store(true)
+	return nil
 }
+
+// anyLoaded is whether LoadKernels succeeded on some device of the process.
+var anyLoaded atomic.Bool
+
+// KernelsInUse reports whether the kernels' path may run anywhere: loaded on some device and not turned off. It
+// asks libtorch nothing, so the encoder calls it first and asks for a tensor's device (a call into libtorch)
+// only when it is true: a run on the composites makes no call more.
+func KernelsInUse() bool { return anyLoaded.Load() && !kernelsOff.Load() }
 
 // ComputeCapability is dev's CUDA compute capability as major·10 + minor: 80 on an A100, 90 on an H100 or H200.
 func ComputeCapability(dev gotch.Device) (int, error) {
