@@ -46,8 +46,9 @@ func newBlock(p *params, prefix string, n blockNames, c *Config) *block {
 	}
 }
 
-// forward maps x [B,T,H] to [B,T,H]; mask keeps padded keys from being attended to.
-func (b *block) forward(x *ts.Tensor, mask *attnMask, train bool) *ts.Tensor {
+// forward maps x [B,T,H] to [B,T,H]; mask keeps padded keys from being attended to. fused runs the part after
+// attention on convrep's fused kernels (fusedTail), which the caller has found loaded on x's device.
+func (b *block) forward(x *ts.Tensor, mask *attnMask, train, fused bool) *ts.Tensor {
 	size := x.MustSize()
 	bsz, seq, hid := size[0], size[1], size[2]
 	dh := hid / b.heads
@@ -59,7 +60,7 @@ func (b *block) forward(x *ts.Tensor, mask *attnMask, train bool) *ts.Tensor {
 		heads = b.attention(q, k, v, mask.add, dh, x.DType(), train)
 	}
 	ctx := heads.MustTranspose(1, 2, true).MustReshape([]int64{bsz, seq, hid}, true)
-	if torch.KernelsInUse() && torch.KernelsLoaded(x.MustDevice()) {
+	if fused {
 		return b.fusedTail(x, ctx, train)
 	}
 

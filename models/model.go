@@ -114,13 +114,16 @@ func (m *Model) Forward(in Input, train bool) (*Output, error) {
 	err := torch.Catch("forward", func() error {
 		mask := newAttnMask(in.Mask) // once for all layers
 		defer mask.drop()
+		// convrep's fused kernels run the layers' tails where they are loaded on the input's device; asked once
+		// per forward, and of libtorch only when they are loaded somewhere (a run without them makes no call).
+		fused := torch.KernelsInUse() && torch.KernelsLoaded(in.IDs.MustDevice())
 		x := m.emb.forward(in.IDs, in.TypeIDs, train)
 		out.Hidden = append(out.Hidden, x)
 		for _, l := range m.layers {
-			x = l.forward(x, mask, train)
+			x = l.forward(x, mask, train, fused)
 			out.Hidden = append(out.Hidden, x)
 		}
-		if emb := out.Hidden[0]; torch.KernelsInUse() && x.DType() != emb.DType() {
+		if emb := out.Hidden[0]; fused && x.DType() != emb.DType() {
 			// The fused kernels keep the residual stream in autocast's bfloat16 (block.fusedTail); what the
 			// encoder returns has the dtype the composite's final LayerNorm gives, the embeddings'.
 			x = x.MustTotype(emb.DType(), false)
