@@ -152,12 +152,12 @@ func (s *Stepper) replay(step int64) error {
 	s.opt.Replayed()
 	return torch.Catch("train step", func() error {
 		// Handles of their own for the tally and the metrics window, which drop what they are given.
-		s.tally.add(gs.loss, gs.norm.MustShallowClone())
+		s.win.tally.add(gs.loss, gs.norm.MustShallowClone())
 		m := map[string]*ts.Tensor{}
 		for name, x := range gs.metric {
 			m[name] = x.MustShallowClone()
 		}
-		s.objm.add(m)
+		s.win.obj.add(m)
 		return nil
 	})
 }

@@ -11,12 +11,10 @@ import (
 
 	"go.uber.org/zap"
 
-	"convrep/checkpoint"
 	"convrep/datasets"
 	"convrep/internal/atomicfile"
 	"convrep/internal/progress"
 	"convrep/internal/torch"
-	"convrep/trainer/optim"
 )
 
 // Run trains until the last step, then writes the final checkpoint, the model in HuggingFace layout and the
@@ -64,24 +62,21 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 	t.log.Info("training", zap.String("experiment", e.Name), zap.Int("examples", t.data.Len()), zap.Int64("steps", t.total),
 		zap.Int64("from_step", t.pos.Step), zap.String("output", e.OutputDir), zap.Int("ranks", t.cl.world()))
 
-	perStep := e.Train.BatchSize * e.Train.GradAccumulation
-	perEpoch := int(t.perEpoch) // with a kept last partial batch, one more than the full ones (epochSteps)
-	var err error
-	if t.tally, err = newTally(t.window.loss.LossSum, t.pos.Step+1, t.dev); err != nil {
+	if err := t.win.start(t.pos.Step+1, t.dev); err != nil {
 		return err
 	}
-	defer t.tally.drop()
-	start := time.Now()
-	stopping := false // every rank agreed to stop after the step just taken
+	defer t.win.tally.drop()
+	l := &loop{metrics: metrics, bar: bar, start: time.Now(), perEpoch: int(t.perEpoch),
+		perStep: e.Train.BatchSize * e.Train.GradAccumulation}
 	early := t.valid != nil && t.valid.state.Stopped
 	if early {
 		t.log.Info("the run stopped early at this checkpoint; writing its best model", zap.Int64("step", t.pos.Step))
 	}
 	for !early && t.pos.Step < t.total {
 		order := datasets.Order(t.data.Len(), e.Seed, t.pos.Epoch)
-		steps := min(perEpoch-t.pos.Batch, int(t.total-t.pos.Step))
+		steps := min(l.perEpoch-t.pos.Batch, int(t.total-t.pos.Step))
 		batches := t.prefetch(order, t.pos.Epoch, t.pos.Batch, t.pos.Batch+steps)
-		err := t.runEpoch(ctx, batches, perEpoch, perStep, metrics, bar, start, &stopping)
+		err := t.runEpoch(ctx, l, batches)
 		batches.close()
 		if errors.Is(err, errEarlyStop) {
 			early = true
@@ -90,7 +85,7 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 		if err != nil {
 			return err
 		}
-		if t.pos.Batch >= perEpoch {
+		if t.pos.Batch >= l.perEpoch {
 			t.pos.Epoch, t.pos.Batch = t.pos.Epoch+1, 0
 		}
 	}
@@ -106,15 +101,23 @@ func (t *Trainer) Run(ctx context.Context, opt Options) error {
 	return t.finish()
 }
 
+// loop is what the steps of a run share beside the Trainer.
+type loop struct {
+	metrics  *metricsLog
+	bar      *progress.Bar
+	start    time.Time
+	perEpoch int  // steps in an epoch: with a kept last partial batch, one more than the full ones (epochSteps)
+	perStep  int  // examples in a step
+	stopping bool // every rank agreed to stop after the step just taken
+}
+
 // runEpoch takes the steps of an epoch that batches builds, until the epoch or the run ends or a stop. The
 // host reads the device only at log and checkpoint steps (settle): any other step queues its kernels and
 // goes on to the next.
-func (t *Trainer) runEpoch(ctx context.Context, batches *prefetcher, perEpoch, perStep int, metrics *metricsLog,
-	bar *progress.Bar, start time.Time, stopping *bool) error {
-	e := t.exp
-	for t.pos.Batch < perEpoch && t.pos.Step < t.total {
-		if *stopping || (!t.cl.multi() && ctx.Err() != nil) {
-			if err := t.syncAndCheckpoint(metrics); err != nil {
+func (t *Trainer) runEpoch(ctx context.Context, l *loop, batches *prefetcher) error {
+	for t.pos.Batch < l.perEpoch && t.pos.Step < t.total {
+		if l.stopping || (!t.cl.multi() && ctx.Err() != nil) {
+			if err := t.syncAndCheckpoint(l.metrics); err != nil {
 				return err
 			}
 			t.log.Info("stopped by signal", zap.Int64("step", t.pos.Step))
@@ -133,54 +136,63 @@ func (t *Trainer) runEpoch(ctx context.Context, batches *prefetcher, perEpoch, p
 		// The position moves past the batch before the checkpoint below records it: a resume starts
 		// with the next batch, not this one again.
 		t.pos.Step, t.pos.Batch = t.pos.Step+1, t.pos.Batch+1
-		logStep := t.pos.Step%e.Train.LogEvery == 0 || t.pos.Step == t.total
-		// eval_every is a multiple of log_every: an evaluation's step is a log step.
-		evalStep := t.valid != nil && t.pos.Step%e.Train.EvalEvery == 0
-		checkpointStep := t.pos.Step%e.Train.CheckpointEvery == 0 && t.pos.Step < t.total
-		var r reading
-		early := false // the validation at this step stops the run
-		if logStep || checkpointStep {
-			if r, err = t.settle(ctx.Err() != nil); err != nil {
-				return err
-			}
-			t.window.loss.LossSum = r.loss
-			*stopping = r.stop
+		if err := t.endStep(ctx, l, stepStart, wait); err != nil {
+			return err
 		}
-		if err := t.afterStep(perEpoch); err != nil {
+	}
+	return nil
+}
+
+// endStep follows the step just taken, started at stepStart (wait of it for its batch): at a log or checkpoint step
+// the tally's reading, the objective's hook, the step's count, at a log step the metrics line and the
+// validation, at a checkpoint step (or when the validation stops the run: errEarlyStop) the checkpoint.
+func (t *Trainer) endStep(ctx context.Context, l *loop, stepStart time.Time, wait time.Duration) error {
+	e := t.exp
+	logStep := t.pos.Step%e.Train.LogEvery == 0 || t.pos.Step == t.total
+	// eval_every is a multiple of log_every: an evaluation's step is a log step.
+	evalStep := t.valid != nil && t.pos.Step%e.Train.EvalEvery == 0
+	checkpointStep := t.pos.Step%e.Train.CheckpointEvery == 0 && t.pos.Step < t.total
+	var r reading
+	if logStep || checkpointStep {
+		var err error
+		if r, err = t.settle(ctx.Err() != nil); err != nil {
+			return err
+		}
+		t.win.loss.LossSum = r.loss
+		l.stopping = r.stop
+	}
+	if err := t.afterStep(l.perEpoch); err != nil {
+		return fmt.Errorf("step %d: %w", t.pos.Step, err)
+	}
+	t.win.timeStep(l.perStep, time.Since(stepStart), wait)
+	l.bar.Add(1)
+	early := false // the validation at this step stops the run
+	if logStep {
+		m, err := t.win.line(t.pos, t.opt, r.norm, time.Since(l.start))
+		if err != nil {
 			return fmt.Errorf("step %d: %w", t.pos.Step, err)
 		}
-		t.window.add(perStep, time.Since(stepStart), wait)
-		bar.Add(1)
-		if logStep {
-			objMetrics, err := t.objm.mean()
-			if err != nil {
-				return fmt.Errorf("step %d: %w", t.pos.Step, err)
-			}
-			m := t.window.metric(t.pos, t.opt, r.norm, objMetrics, time.Since(start))
-			t.lastLoss = m.Loss // before the validation, whose best/ model card states it
-			if evalStep {
-				if early, err = t.validate(&m); err != nil {
-					return err
-				}
-			}
-			bar.Describe(fmt.Sprintf("loss %.4f", m.Loss))
-			if err := metrics.write(m); err != nil {
-				return err
-			}
-			t.log.Debug("step", zap.Int64("step", m.Step), zap.Float64("loss", m.Loss), zap.Float64("pairs_per_s", m.PairsPerS))
-			t.window = lossWindow{}
-			if err := t.tally.newWindow(); err != nil {
+		if evalStep {
+			if early, err = t.validate(&m); err != nil {
 				return err
 			}
 		}
-		if checkpointStep || early {
-			if err := t.syncAndCheckpoint(metrics); err != nil {
-				return err
-			}
+		l.bar.Describe(fmt.Sprintf("loss %.4f", m.Loss))
+		if err := l.metrics.write(m); err != nil {
+			return err
 		}
-		if early {
-			return errEarlyStop
+		t.log.Debug("step", zap.Int64("step", m.Step), zap.Float64("loss", m.Loss), zap.Float64("pairs_per_s", m.PairsPerS))
+		if err := t.win.next(); err != nil {
+			return err
 		}
+	}
+	if checkpointStep || early {
+		if err := t.syncAndCheckpoint(l.metrics); err != nil {
+			return err
+		}
+	}
+	if early {
+		return errEarlyStop
 	}
 	return nil
 }
@@ -190,47 +202,17 @@ func (t *Trainer) runEpoch(ctx context.Context, batches *prefetcher, perEpoch, p
 func (t *Trainer) syncAndCheckpoint(metrics *metricsLog) error {
 	// The steps since the last reading must be finite before their weights are written (a stop by signal
 	// comes between readings).
-	if t.tally.from <= t.pos.Step {
+	if t.win.tally.from <= t.pos.Step {
 		r, err := t.settle(false)
 		if err != nil {
 			return err
 		}
-		t.window.loss.LossSum = r.loss
+		t.win.loss.LossSum = r.loss
 	}
 	if err := metrics.sync(); err != nil {
 		return err
 	}
 	return t.saveCheckpoint()
-}
-
-// lossWindow accumulates the steps between two metrics lines. Its losses go into checkpoints, so that the
-// first line after a resume averages the same steps as an uninterrupted run's; the timings are of this
-// process's steps only. The loss sum is carried on the device between readings (tally) and is current here
-// after each.
-type lossWindow struct {
-	loss     checkpoint.Window
-	timed    int // steps timed by this process
-	examples int
-	busy     time.Duration
-	waited   time.Duration // the part of busy the steps waited for their batches
-}
-
-func (w *lossWindow) add(examples int, d, wait time.Duration) {
-	w.loss.Steps++
-	w.timed++
-	w.examples += examples
-	w.busy += d
-	w.waited += wait
-}
-
-func (w *lossWindow) metric(pos checkpoint.Position, opt *optim.Optimizer, norm float64, obj map[string]float64, elapsed time.Duration) Metric {
-	m := Metric{Step: pos.Step, Epoch: pos.Epoch, Loss: w.loss.LossSum / float64(w.loss.Steps), LR: opt.LR(0), GradNorm: norm,
-		PairsPerS: float64(w.examples) / w.busy.Seconds(), StepS: w.busy.Seconds() / float64(w.timed),
-		DataWaitS: w.waited.Seconds() / float64(w.timed), ElapsedS: elapsed.Seconds(), Objective: obj}
-	if opt.NumGroups() > 1 {
-		m.HeadLR = opt.LR(1)
-	}
-	return m
 }
 
 // finish saves the trained encoder with its tokenizer in HuggingFace layout and draws the loss curve. The

@@ -30,12 +30,8 @@ func (t *Trainer) saveCheckpoint() error {
 		v := t.valid.state
 		c.Meta.Valid = &v
 	}
-	if t.window.loss.Steps > 0 {
-		w := t.window.loss // a checkpoint right after a metrics line has none, as before windows were kept
-		if w.Objective, w.ObjectiveCount, err = t.objm.state(); err != nil {
-			return err
-		}
-		c.Meta.Window = &w
+	if c.Meta.Window, err = t.win.saved(); err != nil {
+		return err
 	}
 	err = torch.Catch("checkpoint", func() error {
 		for name, p := range t.params {
@@ -153,13 +149,8 @@ func (t *Trainer) restore(path string) error {
 		t.valid.state = *c.Meta.Valid
 	}
 	t.pos = c.Meta.Position
-	t.window = lossWindow{}
-	t.objm.reset()
-	if w := c.Meta.Window; w != nil {
-		t.window.loss = *w
-		if err := t.objm.restore(w.Objective, w.ObjectiveCount, t.dev); err != nil {
-			return fmt.Errorf("checkpoint %s: %w", path, err)
-		}
+	if err := t.win.restore(c.Meta.Window, t.dev); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	t.log.Info("resumed", zap.String("checkpoint", path), zap.Int64("step", t.pos.Step), zap.Int("epoch", t.pos.Epoch))
 	return nil

@@ -30,8 +30,7 @@ type Stepper struct {
 	maxNorm float64 // train.max_grad_norm; 0 for none
 	cl      *cluster
 	graph   *graphSteps // the step's CUDA graph (train.cuda_graphs); nil when stepping eagerly
-	tally   *tally      // the steps since the last reading, on the device
-	objm    objWindow   // the objective's metrics since the last metrics line, summed on the device
+	win     window      // the steps since the last metrics line: their loss, gradient norms and metrics (window.go)
 }
 
 // StepConfig is a Stepper outside a run (cmd/bench); a run makes its own from the experiment.
@@ -85,7 +84,7 @@ func NewStepper(c StepConfig) (_ *Stepper, err error) {
 		}
 		s.graph = &graphSteps{g: g, log: s.log, warmup: c.GraphWarmup, eager: map[string]bool{}}
 	}
-	if s.tally, err = newTally(0, 1, c.Device); err != nil {
+	if err = s.win.start(1, c.Device); err != nil {
 		s.graph.free()
 		return nil, err
 	}
@@ -104,14 +103,14 @@ func (s *Stepper) Step(step int64, b objectives.Batch, rows int) error {
 }
 
 // ResetLoss starts the loss sum that ReadLoss reads (one kernel; nothing is read back).
-func (s *Stepper) ResetLoss() error { return s.tally.newWindow() }
+func (s *Stepper) ResetLoss() error { return s.win.tally.newWindow() }
 
 // ReadLoss reads the sum of the losses since ResetLoss (one device-to-host read, which waits for the queued
 // steps) and wants it finite.
 func (s *Stepper) ReadLoss() (float64, error) {
 	var v []float64
 	err := torch.Catch("read the loss", func() (err error) {
-		v, err = torch.Read(s.tally.loss)
+		v, err = torch.Read(s.win.tally.loss)
 		return err
 	})
 	if err != nil {
@@ -127,9 +126,7 @@ func (s *Stepper) ReadLoss() (float64, error) {
 func (s *Stepper) Free() {
 	s.graph.free()
 	s.graph = nil
-	s.tally.drop()
-	objectives.DropMetrics(s.objm.sums)
-	s.objm = objWindow{}
+	s.win.free()
 }
 
 // take is optimiser step number step (from 0) on its micro-batches, eager or replayed.
@@ -179,7 +176,7 @@ func (s *Stepper) take(step int64, batches []objectives.Batch, rows []int) error
 // step is one optimiser step taken eagerly: for each micro-batch, forward and loss, backward (gradients
 // accumulate); then clipping, the learning rates of the schedule, the optimiser step and zeroed gradients. It
 // reads nothing back from the device: the loss and the gradient norm go into the tally, which settle checks
-// at the next log or checkpoint step, and the objective's metrics into objm. It drops each micro-batch after
+// at the next log or checkpoint step, and the objective's metrics into the window's obj. It drops each micro-batch after
 // its backward pass. A torch.Scope frees at its end whatever the step made and did not drop (cmd/setup's
 // light gotch handles put no pressure on Go's collector, so finalizers alone would free it late); what
 // outlives the step is taken out of the scope where it is made: the gradient norm the tally keeps, the
@@ -207,7 +204,7 @@ func (s *Stepper) step(step int64, batches []objectives.Batch, rows []int) (err 
 			if err != nil {
 				return err
 			}
-			s.objm.add(m) // summed on the device, read once per metrics line (objmetrics.go)
+			s.win.obj.add(m) // summed on the device, read once per metrics line (objmetrics.go)
 			// Detached, so that the tally keeps no graph alive; in float64, as the losses were summed on the host.
 			v := l.MustDetach(false).MustTotype(gotch.Double, true).MustDivScalar(ts.FloatScalar(share), true)
 			if loss == nil {
@@ -243,7 +240,7 @@ func (s *Stepper) step(step int64, batches []objectives.Batch, rows []int) (err 
 			return s.opt.ZeroGrad()
 		})
 		if norm != nil {
-			s.tally.add(loss, norm)
+			s.win.tally.add(loss, norm)
 		}
 		return err
 	})

@@ -30,20 +30,17 @@ import (
 
 // Trainer holds everything one run needs; New builds it and Run trains.
 type Trainer struct {
-	Stepper  // the step (step.go): the objective, the optimiser, the ranks, the CUDA graph, the tally
+	Stepper  // the step (step.go): the objective, the optimiser, the ranks, the CUDA graph, the step counters
 	exp      *experiment.Experiment
 	bb       *experiment.Backbone
 	data     objectives.Dataset
 	params   map[string]*ts.Tensor // every trainable tensor by name: the encoder's and the objective's
 	digest   string
 	pos      checkpoint.Position
-	window   lossWindow          // the steps since the last metrics line
-	total    int64               // optimiser steps the run will make
-	perEpoch int64               // optimiser steps in an epoch
-	restored rngSet              // the generators a resume restored (nil on a fresh run)
-	lastLoss float64             // the loss of the last metrics line, for the model card
-	validEnv *objectives.DataEnv // the held-out side of the data (train.valid_share > 0), for New
-	valid    *validation         // the held-out examples and the best evaluation; nil without validation
+	total    int64       // optimiser steps the run will make
+	perEpoch int64       // optimiser steps in an epoch
+	restored rngSet      // the generators a resume restored (nil on a fresh run)
+	valid    *validation // the held-out examples and the best evaluation; nil without validation
 }
 
 // Options are the command line's choices beside the experiment file.
@@ -63,7 +60,7 @@ func New(ctx context.Context, e *experiment.Experiment, opt Options, log *zap.Lo
 		return nil, fmt.Errorf("%s already holds checkpoints of a run (%s): pass --resume to continue it, or choose another output_dir",
 			e.OutputDir, filepath.Base(paths[len(paths)-1]))
 	}
-	t, err := prepare(ctx, e, log)
+	t, validEnv, err := prepare(ctx, e, log)
 	if err != nil {
 		return nil, err
 	}
@@ -76,8 +73,8 @@ func New(ctx context.Context, e *experiment.Experiment, opt Options, log *zap.Lo
 	if err := t.buildOptimizer(); err != nil {
 		return nil, err
 	}
-	if t.validEnv != nil {
-		if err := t.buildValidation(*t.validEnv); err != nil {
+	if validEnv != nil {
+		if err := t.buildValidation(*validEnv); err != nil {
 			return nil, err
 		}
 		if err := t.recordValidation(len(paths) > 0); err != nil {
@@ -101,7 +98,7 @@ func New(ctx context.Context, e *experiment.Experiment, opt Options, log *zap.Lo
 // Prepare builds what a run of the experiment trains on, the backbone, the objective and its dataset,
 // through the same caches as a run, without training; cmd/mgtbuckets uses it to build MGT's segments ahead.
 func Prepare(ctx context.Context, e *experiment.Experiment, log *zap.Logger) (objectives.Dataset, error) {
-	t, err := prepare(ctx, e, log)
+	t, _, err := prepare(ctx, e, log)
 	if err != nil {
 		return nil, err
 	}
@@ -111,40 +108,40 @@ func Prepare(ctx context.Context, e *experiment.Experiment, log *zap.Logger) (ob
 }
 
 // prepare checks the inputs, joins the data-parallel ranks and builds the backbone, the objective and its
-// dataset. On success the caller owns t.cl.
-func prepare(ctx context.Context, e *experiment.Experiment, log *zap.Logger) (_ *Trainer, err error) {
+// dataset, and the held-out side of the data when train.valid_share asks for one. On success the caller owns t.cl.
+func prepare(ctx context.Context, e *experiment.Experiment, log *zap.Logger) (_ *Trainer, validEnv *objectives.DataEnv, err error) {
 	modelDir, tokDir, err := experiment.Resolve(ctx, e.Model, log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	dev, err := torch.ParseDevice(e.Model.Device)
 	if err != nil {
-		return nil, fmt.Errorf("model.device: %w", err)
+		return nil, nil, fmt.Errorf("model.device: %w", err)
 	}
 	// What the configuration alone decides is checked before any data or weight is touched: the inputs fit the
 	// position table, and the memory the run needs is there (plan.go).
 	cfg, err := modelConfig(e, modelDir, tokDir)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := checkMemory(e, cfg, dev, log); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	files, err := corpusFiles(e.Data)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if e.Train.Threads > 0 {
 		if err := torch.SetNumThreads(e.Train.Threads); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if err := deterministic(e.Train.Deterministic, dev, log); err != nil {
-		return nil, fmt.Errorf("train.deterministic: %w", err)
+		return nil, nil, fmt.Errorf("train.deterministic: %w", err)
 	}
 	cl, err := joinCluster(e, dev)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -155,14 +152,14 @@ func prepare(ctx context.Context, e *experiment.Experiment, log *zap.Logger) (_ 
 		dev = gotch.CudaBuilder(uint(cl.gpu)) // one GPU per rank of this node (bindRank)
 	}
 	if err := useFusedKernels(e.Train.FusedKernels, dev, log); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	t := &Trainer{exp: e, digest: e.Digest(), Stepper: Stepper{log: log, dev: dev, cl: cl, bf16: e.Train.Precision == "bf16", maxNorm: e.Train.MaxGradNorm}}
 	if t.bb, err = e.Build(modelDir, tokDir, e.Seed, dev, log); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if t.obj, err = e.ObjectiveConfig().Build(t.bb.Model); err != nil {
-		return nil, fmt.Errorf("%s: [objective]: %w", e.Path(), err)
+		return nil, nil, fmt.Errorf("%s: [objective]: %w", e.Path(), err)
 	}
 	if gb, ok := t.obj.(objectives.GlobalBatch); ok && cl.multi() && !cl.local {
 		gb.SetGather(cl.gather)
@@ -173,13 +170,13 @@ func prepare(ctx context.Context, e *experiment.Experiment, log *zap.Logger) (_ 
 	}
 	if e.Train.ValidShare > 0 {
 		train, valid := holdoutEnvs(env, e.Train.ValidShare, e.Seed)
-		env, t.validEnv = train, &valid
+		env, validEnv = train, &valid
 	}
 	if t.data, err = t.obj.Dataset(env); err != nil {
 		t.graph.free()
-		return nil, err
+		return nil, nil, err
 	}
-	return t, nil
+	return t, validEnv, nil
 }
 
 // dataEnv is what the objective's dataset is built from: the experiment's data, the backbone's tokenizer,

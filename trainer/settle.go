@@ -10,46 +10,6 @@ import (
 	"convrep/internal/torch"
 )
 
-// tally is what the steps since the last reading left on the device. A step adds its loss and gradient norm
-// here without reading them: a read waits for the GPU to finish every queued kernel, and the host would
-// then queue the next step's kernels only after it, leaving the GPU idle. The trainer reads the tally at log
-// and checkpoint steps (settle) and checks it then; between two readings the host runs ahead of the GPU.
-type tally struct {
-	loss  *ts.Tensor // float64: the metrics window's loss sum (checkpoint.Window.LossSum), carried on the device
-	norms *ts.Tensor // float64: the sum of the gradient norms since the last reading, NaN or infinite iff one was
-	norm  *ts.Tensor // the last step's gradient norm
-	from  int64      // the first step not yet read
-}
-
-// newTally starts a tally whose loss sum is the window's so far (a resumed run's comes from its checkpoint).
-func newTally(windowLoss float64, next int64, dev gotch.Device) (*tally, error) {
-	c := &tally{from: next}
-	err := torch.Catch("tally", func() error {
-		c.loss = ts.MustScalarTensor(ts.FloatScalar(windowLoss), gotch.Double, dev)
-		c.norms = ts.MustScalarTensor(ts.FloatScalar(0), gotch.Double, dev)
-		return nil
-	})
-	return c, err
-}
-
-// add counts a step's loss (float64) and gradient norm; the tally takes norm, the caller keeps loss.
-func (c *tally) add(loss, norm *ts.Tensor) {
-	c.loss.MustAdd_(loss)
-	c.norms.MustAdd_(norm)
-	torch.Drop(c.norm)
-	c.norm = norm
-}
-
-// newWindow starts the loss sum of a new metrics window.
-func (c *tally) newWindow() error {
-	return torch.Catch("tally", func() error { c.loss.MustZero_(); return nil })
-}
-
-func (c *tally) drop() {
-	torch.Drop(c.loss, c.norms, c.norm)
-	*c = tally{}
-}
-
 // reading is what settle found: the window's loss sum and the last step's gradient norm agreed by the ranks,
 // and whether any rank was asked to stop.
 type reading struct {
@@ -64,7 +24,7 @@ type reading struct {
 // stays the last good one. After a non-finite gradient the optimiser has already stepped on it, so the run
 // cannot go on from here; it resumes from that checkpoint.
 func (t *Trainer) settle(stop bool) (reading, error) {
-	c := t.tally
+	c := t.win.tally
 	var r reading
 	err := torch.Catch(fmt.Sprintf("step %d: read the loss and gradient norm", t.pos.Step), func() error {
 		s := 0.0
