@@ -1,8 +1,9 @@
 package objectives
 
 import (
+	"fmt"
 	"github.com/sugarme/gotch"
-	"github.com/sugarme/gotch/ts"
+
 	"go.uber.org/zap"
 
 	"convrep/datasets"
@@ -134,32 +135,17 @@ func (e DataEnv) Logger() *zap.Logger {
 	return e.Log
 }
 
-// Dataset gives the trainer batches of an objective's own type.
-type Dataset interface {
-	// Len is the number of examples.
-	Len() int
-	// Batch builds the batch of the examples at idx, on dev; Drop frees its tensors.
-	Batch(idx []int, dev gotch.Device) (Batch, error)
-}
-
-// Batch is one objective batch (Value is what the objective's Loss reads).
-type Batch struct {
-	Value any
-	Drop  func()
-}
-
-// Static is a batch value that a CUDA graph can replay (train.cuda_graphs): Tensors lists its tensors in a
-// fixed order, and a batch of the same shapes lists tensors of those shapes in that order, so that copying
-// another batch's tensors into this one's is the same as taking the other batch. A dataset whose batches are
-// Static pads them to fixed widths when DataEnv.FixedShapes is set, so that full batches share one shape.
-type Static interface {
-	Tensors() []*ts.Tensor
-}
-
-// EpochAware is a Dataset whose batches depend on the epoch as well as on the example indices, such as a
-// masked-LM dataset that re-masks every example each epoch (dynamic masking) from a random source derived
-// from (seed, epoch, example): the trainer tells it the epoch before asking for that epoch's batches, so a
-// resumed run builds exactly the batches the first run would have.
-type EpochAware interface {
-	SetEpoch(epoch int)
+// BatchAs gives the batch an objective's Loss was handed as its own type B, accepting B or a non-nil *B.
+func BatchAs[B any](objective string, batch any) (B, error) {
+	var zero B
+	switch x := batch.(type) {
+	case B:
+		return x, nil
+	case *B:
+		if x != nil {
+			return *x, nil
+		}
+		return zero, fmt.Errorf("%s loss: nil batch", objective)
+	}
+	return zero, fmt.Errorf("%s loss: batch is %T, want %T", objective, batch, zero)
 }

@@ -8,17 +8,6 @@ import (
 	"convrep/internal/torch"
 )
 
-// Gather stacks every data-parallel rank's rows of x in rank order; gradients flow back to this rank's own
-// rows. The trainer provides it; with one process it returns x.
-type Gather func(x *ts.Tensor) (*ts.Tensor, error)
-
-// GlobalBatch is implemented by the objectives whose negatives are the other rows of the batch. With several
-// ranks the trainer hands them its Gather, and each rank computes the loss over the global batch, as the
-// papers' multi-GPU runs do: more negatives, and the same loss as one process holding the whole batch.
-type GlobalBatch interface {
-	SetGather(g Gather)
-}
-
 // GatherViews gathers two row-aligned views ([n,d] each, row i of a paired with row i of b) into the global
 // batch's ([Wn,d] each, still aligned). With no gather it returns them as they are; drop frees what it made.
 func GatherViews(g Gather, a, b *ts.Tensor) (ga, gb *ts.Tensor, drop func(), err error) {

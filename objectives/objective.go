@@ -1,26 +1,27 @@
-// Package objectives holds the pretraining objectives of convrep: DSE, FutureTOD, DialogueCSE and MGT, and the
-// baselines MLM, SimCSE (dropout) and TOD-BERT's response contrastive loss. Each objective is one unit,
-// the files objectives/<name>*.go, that starts from its paper's equations and declares everything a run
-// needs of it: its name, its settings (read once and strictly), what it needs of the backbone, its
-// parameter groups with the learning rate each uses, its dataset and its loss. The trainer knows objectives
-// only through Config and Objective: it parses the [objective] table with Parse, builds the backbone the
-// Config needs, builds the objective on it, asks it for its groups and its dataset, and calls Loss per batch.
+// Package objectives is the contract between the trainer and the pretraining objectives, and the pieces the
+// objectives share. Each objective is one package below this one (dse, futuretod, dialoguecse, mgt, and the
+// baselines mlm, simcse and rcl), which starts from its paper's equations and declares everything a run needs of
+// it: its name, its settings (read once and strictly), what it needs of the backbone, its parameter groups with
+// the learning rate each uses, its dataset and its loss. objectives/all imports every one of them.
 //
-// Adding an objective is one file that calls Register from an init function (see the README's "Adding an
-// objective" and toy_test.go).
+// This file is the whole contract: the two interfaces every objective implements (Config, Objective, with the
+// Dataset its Objective builds), and every optional interface the trainer or the evaluation asks for with a type
+// assertion, each saying when it is called. The trainer knows objectives only through them: it parses the
+// [objective] table with Parse (register.go), builds the backbone the Config needs, builds the objective on it,
+// asks it for its groups and its dataset, and calls Loss per batch.
+//
+// Adding an objective is one package that calls Register from an init function, and a line in objectives/all
+// (docs/objectives.md, "Adding an objective", shows the whole of toy_test.go's example).
 package objectives
 
 import (
-	"errors"
-	"fmt"
-	"sort"
-	"strings"
-	"sync"
-
+	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
 	"convrep/models"
 )
+
+// The required interfaces.
 
 // Config is an objective whose settings have been read. Needs says what it needs of the backbone, before the
 // backbone exists; Build makes the objective on the backbone m, adding its own parameters (a projection
@@ -47,112 +48,111 @@ type Objective interface {
 	Loss(batch any, train bool) (loss *ts.Tensor, metrics map[string]*ts.Tensor, err error)
 }
 
-// Parser reads an objective's [objective] table (without its name) strictly: a key it does not know is an
-// error naming the key, so a typo cannot silently fall back to a default.
-type Parser func(s Settings) (Config, error)
-
-// registry maps lower-case names to parsers. A refused registration is kept and reported by every later
-// Parse, since it usually happens in an init function that has no caller to return an error to.
-type registry struct {
-	mu      sync.RWMutex
-	parsers map[string]Parser
-	refused []error
+// Dataset gives the trainer batches of an objective's own type.
+type Dataset interface {
+	// Len is the number of examples.
+	Len() int
+	// Batch builds the batch of the examples at idx, on dev; Drop frees its tensors.
+	Batch(idx []int, dev gotch.Device) (Batch, error)
 }
 
-var builtin = &registry{parsers: map[string]Parser{}}
-
-// Register makes an objective available under name (matched case-insensitively). An empty name, a nil parser
-// or a name already taken is refused: the error is returned and also reported by Parse.
-func Register(name string, p Parser) error { return builtin.register(name, p) }
-
-// Parse reads an experiment's [objective] table: name picks the objective, which reads the other keys.
-func Parse(table map[string]any) (Config, error) { return builtin.parse(table) }
-
-// Names lists the registered objectives, sorted.
-func Names() []string { return builtin.names() }
-
-func (r *registry) register(name string, p Parser) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	key := strings.ToLower(strings.TrimSpace(name))
-	var err error
-	switch _, taken := r.parsers[key]; {
-	case key == "":
-		err = fmt.Errorf("objectives: register: empty objective name")
-	case p == nil:
-		err = fmt.Errorf("objectives: register %q: nil parser", name)
-	case taken:
-		err = fmt.Errorf("objectives: register %q: the name is already taken", name)
-	default:
-		r.parsers[key] = p
-		return nil
-	}
-	r.refused = append(r.refused, err)
-	return err
+// Batch is one objective batch (Value is what the objective's Loss reads).
+type Batch struct {
+	Value any
+	Drop  func()
 }
 
-func (r *registry) parse(table map[string]any) (Config, error) {
-	name, ok := table["name"].(string)
-	if !ok || strings.TrimSpace(name) == "" {
-		return nil, fmt.Errorf("name is required (one of %s)", strings.Join(r.names(), ", "))
-	}
-	r.mu.RLock()
-	p, ok := r.parsers[strings.ToLower(strings.TrimSpace(name))]
-	refused := errors.Join(r.refused...)
-	r.mu.RUnlock()
-	if refused != nil {
-		return nil, refused
-	}
-	if !ok {
-		return nil, fmt.Errorf("unknown objective %q (known: %s)", name, strings.Join(r.names(), ", "))
-	}
-	s := Settings{}
-	for k, v := range table {
-		if k != "name" {
-			s[k] = v
-		}
-	}
-	c, err := p(s)
-	if err != nil {
-		return nil, fmt.Errorf("objective %q: %w", name, err)
-	}
-	return c, nil
+// The optional interfaces. An objective that needs none of them (DSE) implements none; the trainer checks for
+// each with a type assertion, at the moment its comment names.
+
+// Dataset and Batch side.
+
+// Static is a batch value that a CUDA graph can replay (train.cuda_graphs): Tensors lists its tensors in a
+// fixed order, and a batch of the same shapes lists tensors of those shapes in that order, so that copying
+// another batch's tensors into this one's is the same as taking the other batch. A dataset whose batches are
+// Static pads them to fixed widths when DataEnv.FixedShapes is set, so that full batches share one shape. With
+// train.cuda_graphs, the trainer asks each step's batch for its tensors, to capture them once and copy every later
+// batch into them.
+type Static interface {
+	Tensors() []*ts.Tensor
 }
 
-func (r *registry) names() []string {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	out := make([]string, 0, len(r.parsers))
-	for n := range r.parsers {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
+// EpochAware is a Dataset whose batches depend on the epoch as well as on the example indices, such as a
+// masked-LM dataset that re-masks every example each epoch (dynamic masking) from a random source derived
+// from (seed, epoch, example): the trainer tells it the epoch before asking for that epoch's batches, so a
+// resumed run builds exactly the batches the first run would have.
+type EpochAware interface {
+	SetEpoch(epoch int)
 }
 
-// Build parses table and builds the objective on m (a shortcut for tests and tools).
-func Build(table map[string]any, m *models.Model) (Objective, error) {
-	c, err := Parse(table)
-	if err != nil {
-		return nil, err
-	}
-	if m == nil {
-		return nil, fmt.Errorf("objectives: %v: no model", table["name"])
-	}
-	return c.Build(m)
+// Objective side.
+
+// GlobalBatch is implemented by the objectives whose negatives are the other rows of the batch. With several
+// ranks the trainer hands them its Gather once, after Build, and each rank computes the loss over the global batch, as the
+// papers' multi-GPU runs do: more negatives, and the same loss as one process holding the whole batch.
+type GlobalBatch interface {
+	SetGather(g Gather)
 }
 
-// BatchAs gives the batch an objective's Loss was handed as its own type B, accepting B or a non-nil *B.
-func BatchAs[B any](objective string, batch any) (B, error) {
-	var zero B
-	switch x := batch.(type) {
-	case B:
-		return x, nil
-	case *B:
-		if x != nil {
-			return *x, nil
-		}
-		return zero, fmt.Errorf("%s loss: nil batch", objective)
-	}
-	return zero, fmt.Errorf("%s loss: batch is %T, want %T", objective, batch, zero)
+// Gather stacks every data-parallel rank's rows of x in rank order; gradients flow back to this rank's own
+// rows. The trainer provides it; with one process it returns x.
+type Gather func(x *ts.Tensor) (*ts.Tensor, error)
+
+// AfterStepper is an objective that acts after each optimiser step, once the weights have changed (FutureTOD
+// copies the student into its teacher every E epochs or steps). The trainer calls it before it logs and
+// checkpoints the step, so a checkpoint holds the state the hook left.
+type AfterStepper interface {
+	AfterStep(p Progress) error
+}
+
+// Progress is where training stands when a hook runs.
+type Progress struct {
+	Step       int64 // optimiser steps done, the one just made included
+	Epoch      int   // the epoch the step belonged to, counted from 0
+	EndOfEpoch bool  // the step was the last of its epoch
+}
+
+// Stateful is an objective holding tensors of its own that are not trained by the optimiser but that a
+// resumed run needs to continue exactly (FutureTOD's teacher). State returns the live tensors by name; the
+// trainer saves their values in each checkpoint and, on resume, copies the stored values back into the same
+// tensors in place (names, shapes and dtypes must match).
+type Stateful interface {
+	State() map[string]*ts.Tensor
+}
+
+// Embedder is an objective that says how its encoder turns a text into one vector: the pooling it trains and
+// is evaluated with, and whether the vectors are L2-normalised (as cosine-based evaluation does). The trainer
+// writes it into the saved model (sentence-transformers' Pooling and Normalize modules). An objective that
+// does not implement it embeds as the similarity suite does: mean pooling, normalised.
+type Embedder interface {
+	Embedding() (pooling models.Pooling, normalize bool)
+}
+
+// Validator is an objective whose held-out measure is not its training loss: an MLM-based one reports the
+// perplexity, exp of the mean negative log-likelihood of the masked tokens (FutureTOD §3.1 stops early on
+// it). ValidationLoss gives one batch's summed NLL (a detached 0-dim tensor on the device, never read back
+// here) and the number of tokens it sums; the trainer runs it at each evaluation step (train.eval_every), in eval mode under no-grad, and the batches
+// come from a dataset that keeps its masks from one evaluation to the next. An objective without it is
+// validated by the mean of Loss(batch, false) over the batches.
+type Validator interface {
+	ValidationLoss(batch any) (sum *ts.Tensor, count int64, err error)
+}
+
+// Config side.
+
+// TrainDefaults are the values an objective gives [train] keys that an experiment file leaves out, where its
+// authors' code differs from convrep's general defaults. The experiment applies them when it is loaded
+// (experiment.Load); a key the file sets wins.
+type TrainDefaults struct {
+	// HeadLRScale makes train.head_lr, when unset, train.lr × HeadLRScale (DSE's lr_scale); 0 means 1, the
+	// encoder's rate.
+	HeadLRScale float64
+	// KeepLastBatch keeps each epoch's last partial batch when train.drop_last is unset, as torch's
+	// DataLoader does with drop_last=False; false drops it.
+	KeepLastBatch bool
+}
+
+// TrainDefaulter is a Config whose objective has TrainDefaults of its own.
+type TrainDefaulter interface {
+	TrainDefaults() TrainDefaults
 }
