@@ -12,9 +12,9 @@ import (
 	"convrep/checkpoint"
 )
 
-// engineerAObjectives are the objectives trained on the tiny experiment by the tests below, with the
+// baselines are the baseline objectives (MLM, TOD-BERT's RCL, SimCSE) trained on the tiny experiment by the tests below, with the
 // overrides each needs.
-var engineerAObjectives = []struct {
+var baselines = []struct {
 	name string
 	set  []string
 }{
@@ -28,8 +28,8 @@ var engineerAObjectives = []struct {
 // Each objective, chosen by name in TOML, trains on the shared corpora over several epochs with a falling
 // loss, and a run resumed from a checkpoint of a later epoch ends bit-identical to the uninterrupted run:
 // the masks and splits of each epoch come from (seed, epoch, example), not from saved random state.
-func TestEngineerAObjectivesTrainAndResumeExactly(t *testing.T) {
-	for _, o := range engineerAObjectives {
+func TestBaselinesTrainAndResumeExactly(t *testing.T) {
+	for _, o := range baselines {
 		t.Run(o.name, func(t *testing.T) {
 			dir := t.TempDir()
 			exp := tinyExperiment(t, dir, "")
