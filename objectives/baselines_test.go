@@ -40,7 +40,7 @@ func TestBuiltinRegistry(t *testing.T) {
 
 // The objectives are chosen by name; mlm and rcl ask for the MLM head and the role tokens, simcse for
 // nothing; a model without the head is refused.
-func TestObjectivesOfEngineerAByName(t *testing.T) {
+func TestBaselinesByName(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		mlm    bool
@@ -91,7 +91,7 @@ func TestObjectivesOfEngineerAByName(t *testing.T) {
 
 // A few optimiser steps of plain SGD on one batch lower each objective's loss (the loss is wired to the
 // encoder), with dropout on.
-func TestObjectivesOfEngineerALearn(t *testing.T) {
+func TestBaselinesLearn(t *testing.T) {
 	ctx := testutil.Input([][]int64{{2, 7, 9, 8, 3}, {2, 11, 12, 3}, {2, 5, 6, 8, 3}, {2, 40, 41, 42, 3}}, 5)
 	resp := testutil.Input([][]int64{{2, 20, 21, 3}, {2, 22, 3}, {2, 23, 24, 25, 3}, {2, 30, 3}}, 4)
 	const x = objectives.IgnoreLabel
