@@ -12,10 +12,10 @@ import (
 	"github.com/sugarme/gotch/ts"
 	"go.uber.org/zap/zaptest"
 
-	"convrep/buckets"
 	"convrep/internal/shared"
 	"convrep/internal/torch"
 	"convrep/objectives"
+	"convrep/objectives/mgt/buckets"
 	"convrep/objectives/mgt/mgttest"
 	"convrep/safetensors"
 	"convrep/tokenizers"
