@@ -118,9 +118,9 @@ func TestSegmentsComeFromTheNamedResponseEncoder(t *testing.T) {
 
 func hex12(k buckets.Key) string { return fmt.Sprintf("%x", k[:12]) }
 
-// mgttest writes checkpoints in the trainer's layout without importing this package: its prefix for the
-// response encoder must stay this package's.
-func TestMGTTestWritesTheTrainersLayout(t *testing.T) {
+// internal/dualrun writes checkpoints in the trainer's layout without importing this package: its prefix for
+// the response encoder must stay this package's.
+func TestDualrunWritesTheTrainersLayout(t *testing.T) {
 	if dualrun.ResponseTensors != responseTensors {
 		t.Errorf("dualrun.ResponseTensors = %q, want %q", dualrun.ResponseTensors, responseTensors)
 	}
