@@ -6,8 +6,11 @@ import (
 	"strings"
 	"time"
 
-	"convrep/internal/ensemble"
+	"convrep/objectives"
 )
+
+// ensembleObjective is the objective whose paper defines the ensemble evaluated here (MGT §3.2, Eq. 7).
+const ensembleObjective = "mgt"
 
 // OpenMember opens one ensemble member's Session (loads its model).
 type OpenMember func(ctx context.Context) (*Session, error)
@@ -18,8 +21,8 @@ type OpenMember func(ctx context.Context) (*Session, error)
 // α = cᵀr, MGT Eq. 4-5); the truth is then ranked by p
 // among its candidates. All members see the same candidate lists. Members are opened one at a time, in order,
 // and each is let go once it has scored, so that only one model is held at once. name is the ensemble's name in
-// the outputs. This is internal/ensemble's Average over the members' softmaxes (as objectives/mgt applies it), computed here on
-// embeddings that are made once per distinct text rather than per candidate slot.
+// the outputs. The combination is MGT's own (objectives.EnsembleOf, the arithmetic objectives/mgt applies to its
+// tensors), here on the scores of embeddings that are made once per distinct text rather than per candidate slot.
 func ResponseEnsemble(ctx context.Context, name string, members []OpenMember, t ResponseTask) (*Result, error) {
 	start := time.Now()
 	if len(members) < 2 {
@@ -29,7 +32,7 @@ func ResponseEnsemble(ctx context.Context, name string, members []OpenMember, t 
 	if err != nil {
 		return nil, err
 	}
-	var mean [][][]float64 // [seed][query][candidate], Eq. 7's sum so far
+	var per [][][][]float64 // [member][seed][query][candidate]: each member's scores α
 	var names []string
 	for l, open := range members {
 		s, err := open(ctx)
@@ -41,21 +44,17 @@ func ResponseEnsemble(ctx context.Context, name string, members []OpenMember, t 
 			return nil, fmt.Errorf("ensemble member %d (%s): %w", l+1, s.Model, err)
 		}
 		names = append(names, s.Model)
-		if mean == nil {
-			mean = make([][][]float64, len(scores))
-			for si := range scores {
-				mean[si] = make([][]float64, len(scores[si]))
-				for i := range scores[si] {
-					mean[si][i] = make([]float64, len(scores[si][i]))
-				}
-			}
+		per = append(per, scores)
+	}
+	mean := make([][][]float64, len(per[0])) // [seed][query][candidate], Eq. 7's p
+	for si := range mean {
+		seed := make([][][]float64, len(per))
+		for l := range per {
+			seed[l] = per[l][si]
 		}
-		for si := range scores {
-			for i, alpha := range scores[si] {
-				for j, p := range ensemble.Softmax(alpha) {
-					mean[si][i][j] += p / float64(len(members))
-				}
-			}
+		var err error
+		if mean[si], err = objectives.EnsembleOf(ensembleObjective, seed); err != nil {
+			return nil, err
 		}
 	}
 	res, err := t.rank(name, lists, mean)

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	_ "convrep/objectives/all" // MGT's ensemble (Eq. 7)
 )
 
 // TestResponseEnsembleByPlainLoop: two members score the same candidate lists (read back from --write-splits):

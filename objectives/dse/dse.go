@@ -64,7 +64,12 @@ func (b Batch) Tensors() []*ts.Tensor {
 var _ objectives.Static = Batch{}
 
 // A refused registration is reported by Parse, so the error needs no handling here.
-func init() { objectives.Register(Name, parseDSE) }
+func init() {
+	objectives.Register(Name, parseDSE)
+	if err := objectives.RegisterEvaluation(Name, evaluation{}); err != nil {
+		panic(err)
+	}
+}
 
 // Config are DSE's settings.
 type Config struct {

@@ -15,11 +15,11 @@ import (
 	"github.com/sugarme/gotch"
 	"go.uber.org/zap"
 
-	"convrep/buckets"
 	"convrep/datasets"
 	"convrep/models"
 	"convrep/models/sbert"
 	"convrep/objectives"
+	"convrep/objectives/mgt/buckets"
 	"convrep/tokenizers"
 )
 

@@ -10,9 +10,10 @@ import (
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
-	"convrep/internal/ensemble"
 	"convrep/internal/torch"
 	"convrep/models"
+	"convrep/objectives"
+	"convrep/objectives/mgt/ensemble"
 	"convrep/safetensors"
 )
 
@@ -165,15 +166,32 @@ func HasResponseEncoder(checkpointPath string) (bool, error) {
 	return false, nil
 }
 
-// IsDualEncoderRun says whether runDir is a finished run whose newest checkpoint holds an MGT response
-// encoder (a run of objective mgt, any variant).
-func IsDualEncoderRun(runDir string) bool {
-	path, err := NewestCheckpoint(runDir)
-	if err != nil {
-		return false
-	}
+// evaluation is what evaluation asks of MGT (objectives.Evaluation): the response encoder of its checkpoints,
+// and its ensemble (Eq. 7). MGT writes no head.
+type evaluation struct{}
+
+// ResponseEncoder is the response encoder f_r of an MGT checkpoint, nil for a checkpoint without one.
+func (evaluation) ResponseEncoder(cfg *models.Config, path string, dev gotch.Device) (*models.Model, error) {
 	ok, err := HasResponseEncoder(path)
-	return err == nil && ok
+	if err != nil || !ok {
+		return nil, err
+	}
+	return ResponseEncoderAt(cfg, path, dev)
+}
+
+func (evaluation) Head(path, name string) (objectives.Head, error) { return nil, nil }
+
+// Ensemble is Eq. 7 on the members' scores α^l: each member's softmax over a query's candidates, averaged
+// over the members, as EnsembleProbabilities computes it on tensors.
+func (evaluation) Ensemble(scores [][][]float64) ([][]float64, error) {
+	per := make([][][]float64, len(scores))
+	for l, member := range scores {
+		per[l] = make([][]float64, len(member))
+		for i, alpha := range member {
+			per[l][i] = ensemble.Softmax(alpha)
+		}
+	}
+	return ensemble.Average(per)
 }
 
 // ResponseEncoderAt builds an encoder of configuration cfg and loads the response encoder of the checkpoint at

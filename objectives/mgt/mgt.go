@@ -43,6 +43,9 @@ type Batch struct {
 
 func init() {
 	objectives.Register(Name, func(s objectives.Settings) (objectives.Config, error) { return Parse(s) })
+	if err := objectives.RegisterEvaluation(Name, evaluation{}); err != nil {
+		panic(err)
+	}
 }
 
 // Needs: MGT needs nothing beyond the encoder.

@@ -12,11 +12,11 @@ import (
 	"github.com/sugarme/gotch/ts"
 	"go.uber.org/zap/zaptest"
 
-	"convrep/buckets"
+	"convrep/internal/dualrun"
 	"convrep/internal/shared"
 	"convrep/internal/torch"
 	"convrep/objectives"
-	"convrep/objectives/mgt/mgttest"
+	"convrep/objectives/mgt/buckets"
 	"convrep/safetensors"
 	"convrep/tokenizers"
 )
@@ -34,11 +34,11 @@ func TestSegmentsComeFromTheNamedResponseEncoder(t *testing.T) {
 	}
 	vocab := int64(tok.VocabSize())
 	root := t.TempDir()
-	ctx1, ctx2 := mgttest.Encoder(t, vocab, 1), mgttest.Encoder(t, vocab, 2)
-	resp1, resp2 := mgttest.Encoder(t, vocab, 3), mgttest.Encoder(t, vocab, 4)
-	runA := mgttest.Run(t, filepath.Join(root, "a"), tok, ctx1, resp1)
-	runB := mgttest.Run(t, filepath.Join(root, "b"), tok, ctx1, resp2)
-	runC := mgttest.Run(t, filepath.Join(root, "c"), tok, ctx2, resp1)
+	ctx1, ctx2 := dualrun.Encoder(t, vocab, 1), dualrun.Encoder(t, vocab, 2)
+	resp1, resp2 := dualrun.Encoder(t, vocab, 3), dualrun.Encoder(t, vocab, 4)
+	runA := dualrun.Run(t, filepath.Join(root, "a"), tok, ctx1, resp1)
+	runB := dualrun.Run(t, filepath.Join(root, "b"), tok, ctx1, resp2)
+	runC := dualrun.Run(t, filepath.Join(root, "c"), tok, ctx2, resp1)
 	env := objectives.DataEnv{Root: shared.MustPath(t, "data", "pretrain"), Corpora: []string{"woz2"}, MaxExamples: 120,
 		Tok: tok, TokDir: tokDir, MaxLength: 24, CacheDir: filepath.Join(root, "cache"), Device: gotch.CPU, Log: zaptest.NewLogger(t)}
 	build := func(run string) (*mgtData, error) {
@@ -118,10 +118,10 @@ func TestSegmentsComeFromTheNamedResponseEncoder(t *testing.T) {
 
 func hex12(k buckets.Key) string { return fmt.Sprintf("%x", k[:12]) }
 
-// mgttest writes checkpoints in the trainer's layout without importing this package: its prefix for the
-// response encoder must stay this package's.
-func TestMGTTestWritesTheTrainersLayout(t *testing.T) {
-	if mgttest.ResponseTensors != responseTensors {
-		t.Errorf("mgttest.ResponseTensors = %q, want %q", mgttest.ResponseTensors, responseTensors)
+// internal/dualrun writes checkpoints in the trainer's layout without importing this package: its prefix for
+// the response encoder must stay this package's.
+func TestDualrunWritesTheTrainersLayout(t *testing.T) {
+	if dualrun.ResponseTensors != responseTensors {
+		t.Errorf("dualrun.ResponseTensors = %q, want %q", dualrun.ResponseTensors, responseTensors)
 	}
 }

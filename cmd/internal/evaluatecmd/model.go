@@ -19,7 +19,7 @@ import (
 	"convrep/models"
 	"convrep/models/hub"
 	"convrep/models/sbert"
-	"convrep/objectives/mgt"
+	"convrep/objectives"
 	"convrep/safetensors"
 	"convrep/tokenizers"
 )
@@ -194,11 +194,11 @@ func openModel(ctx context.Context, m modelRef, log *zap.Logger) (*evaluate.Sess
 	}
 	if m.head != "" {
 		// DSE evaluates the pooled encoder (§4.2); the head's output is the space its loss compares (§3.1).
-		h, err := evaluate.ReadHead(m.checkpoint, m.head, s.Enc)
+		h, err := objectives.HeadAt(m.checkpoint, m.head)
 		if err != nil {
 			return nil, err
 		}
-		s.Enc, s.Context = h, h.Over(s.Context)
+		s.Enc, s.Context = h.Over(s.Enc), h.Over(s.Context)
 		s.Model += " through " + m.head
 		log.Info("embedding through the checkpoint's head", zap.String("head", m.head), zap.String("checkpoint", m.checkpoint))
 	}
@@ -219,7 +219,8 @@ func openModel(ctx context.Context, m modelRef, log *zap.Logger) (*evaluate.Sess
 }
 
 // loadResponseEncoder loads the response encoder of an MGT model, nil when m is not one: a run folder whose
-// newest checkpoint holds param/mgt_response.* tensors, or an experiment file with such a --checkpoint.
+// newest checkpoint holds one, or a --checkpoint that holds one (objectives.ResponseEncoderAt asks the
+// objectives: MGT's are its param/mgt_response.* tensors).
 // context is the context encoder already loaded (its configuration is the response encoder's).
 func loadResponseEncoder(m modelRef, context *models.Model) (*models.Model, string, error) {
 	dev := context.VS.Device()
@@ -227,18 +228,15 @@ func loadResponseEncoder(m modelRef, context *models.Model) (*models.Model, stri
 		if m.checkpoint == "" {
 			return nil, "", nil // an untrained backbone: one encoder
 		}
-		ok, err := mgt.HasResponseEncoder(m.checkpoint)
-		if err != nil || !ok {
-			return nil, "", err
-		}
-		r, err := mgt.ResponseEncoderAt(context.Config, m.checkpoint, dev)
+		r, err := objectives.ResponseEncoderAt(context.Config, m.checkpoint, dev)
 		return r, m.checkpoint, err
 	}
-	if !mgt.IsDualEncoderRun(m.ref) {
-		return nil, "", nil
+	paths, err := checkpoint.List(m.ref)
+	if err != nil || len(paths) == 0 {
+		return nil, "", nil // a model folder or a hub name: no checkpoints
 	}
-	r, path, err := mgt.LoadResponseEncoder(m.ref, dev)
-	return r, path, err
+	r, err := objectives.ResponseEncoderAt(context.Config, paths[len(paths)-1], dev)
+	return r, paths[len(paths)-1], err
 }
 
 // declaredPooling is the pooling a model folder (or a run folder's model/) declares for sentence-transformers,

@@ -1,7 +1,8 @@
-// Package mgttest builds, for tests, what a finished MGT run leaves on disk: tiny seeded encoders, and a run
-// folder whose model/ is the context encoder and whose checkpoints hold both encoders. It writes the trainer's
-// layout itself (it cannot import package mgt, whose own tests use it).
-package mgttest
+// Package dualrun builds, for tests, what a finished run of a dual encoder (objective mgt) leaves on disk: tiny
+// seeded encoders, and a run folder whose model/ is the context encoder and whose checkpoints hold both
+// encoders. It writes the trainer's layout itself: package mgt's own tests use it, and the evaluate command's
+// tests, which may not import the objective (they reach it through objectives.Evaluation).
+package dualrun
 
 import (
 	"os"

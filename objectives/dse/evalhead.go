@@ -1,24 +1,41 @@
-package evaluate
+package dse
 
 import (
 	"fmt"
 
+	"github.com/sugarme/gotch"
+
 	"convrep/checkpoint"
+	"convrep/models"
+	"convrep/objectives"
 	"convrep/safetensors"
 )
 
-// Head passes an encoder's pooled embeddings through a contrastive head: Linear(d,d) → ReLU → Linear(d,out),
-// both without bias, as DSE builds its head (objectives/dse/head.go; DSE §3.1's g(·)). Evaluating through
-// it shows the space the contrastive loss compares, beside the mean-pooled encoder the papers evaluate.
-type Head struct {
-	Enc    Encoder
+// evaluation is what evaluation asks of DSE (objectives.Evaluation): the contrastive head of its checkpoints.
+// DSE trains one encoder and defines no ensemble.
+type evaluation struct{}
+
+func (evaluation) ResponseEncoder(*models.Config, string, gotch.Device) (*models.Model, error) {
+	return nil, nil
+}
+
+func (evaluation) Head(path, name string) (objectives.Head, error) { return readHead(path, name) }
+
+func (evaluation) Ensemble([][][]float64) ([][]float64, error) { return nil, nil }
+
+// evalHead is the contrastive head (contrastHead, DSE §3.1's g(·)) read back from a checkpoint for
+// evaluation: Linear(d,d) → ReLU → Linear(d,out), both without bias, computed in Go on an encoder's pooled
+// embeddings. Evaluating through it shows the space the contrastive loss compares, beside the mean-pooled
+// encoder the papers evaluate.
+type evalHead struct {
+	Enc    objectives.TextEncoder
 	W1, W2 []float32 // [d·d] and [out·d], row-major, torch.nn.Linear's layout (out × in)
 	D, Out int
 }
 
-// ReadHead reads the head a trainer checkpoint holds under name (DSE's is "contrast_head": its tensors are
+// readHead reads the head a trainer checkpoint holds under name (DSE's is "contrast_head": its tensors are
 // param/contrast_head.0.weight and param/contrast_head.2.weight).
-func ReadHead(path, name string, enc Encoder) (*Head, error) {
+func readHead(path, name string) (*evalHead, error) {
 	f, err := safetensors.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("head: %w", err)
@@ -53,18 +70,18 @@ func ReadHead(path, name string, enc Encoder) (*Head, error) {
 	if s1[0] != s1[1] || s2[1] != s1[0] {
 		return nil, fmt.Errorf("%s: head layers of shapes %v and %v, want [d,d] and [out,d]", path, s1, s2)
 	}
-	return &Head{Enc: enc, W1: w1, W2: w2, D: int(s1[0]), Out: int(s2[0])}, nil
+	return &evalHead{W1: w1, W2: w2, D: int(s1[0]), Out: int(s2[0])}, nil
 }
 
-// Over is the same head over another encoder (a session's contexts beside its single texts).
-func (h *Head) Over(enc Encoder) *Head {
+// Over is the head over the encoder enc (a session's single texts, its contexts).
+func (h *evalHead) Over(enc objectives.TextEncoder) objectives.TextEncoder {
 	o := *h
 	o.Enc = enc
 	return &o
 }
 
 // Embed embeds texts with the encoder and maps each vector through the head.
-func (h *Head) Embed(texts []string) ([][]float32, error) {
+func (h *evalHead) Embed(texts []string) ([][]float32, error) {
 	vecs, err := h.Enc.Embed(texts)
 	if err != nil {
 		return nil, err
@@ -85,4 +102,13 @@ func (h *Head) Embed(texts []string) ([][]float32, error) {
 		out[n] = row
 	}
 	return out, nil
+}
+
+// dot is the inner product, accumulated in float64 (as evaluate's cosine).
+func dot(a, b []float32) float64 {
+	var s float64
+	for i := range a {
+		s += float64(a[i]) * float64(b[i])
+	}
+	return s
 }

@@ -1,6 +1,7 @@
 // Package ensemble is the arithmetic of MGT's ensemble (Mehri and Eskenazi, §3.2, Eq. 7): each member's
 // softmax over a context's candidates, averaged over the members. objectives/mgt applies it to tensors of
-// scores, evaluate to the scores of embeddings made once per text; both take it from here.
+// scores, and to the scores of embeddings that evaluation makes once per text (objectives.Evaluation's
+// Ensemble, which evaluate.ResponseEnsemble asks for).
 package ensemble
 
 import (
