@@ -13,36 +13,6 @@ import (
 	"convrep/models"
 )
 
-// Evaluation is what evaluation asks of an objective about the models it trains, so that neither package
-// evaluate nor the evaluate command imports an objective's package: the second encoder a checkpoint holds,
-// the head it holds, and the ensemble the objective's paper defines. An objective that has any of them
-// registers its Evaluation with RegisterEvaluation from its init function, beside Register; evaluation finds
-// it through the registry (convrep/objectives/all fills it). A method the objective has nothing for returns
-// nil and no error.
-type Evaluation interface {
-	// ResponseEncoder builds an encoder of configuration cfg on dev holding the response encoder the
-	// checkpoint at path holds beside the backbone (MGT §3.1's f_r), or nil when it holds none. Response
-	// selection embeds its candidates with it and scores them by the dot product with the context (MGT Eq. 4).
-	ResponseEncoder(cfg *models.Config, path string, dev gotch.Device) (*models.Model, error)
-	// Head reads the projection head the checkpoint at path holds under name (DSE's contrastive head, §3.1),
-	// or nil when the objective writes no head; it fails when the checkpoint lacks a head of that name.
-	Head(path, name string) (Head, error)
-	// Ensemble combines the members' scores of each query's candidates, [member][query][candidate], into one
-	// score per candidate, [query][candidate], as the objective's paper defines an ensemble (MGT §3.2, Eq. 7),
-	// or nil when it defines none.
-	Ensemble(scores [][][]float64) ([][]float64, error)
-}
-
-// TextEncoder embeds texts, one vector each (evaluate.Encoder).
-type TextEncoder interface {
-	Embed(texts []string) ([][]float32, error)
-}
-
-// Head is a trained head read from a checkpoint: Over maps enc's embeddings through it.
-type Head interface {
-	Over(enc TextEncoder) TextEncoder
-}
-
 // evaluations maps lower-case objective names to their Evaluation.
 var evaluations = struct {
 	mu sync.RWMutex
