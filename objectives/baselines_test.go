@@ -11,6 +11,7 @@ import (
 	"convrep/models"
 	"convrep/objectives"
 	"convrep/objectives/dse"
+	"convrep/objectives/inputs"
 	"convrep/objectives/internal/testutil"
 	"convrep/objectives/mlm"
 	"convrep/objectives/rcl"
@@ -94,7 +95,7 @@ func TestBaselinesByName(t *testing.T) {
 func TestBaselinesLearn(t *testing.T) {
 	ctx := testutil.Input([][]int64{{2, 7, 9, 8, 3}, {2, 11, 12, 3}, {2, 5, 6, 8, 3}, {2, 40, 41, 42, 3}}, 5)
 	resp := testutil.Input([][]int64{{2, 20, 21, 3}, {2, 22, 3}, {2, 23, 24, 25, 3}, {2, 30, 3}}, 4)
-	const x = objectives.IgnoreLabel
+	const x = inputs.IgnoreLabel
 	lab := testutil.Labels(t, [][]int64{{x, 7, x, x, x}, {x, x, 12, x, x}, {x, 5, x, 8, x}, {x, x, 41, x, x}})
 	for _, tc := range []struct {
 		name  string

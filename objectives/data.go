@@ -2,6 +2,7 @@ package objectives
 
 import (
 	"fmt"
+
 	"github.com/sugarme/gotch"
 
 	"go.uber.org/zap"

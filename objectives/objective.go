@@ -42,7 +42,7 @@ type Objective interface {
 	Dataset(env DataEnv) (Dataset, error)
 	// Loss computes the loss of one batch (the Value of a Batch its Dataset made) as a scalar tensor that
 	// still holds its graph; the trainer runs backward and the optimiser step and drops the loss. train
-	// turns dropout on. Under mixed precision the loss is computed in fp32 (see Upcast and FP32). metrics
+	// turns dropout on. Under mixed precision the loss is computed in fp32 (see tensors.Upcast and tensors.FP32). metrics
 	// are extra numbers worth logging (may be nil), each a detached 0-dim tensor on the device, never read
 	// back here (see Metric); the caller drops them (DropMetrics).
 	Loss(batch any, train bool) (loss *ts.Tensor, metrics map[string]*ts.Tensor, err error)

@@ -13,10 +13,12 @@ import (
 	"convrep/objectives/dialoguecse"
 	"convrep/objectives/dse"
 	"convrep/objectives/futuretod"
+	"convrep/objectives/inputs"
 	"convrep/objectives/internal/testutil"
 	"convrep/objectives/mlm"
 	"convrep/objectives/rcl"
 	"convrep/objectives/simcse"
+	"convrep/objectives/tensors"
 )
 
 // Every objective under bf16 autocast (CPU's, which casts the same ops to bf16 as CUDA's for these models)
@@ -24,7 +26,7 @@ import (
 // metrics. Before the losses were computed in fp32, MLM's and RCL's log-softmax and DSE's similarities ran
 // in bf16 and their losses came back as BFloat16.
 func TestLossesAreFP32UnderBF16Autocast(t *testing.T) {
-	const x = objectives.IgnoreLabel
+	const x = inputs.IgnoreLabel
 	labels := [][]int64{{x, 7, x, x, x}, {x, 11, x, x, x}, {x, x, 6, 8, x}, {x, 40, x, x, x}} // for Queries at width 5
 	for _, tc := range []struct {
 		name     string
@@ -88,7 +90,7 @@ func TestLossArithmeticIsFP32(t *testing.T) {
 		loss func() (*ts.Tensor, error)
 	}{
 		{"dse.HardConLoss", func() (*ts.Tensor, error) {
-			f1, f2 := objectives.Normalize(a), objectives.Normalize(b)
+			f1, f2 := tensors.Normalize(a), tensors.Normalize(b)
 			defer torch.Drop(f1, f2)
 			return dse.HardConLoss(f1, f2, nil, 0.05, dse.HardNeg)
 		}},

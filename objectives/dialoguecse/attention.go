@@ -8,7 +8,7 @@ import (
 
 	"convrep/internal/torch"
 	"convrep/models"
-	"convrep/objectives"
+	"convrep/objectives/tensors"
 )
 
 // turnAttention is the FFN of DialogueCSE's I1 aggregation (§4.3, Eq. 6): a two-layer feed-forward network
@@ -31,7 +31,7 @@ func newTurnAttention(m *models.Model, name string, h int64) (*turnAttention, er
 	err := torch.Catch("build the "+name, func() error {
 		p := m.VS.Root().Sub(name)
 		// torch.nn.Linear's default initialisation: weights and biases U(−1/√fan_in, 1/√fan_in).
-		in1, in2 := objectives.Uniform{Bound: 1 / math.Sqrt(float64(d))}, objectives.Uniform{Bound: 1 / math.Sqrt(float64(h))}
+		in1, in2 := tensors.Uniform{Bound: 1 / math.Sqrt(float64(d))}, tensors.Uniform{Bound: 1 / math.Sqrt(float64(h))}
 		a.w1 = p.Sub("0").MustNewVar("weight", []int64{h, d}, in1)
 		a.b1 = p.Sub("0").MustNewVar("bias", []int64{h}, in1)
 		a.w2 = p.Sub("2").MustNewVar("weight", []int64{1, h}, in2)

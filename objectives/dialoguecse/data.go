@@ -14,6 +14,7 @@ import (
 	"convrep/datasets"
 	"convrep/models"
 	"convrep/objectives"
+	"convrep/objectives/inputs"
 	"convrep/tokenizers"
 )
 
@@ -162,10 +163,10 @@ func (d *cseExamples) Batch(idx []int, dev gotch.Device) (objectives.Batch, erro
 		}
 	}
 	var err error
-	if b.Responses, err = models.BatchInput(objectives.Padded(resp, d.pad), dev); err != nil {
+	if b.Responses, err = models.BatchInput(inputs.Padded(resp, d.pad), dev); err != nil {
 		return objectives.Batch{}, err
 	}
-	if b.Context, err = models.BatchInput(objectives.Padded(ctx, d.pad), dev); err != nil {
+	if b.Context, err = models.BatchInput(inputs.Padded(ctx, d.pad), dev); err != nil {
 		b.Responses.Drop()
 		return objectives.Batch{}, err
 	}

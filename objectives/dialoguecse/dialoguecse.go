@@ -27,6 +27,7 @@ import (
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/objectives"
+	"convrep/objectives/tensors"
 )
 
 // Name is the name DialogueCSE registers under.
@@ -135,8 +136,8 @@ func (o *dialogueCSE) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Te
 	var loss *ts.Tensor
 	var metrics map[string]*ts.Tensor
 	// The matching-guided embeddings and the loss (§4.2-4.4) are computed in fp32 under mixed precision.
-	err = objectives.FP32("dialoguecse loss", func() error {
-		resp, ctx := objectives.Upcast(outR.Last), objectives.Upcast(outC.Last)
+	err = tensors.FP32("dialoguecse loss", func() error {
+		resp, ctx := tensors.Upcast(outR.Last), tensors.Upcast(outC.Last)
 		x := b.tokens(resp, ctx, lay)
 		ctx.MustDrop()
 		defer torch.Drop(resp, x.respMask, x.ctx, x.ctxMask)

@@ -1,10 +1,9 @@
 package dialoguecse
 
 import (
+	"convrep/objectives/tensors"
 	"fmt"
 	"math"
-
-	"convrep/objectives"
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
@@ -120,7 +119,7 @@ func cseLoss(x cseTokens, att *turnAttention, tau float64) (loss, sims *ts.Tenso
 
 // unitRows divides x [..., d] by max(‖x‖₂, 1e-12) along its last dimension (F.normalize).
 func unitRows(x *ts.Tensor) *ts.Tensor {
-	nrm := x.MustNormScalaroptDim(ts.FloatScalar(2), []int64{-1}, true, false).MustClampMin(ts.FloatScalar(objectives.NormEps), true)
+	nrm := x.MustNormScalaroptDim(ts.FloatScalar(2), []int64{-1}, true, false).MustClampMin(ts.FloatScalar(tensors.NormEps), true)
 	out := x.MustDiv(nrm, false)
 	nrm.MustDrop()
 	return out

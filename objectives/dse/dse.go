@@ -38,6 +38,7 @@ import (
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/objectives"
+	"convrep/objectives/tensors"
 )
 
 // Name is the name DSE registers under.
@@ -177,12 +178,12 @@ func (d *dse) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, er
 	err = torch.Catch("dse loss", func() error {
 		// The head runs under autocast like the encoder; the normalisation and the loss run in fp32.
 		h := d.head.forward(e)
-		z := objectives.Upcast(h)
+		z := tensors.Upcast(h)
 		h.MustDrop()
-		return objectives.FP32("dse contrast", func() error {
-			u := objectives.Normalize(z) // unit vectors, as DSE normalises the head outputs
+		return tensors.FP32("dse contrast", func() error {
+			u := tensors.Normalize(z) // unit vectors, as DSE normalises the head outputs
 			z.MustDrop()
-			all, rows, marks, drop, err := objectives.GatherPairs(d.gather, u, n, b.PairSimi)
+			all, rows, marks, drop, err := tensors.GatherPairs(d.gather, u, n, b.PairSimi)
 			if err != nil {
 				u.MustDrop()
 				return err

@@ -10,7 +10,7 @@ import (
 	"convrep/internal/choice"
 	"convrep/internal/torch"
 	"convrep/models"
-	"convrep/objectives"
+	"convrep/objectives/tensors"
 )
 
 // contrastHead is the projection MLP Linear(d,d) → ReLU → Linear(d,out), both without bias, that
@@ -56,7 +56,7 @@ func newContrastHead(m *models.Model, name string, out int64, init HeadInit) (*c
 		draw = nn.NewRandnInit(0, std)
 	case HeadInitUniform:
 		// fan_in is d for both layers.
-		draw = objectives.Uniform{Bound: 1 / math.Sqrt(float64(d))}
+		draw = tensors.Uniform{Bound: 1 / math.Sqrt(float64(d))}
 	default:
 		return nil, fmt.Errorf("build the %s: unknown head initialisation %q", name, init)
 	}

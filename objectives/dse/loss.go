@@ -9,7 +9,7 @@ import (
 
 	"convrep/internal/choice"
 	"convrep/internal/torch"
-	"convrep/objectives"
+	"convrep/objectives/tensors"
 )
 
 // Mode is how HardConLoss weighs the in-batch negatives.
@@ -41,7 +41,7 @@ func ParseMode(s string) (Mode, error) {
 //     sides (Eq. 3). pairsimi is an int64 [B] vector or nil (all pairs positive). A batch without a
 //     positive pair gives 0 (the reference divides 0 by 0).
 //
-// The loss is computed in fp32 under mixed precision (objectives.FP32). The result is a scalar that keeps
+// The loss is computed in fp32 under mixed precision (tensors.FP32). The result is a scalar that keeps
 // its graph; the caller drops it.
 func HardConLoss(f1, f2, pairsimi *ts.Tensor, tau float64, mode Mode) (*ts.Tensor, error) {
 	if err := CheckContrast(tau, mode); err != nil {
@@ -52,8 +52,8 @@ func HardConLoss(f1, f2, pairsimi *ts.Tensor, tau float64, mode Mode) (*ts.Tenso
 		return nil, fmt.Errorf("hard contrastive loss: %w", err)
 	}
 	var loss *ts.Tensor
-	err = objectives.FP32("hard contrastive loss", func() error {
-		w1, w2 := objectives.Upcast(f1), objectives.Upcast(f2)
+	err = tensors.FP32("hard contrastive loss", func() error {
+		w1, w2 := tensors.Upcast(f1), tensors.Upcast(f2)
 		z := ts.MustCat([]*ts.Tensor{w1, w2}, 0)
 		torch.Drop(w1, w2)
 		var pos *ts.Tensor
@@ -105,7 +105,7 @@ func PairCount(f1, f2, pairsimi *ts.Tensor) (int64, error) {
 // contrast computes the loss of HardConLoss from the stacked unit features z = [f1; f2] [2B,D] and also
 // returns the B positive logits s(e_i, e_i+)/τ. It works in log space, which is the same function as the
 // reference's exp-then-log but cannot overflow for small τ. z must be fp32 or fp64 and autocast off (the
-// callers run it in objectives.FP32): a bf16 logit of 20 is rounded by up to 0.06. Errors surface as
+// callers run it in tensors.FP32): a bf16 logit of 20 is rounded by up to 0.06. Errors surface as
 // panics (callers Catch).
 func contrast(z *ts.Tensor, b int64, pairsimi *ts.Tensor, tau float64, mode Mode) (loss, pos *ts.Tensor) {
 	dtype := z.DType()

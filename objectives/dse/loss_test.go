@@ -9,8 +9,8 @@ import (
 	"github.com/sugarme/gotch/ts"
 
 	"convrep/internal/shared"
-	"convrep/objectives"
 	"convrep/objectives/internal/testutil"
+	"convrep/objectives/tensors"
 	"convrep/safetensors"
 )
 
@@ -64,7 +64,7 @@ func TestHardConLossMatchesDSE(t *testing.T) {
 					x1, x2 := testutil.Leaf(t, f, in1, prec.dtype), testutil.Leaf(t, f, in2, prec.dtype)
 					g1, g2 := x1, x2
 					if in1 == "f1_raw" {
-						f1, f2 := objectives.Normalize(x1), objectives.Normalize(x2)
+						f1, f2 := tensors.Normalize(x1), tensors.Normalize(x2)
 						if !raw { // the normalised features themselves are the leaves
 							f1, f2 = f1.MustDetach(true), f2.MustDetach(true)
 							f1.MustRequiresGrad_(true)
@@ -105,8 +105,8 @@ func TestHardConLossSmallTemperature(t *testing.T) {
 	for _, mode := range []Mode{HardNeg, Orig} {
 		var got []float64
 		for _, dtype := range []gotch.DType{gotch.Float, gotch.Double} {
-			f1 := objectives.Normalize(testutil.Leaf(t, f, "f1_raw", dtype))
-			f2 := objectives.Normalize(testutil.Leaf(t, f, "f2_raw", dtype))
+			f1 := tensors.Normalize(testutil.Leaf(t, f, "f1_raw", dtype))
+			f2 := tensors.Normalize(testutil.Leaf(t, f, "f2_raw", dtype))
 			loss, err := HardConLoss(f1, f2, nil, 1e-3, mode)
 			if err != nil {
 				t.Fatal(err)

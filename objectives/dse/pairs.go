@@ -10,6 +10,7 @@ import (
 	"convrep/datasets"
 	"convrep/models"
 	"convrep/objectives"
+	"convrep/objectives/inputs"
 )
 
 // pairSet is the dataset of DSE and SimCSE: tokenised (query, response) pairs of the variant (datasets.PairOptions),
@@ -95,11 +96,11 @@ func (d *pairSet) Batch(idx []int, dev gotch.Device) (objectives.Batch, error) {
 	for i, j := range idx {
 		q[i], r[i] = d.pairs.Query[j], d.pairs.Response[j]
 	}
-	query, err := models.BatchInput(objectives.PaddedTo(q, d.pad, d.qWidth), dev)
+	query, err := models.BatchInput(inputs.PaddedTo(q, d.pad, d.qWidth), dev)
 	if err != nil {
 		return objectives.Batch{}, err
 	}
-	resp, err := models.BatchInput(objectives.PaddedTo(r, d.pad, d.rWidth), dev)
+	resp, err := models.BatchInput(inputs.PaddedTo(r, d.pad, d.rWidth), dev)
 	if err != nil {
 		query.Drop()
 		return objectives.Batch{}, err

@@ -12,6 +12,7 @@ import (
 	"convrep/datasets"
 	"convrep/models"
 	"convrep/objectives"
+	"convrep/objectives/inputs"
 	"convrep/objectives/mlm"
 	"convrep/tokenizers"
 )
@@ -216,16 +217,16 @@ func (d *futureTODData) Batch(idx []int, dev gotch.Device) (objectives.Batch, er
 		}
 		ctx[i], labels[i], full[i] = d.example(j)
 	}
-	context, err := models.BatchInput(objectives.Padded(ctx, d.pad), dev)
+	context, err := models.BatchInput(inputs.Padded(ctx, d.pad), dev)
 	if err != nil {
 		return objectives.Batch{}, err
 	}
-	teacher, err := models.BatchInput(objectives.Padded(full, d.pad), dev)
+	teacher, err := models.BatchInput(inputs.Padded(full, d.pad), dev)
 	if err != nil {
 		context.Drop()
 		return objectives.Batch{}, err
 	}
-	lab, err := objectives.LabelsOf(labels, dev) // as wide as the context: one label per token
+	lab, err := inputs.LabelsOf(labels, dev) // as wide as the context: one label per token
 	if err != nil {
 		context.Drop()
 		teacher.Drop()

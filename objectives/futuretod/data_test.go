@@ -10,6 +10,7 @@ import (
 	"convrep/datasets"
 	"convrep/internal/shared"
 	"convrep/objectives"
+	"convrep/objectives/inputs"
 	"convrep/objectives/internal/testutil"
 	"convrep/tokenizers"
 )
@@ -85,7 +86,7 @@ func TestFutureTODData(t *testing.T) {
 		}
 		for k := 0; k < len(ctx[i]); k++ {
 			orig := ctx[i][k]
-			if labels[i][k] != objectives.IgnoreLabel {
+			if labels[i][k] != inputs.IgnoreLabel {
 				chosen++
 				orig = labels[i][k]
 				if k >= n || tok.IsSpecial(orig) {
@@ -157,7 +158,7 @@ func TestTeacherKeepsTheStudentsContext(t *testing.T) {
 			_, labels, full := d.example(j)
 			ctx, _, _ := d.example(j)
 			for k := range ctx {
-				if labels[k] != objectives.IgnoreLabel {
+				if labels[k] != inputs.IgnoreLabel {
 					ctx[k] = labels[k] // the context as it was before masking
 				}
 			}

@@ -32,6 +32,7 @@ import (
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/objectives"
+	"convrep/objectives/inputs"
 	"convrep/objectives/mlm"
 )
 
@@ -43,7 +44,7 @@ type Batch struct {
 	// Context is the student's input: [CLS] + the context utterances + [SEP], masked for MLM.
 	Context models.Input
 	// Labels are the MLM targets of Context: its masked positions and the original token at each.
-	Labels objectives.Labels
+	Labels inputs.Labels
 	// Full is the teacher's input: [CLS] + the context and the chosen future utterances + [SEP], unmasked.
 	Full models.Input
 }

@@ -12,6 +12,7 @@ import (
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/objectives"
+	"convrep/objectives/inputs"
 	"convrep/objectives/internal/testutil"
 	"convrep/objectives/mlm"
 	"convrep/trainer/optim"
@@ -39,7 +40,7 @@ func futureBatch() Batch {
 	ctx := [][]int64{{2, 7, 4, 9, 3}, {2, 11, 3}, {2, 5, 4, 8, 4, 3}}
 	labels := [][]int64{{-100, -100, 12, -100, -100, -100}, {-100, -100, -100, -100, -100, -100}, {-100, -100, 6, -100, 20, -100}}
 	full := [][]int64{{2, 7, 12, 9, 30, 31, 3}, {2, 11, 40, 41, 42, 3}, {2, 5, 6, 8, 20, 21, 22, 3}}
-	lab, err := objectives.LabelsOf(labels, gotch.CPU)
+	lab, err := inputs.LabelsOf(labels, gotch.CPU)
 	if err != nil {
 		panic(err)
 	}

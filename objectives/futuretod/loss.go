@@ -9,7 +9,7 @@ import (
 	"convrep/internal/choice"
 	"convrep/internal/torch"
 	"convrep/models"
-	"convrep/objectives"
+	"convrep/objectives/tensors"
 )
 
 // Distance is how FutureTOD's Eq. 1-2 measure the gap between the student's and the teacher's [CLS]
@@ -38,7 +38,7 @@ func ParseDistance(s string) (Distance, error) {
 // student and teacher hold one [B,H] tensor per layer, in the same order. The teacher's side is a fixed
 // target: it is detached here, so no gradient reaches it whatever graph it came with. Under mixed
 // precision the states may come from autocast in bf16; the distances and means are computed in fp32
-// (objectives.FP32). The result is a scalar that keeps the student's graph; the caller drops it.
+// (tensors.FP32). The result is a scalar that keeps the student's graph; the caller drops it.
 func DistillLoss(student, teacher []*ts.Tensor, d Distance) (*ts.Tensor, error) {
 	if _, err := ParseDistance(string(d)); err != nil {
 		return nil, fmt.Errorf("distillation loss: %w", err)
@@ -61,8 +61,8 @@ func DistillLoss(student, teacher []*ts.Tensor, d Distance) (*ts.Tensor, error) 
 		hidden = s[1]
 	}
 	var loss *ts.Tensor
-	err := objectives.FP32("distillation loss", func() error {
-		dtype := objectives.LossDType(student[0])
+	err := tensors.FP32("distillation loss", func() error {
+		dtype := tensors.LossDType(student[0])
 		for l := range student {
 			target := teacher[l].MustDetach(false).MustTotype(dtype, true)
 			s := student[l].MustTotype(dtype, false)

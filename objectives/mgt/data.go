@@ -19,6 +19,7 @@ import (
 	"convrep/models"
 	"convrep/models/sbert"
 	"convrep/objectives"
+	"convrep/objectives/inputs"
 	"convrep/objectives/mgt/buckets"
 	"convrep/tokenizers"
 )
@@ -253,11 +254,11 @@ func (d *mgtData) Batch(idx []int, dev gotch.Device) (objectives.Batch, error) {
 			cands = append(cands, d.pool[n])
 		}
 	}
-	c, err := models.BatchInput(objectives.Padded(ctx, d.pad), dev)
+	c, err := models.BatchInput(inputs.Padded(ctx, d.pad), dev)
 	if err != nil {
 		return objectives.Batch{}, err
 	}
-	r, err := models.BatchInput(objectives.Padded(cands, d.pad), dev)
+	r, err := models.BatchInput(inputs.Padded(cands, d.pad), dev)
 	if err != nil {
 		c.Drop()
 		return objectives.Batch{}, err

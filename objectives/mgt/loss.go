@@ -6,21 +6,21 @@ import (
 	"github.com/sugarme/gotch/ts"
 
 	"convrep/internal/torch"
-	"convrep/objectives"
+	"convrep/objectives/tensors"
 )
 
 // CandidateScores are the dual encoder's scores α_ij = c_iᵀ r_ij (MGT §3.1, Eq. 4-5) of B contexts c [B,d]
 // against their k candidates each, r [B·k,d] (rows i·k … i·k+k−1 belong to context i): a [B,k] tensor,
-// computed in fp32 under mixed precision (objectives.FP32), as the loss on it is.
+// computed in fp32 under mixed precision (tensors.FP32), as the loss on it is.
 func CandidateScores(c, r *ts.Tensor, k int64) (*ts.Tensor, error) {
 	b, err := candidateShapes(c, r, k)
 	if err != nil {
 		return nil, fmt.Errorf("candidate scores: %w", err)
 	}
 	var out *ts.Tensor
-	err = objectives.FP32("candidate scores", func() error {
+	err = tensors.FP32("candidate scores", func() error {
 		d := c.MustSize()[1]
-		c32, r32 := objectives.Upcast(c), objectives.Upcast(r)
+		c32, r32 := tensors.Upcast(c), tensors.Upcast(r)
 		rv := r32.MustView([]int64{b, k, d}, true)
 		cv := c32.MustUnsqueeze(2, true)                    // [B,d,1]
 		out = rv.MustBmm(cv, false).MustSqueezeDim(2, true) // [B,k]
@@ -38,10 +38,10 @@ func DualEncoderLoss(c, r *ts.Tensor, k int64) (loss, scores *ts.Tensor, err err
 	if err != nil {
 		return nil, nil, fmt.Errorf("dual encoder loss: %w", err)
 	}
-	err = objectives.FP32("dual encoder loss", func() error {
+	err = tensors.FP32("dual encoder loss", func() error {
 		lse := scores.MustLogsumexp([]int64{1}, false, false)
 		gt := scores.MustSelect(1, 0, false)
-		loss = lse.MustSub(gt, true).MustMean(objectives.LossDType(scores), true)
+		loss = lse.MustSub(gt, true).MustMean(tensors.LossDType(scores), true)
 		gt.MustDrop()
 		return nil
 	})

@@ -10,6 +10,7 @@ import (
 
 	"convrep/datasets"
 	"convrep/objectives"
+	"convrep/objectives/inputs"
 	"convrep/tokenizers"
 )
 
@@ -112,11 +113,11 @@ func (d *mlmDialogues) Batch(idx []int, dev gotch.Device) (objectives.Batch, err
 		ids := d.row(e)
 		rows[k], labels[k] = MaskRow(ids, len(ids), d.mask, ExampleRand(d.seed, d.epoch, e))
 	}
-	in, err := objectives.InputOf(rows, d.pad, dev)
+	in, err := inputs.InputOf(rows, d.pad, dev)
 	if err != nil {
 		return objectives.Batch{}, err
 	}
-	lab, err := objectives.LabelsOf(labels, dev)
+	lab, err := inputs.LabelsOf(labels, dev)
 	if err != nil {
 		in.Drop()
 		return objectives.Batch{}, err

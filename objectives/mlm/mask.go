@@ -5,7 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
-	"convrep/objectives"
+	"convrep/objectives/inputs"
 	"convrep/tokenizers"
 )
 
@@ -55,7 +55,7 @@ func MaskRow(row []int64, length int, opt MaskOptions, g *rand.Rand) (masked, la
 	masked = append([]int64(nil), row...)
 	labels = make([]int64, len(row))
 	for j := range labels {
-		labels[j] = objectives.IgnoreLabel
+		labels[j] = inputs.IgnoreLabel
 	}
 	length = min(max(length, 0), len(row))
 	var eligible []int

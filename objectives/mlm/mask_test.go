@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"convrep/objectives"
+	"convrep/objectives/inputs"
 	"convrep/objectives/internal/testutil"
 )
 
@@ -37,7 +37,7 @@ func TestMaskRowChoosesOnlyEligibleTokens(t *testing.T) {
 				}
 				chosen := 0
 				for j, l := range labels {
-					if l == objectives.IgnoreLabel {
+					if l == inputs.IgnoreLabel {
 						if masked[j] != tc.row[j] {
 							t.Fatalf("position %d not chosen but changed: %v → %v", j, tc.row, masked)
 						}
@@ -72,7 +72,7 @@ func TestMaskRowProportions(t *testing.T) {
 	for ex := 0; ex < 20000; ex++ {
 		masked, labels := MaskRow(row, len(row), opt, ExampleRand(1, 0, ex))
 		for j, l := range labels {
-			if l == objectives.IgnoreLabel {
+			if l == inputs.IgnoreLabel {
 				continue
 			}
 			total++

@@ -22,16 +22,18 @@ import (
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/objectives"
+	"convrep/objectives/inputs"
+	"convrep/objectives/tensors"
 )
 
 // Name is the name the masked-LM objective registers under.
 const Name = "mlm"
 
 // Batch is a masked batch: Input holds the corrupted ids [B,T], Labels the chosen positions and the
-// original token at each (see MaskTokens and objectives.LabelsOf).
+// original token at each (see MaskTokens and inputs.LabelsOf).
 type Batch struct {
 	Input  models.Input
-	Labels objectives.Labels
+	Labels inputs.Labels
 }
 
 // Requirements is what every objective with an MLM loss over flattened dialogues needs: the MLM head
@@ -130,7 +132,7 @@ func (o *mlm) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, er
 // predictions at the chosen positions of labels, which index masked.IDs [B,T]. Only the chosen positions
 // go through the head (the vocabulary projection is the costly part). m must have an MLM head (an
 // objective asks for one with Requirements). A batch without a chosen token is an error.
-func Loss(m *models.Model, masked models.Input, labels objectives.Labels, train bool) (*ts.Tensor, error) {
+func Loss(m *models.Model, masked models.Input, labels inputs.Labels, train bool) (*ts.Tensor, error) {
 	out, err := m.Forward(masked, train)
 	if err != nil {
 		return nil, fmt.Errorf("mlm loss: %w", err)
@@ -142,7 +144,7 @@ func Loss(m *models.Model, masked models.Input, labels objectives.Labels, train 
 // LossFromHidden is Loss on hidden states [B,T,H] already computed (an objective that also needs the
 // encoder's output for another loss runs the encoder once). The log-softmax over the vocabulary and the
 // mean are in fp32 when the logits come from autocast in bf16.
-func LossFromHidden(m *models.Model, hidden *ts.Tensor, labels objectives.Labels) (*ts.Tensor, error) {
+func LossFromHidden(m *models.Model, hidden *ts.Tensor, labels inputs.Labels) (*ts.Tensor, error) {
 	if !labels.Defined() || hidden == nil {
 		return nil, fmt.Errorf("mlm loss: hidden states and labels are required")
 	}
@@ -170,7 +172,7 @@ func LossFromHidden(m *models.Model, hidden *ts.Tensor, labels objectives.Labels
 		// Mean cross-entropy: −log softmax at the original token, averaged over the chosen positions. The
 		// dtype argument widens bf16 logits before the log-softmax (an explicit bf16 would keep it in bf16
 		// even where autocast's policy runs log_softmax in fp32).
-		logp := logits.MustLogSoftmax(1, objectives.LossDType(logits), true)
+		logp := logits.MustLogSoftmax(1, tensors.LossDType(logits), true)
 		loss = logp.MustNLLLoss(labels.Target, true)
 		return nil
 	})

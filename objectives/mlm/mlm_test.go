@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"convrep/internal/torch"
-	"convrep/objectives"
+	"convrep/objectives/inputs"
 	"convrep/objectives/internal/testutil"
 
 	"github.com/sugarme/gotch"
@@ -19,7 +19,7 @@ import (
 func mlmByLoops(logits []float64, v int, labels []int64) float64 {
 	total, n := 0.0, 0
 	for p, l := range labels {
-		if l == objectives.IgnoreLabel {
+		if l == inputs.IgnoreLabel {
 			continue
 		}
 		row := logits[p*v : (p+1)*v]
@@ -39,7 +39,7 @@ func mlmByLoops(logits []float64, v int, labels []int64) float64 {
 func TestMLMLossMatchesTheEquation(t *testing.T) {
 	m := testutil.TinyMLMBERT(t, 3, true)
 	const b, T, h, v = 2, 5, 16, 50
-	labels := []int64{objectives.IgnoreLabel, 7, objectives.IgnoreLabel, objectives.IgnoreLabel, 33, objectives.IgnoreLabel, objectives.IgnoreLabel, 12, 12, objectives.IgnoreLabel}
+	labels := []int64{inputs.IgnoreLabel, 7, inputs.IgnoreLabel, inputs.IgnoreLabel, 33, inputs.IgnoreLabel, inputs.IgnoreLabel, 12, 12, inputs.IgnoreLabel}
 	lab := testutil.Labels(t, [][]int64{labels[:T], labels[T:]})
 	hidden := testutil.DoubleLeaf(testutil.Pseudo(b*T*h, 11, 2), []int64{b, T, h})
 
@@ -68,7 +68,7 @@ func TestMLMLossMatchesTheEquation(t *testing.T) {
 	// Unchosen positions do not move the loss: their gradient is zero.
 	g := hidden.MustGrad(false).MustView([]int64{b * T, h}, false).MustAbs(true).MustSumDimIntlist([]int64{1}, false, gotch.Double, true).Float64Values()
 	for p, l := range labels {
-		if (l == objectives.IgnoreLabel) != (g[p] == 0) {
+		if (l == inputs.IgnoreLabel) != (g[p] == 0) {
 			t.Errorf("position %d (label %d): gradient norm %g", p, l, g[p])
 		}
 	}
@@ -79,7 +79,7 @@ func TestMLMLossMatchesTheEquation(t *testing.T) {
 func TestMLMLossEncoderAndErrors(t *testing.T) {
 	m := testutil.TinyMLMBERT(t, 4, false)
 	in := testutil.Input([][]int64{{2, 7, 9, 3}, {2, 11, 3}}, 4)
-	const x = objectives.IgnoreLabel
+	const x = inputs.IgnoreLabel
 	lab := testutil.Labels(t, [][]int64{{x, 7, x, x}, {x, 11, x, x}})
 	loss, err := Loss(m, in, lab, false)
 	if err != nil {
@@ -103,7 +103,7 @@ func TestMLMLossEncoderAndErrors(t *testing.T) {
 	if _, err := Loss(m, in, testutil.Labels(t, [][]int64{{x, 7, x}, {x, 11, x}}), false); err == nil {
 		t.Error("labels of the wrong shape gave no error")
 	}
-	if _, err := Loss(m, in, objectives.Labels{}, false); err == nil {
+	if _, err := Loss(m, in, inputs.Labels{}, false); err == nil {
 		t.Error("no labels gave no error")
 	}
 	if _, err := Loss(testutil.TinyBERT(t, 1), in, lab, false); err == nil {
@@ -117,7 +117,7 @@ func TestMLMLossEncoderAndErrors(t *testing.T) {
 func TestMLMLogSoftmaxInFP32UnderAutocast(t *testing.T) {
 	m := testutil.TinyMLMBERT(t, 6, false)
 	const b, T, h = 2, 5, 16
-	const x = objectives.IgnoreLabel
+	const x = inputs.IgnoreLabel
 	lab := testutil.Labels(t, [][]int64{{x, 7, x, 30, 33}, {x, 12, 12, x, 41}})
 	hidden := ts.MustOfSlice(testutil.Pseudo(b*T*h, 5, 3)).MustView([]int64{b, T, h}, true).MustTotype(gotch.Float, true)
 	var got, want float64

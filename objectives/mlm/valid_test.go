@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"convrep/objectives"
+	"convrep/objectives/inputs"
 	"convrep/objectives/internal/testutil"
 )
 
@@ -14,7 +14,7 @@ func TestMLMValidationLoss(t *testing.T) {
 	m := testutil.TinyMLMBERT(t, 4, false)
 	o := &mlm{model: m}
 	in := testutil.Input([][]int64{{2, 7, 9, 3}, {2, 11, 3}}, 4)
-	const x = objectives.IgnoreLabel
+	const x = inputs.IgnoreLabel
 	lab := testutil.Labels(t, [][]int64{{x, 7, 9, x}, {x, 11, x, x}})
 	sum, n, err := o.ValidationLoss(Batch{Input: in, Labels: lab})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 
 	"convrep/datasets"
 	"convrep/objectives"
+	"convrep/objectives/inputs"
 	"convrep/objectives/mlm"
 )
 
@@ -78,9 +79,9 @@ func (d *rclDialogues) Batch(idx []int, dev gotch.Device) (objectives.Batch, err
 	b := Batch{}
 	drop := func() { b.Context.Drop(); b.Response.Drop(); b.Labels.Drop() }
 	var err error
-	if b.Context, err = objectives.InputOf(ctx, d.pad, dev); err == nil {
-		if b.Response, err = objectives.InputOf(resp, d.pad, dev); err == nil && d.mask != nil {
-			b.Labels, err = objectives.LabelsOf(labels, dev)
+	if b.Context, err = inputs.InputOf(ctx, d.pad, dev); err == nil {
+		if b.Response, err = inputs.InputOf(resp, d.pad, dev); err == nil && d.mask != nil {
+			b.Labels, err = inputs.LabelsOf(labels, dev)
 		}
 	}
 	if err != nil {

@@ -1,11 +1,10 @@
 package rcl
 
 import (
+	"convrep/objectives/tensors"
 	"fmt"
 
 	"github.com/sugarme/gotch/ts"
-
-	"convrep/objectives"
 )
 
 // Loss is TOD-BERT's response contrastive loss (Wu et al. 2020, §2.2): for context representations
@@ -13,7 +12,7 @@ import (
 // b are extra negatives), M = Softmax(C Rᵀ) row-wise and L_rcl = −(1/b) Σ_i log M_{i,i}. The scores are
 // plain dot products of the [CLS] vectors, without normalisation or temperature, as in the paper and its
 // code (which averages over the batch, torch's CrossEntropyLoss). The scores and the cross-entropy are
-// computed in fp32 under mixed precision (objectives.FP32). The result keeps its graph.
+// computed in fp32 under mixed precision (tensors.FP32). The result keeps its graph.
 func Loss(c, r *ts.Tensor) (*ts.Tensor, error) {
 	if c == nil || r == nil {
 		return nil, fmt.Errorf("rcl loss: both the contexts and the responses are required")
@@ -27,12 +26,12 @@ func Loss(c, r *ts.Tensor) (*ts.Tensor, error) {
 		return nil, fmt.Errorf("rcl loss: %d contexts need as many responses and a negative, got %d responses", cs[0], rs[0])
 	}
 	var loss *ts.Tensor
-	err := objectives.FP32("rcl loss", func() error {
-		c32, r32 := objectives.Upcast(c), objectives.Upcast(r)
+	err := tensors.FP32("rcl loss", func() error {
+		c32, r32 := tensors.Upcast(c), tensors.Upcast(r)
 		rt := r32.MustT(true)
 		scores := c32.MustMm(rt, true) // [b,n]
 		rt.MustDrop()
-		loss = objectives.CrossEntropyDiagonal(scores)
+		loss = tensors.CrossEntropyDiagonal(scores)
 		scores.MustDrop()
 		return nil
 	})

@@ -102,7 +102,7 @@ func TestOracleRCLLoss(t *testing.T) {
 	t.Logf("%d batches: rcl, mlm and their sum within %.2g of TOD-BERT's", len(run.Batches), worst)
 }
 
-// ids reads an int64 [rows, width] fixture tensor as rows; -100 stays -100 (objectives.IgnoreLabel).
+// ids reads an int64 [rows, width] fixture tensor as rows; -100 stays -100 (inputs.IgnoreLabel).
 func ids(t *testing.T, f *safetensors.File, name string) [][]int64 {
 	t.Helper()
 	tn, ok := f.Lookup(name)

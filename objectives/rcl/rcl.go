@@ -20,7 +20,9 @@ import (
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/objectives"
+	"convrep/objectives/inputs"
 	"convrep/objectives/mlm"
+	"convrep/objectives/tensors"
 )
 
 // Name is the name TOD-BERT's objective registers under.
@@ -30,7 +32,7 @@ const Name = "rcl"
 // chosen positions of Context and their tokens); Response row i is the response of context i.
 type Batch struct {
 	Context  models.Input
-	Labels   objectives.Labels
+	Labels   inputs.Labels
 	Response models.Input
 }
 
@@ -116,7 +118,7 @@ func (o *rcl) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, er
 	err = torch.Catch("rcl loss", func() error {
 		c, r := ctx.Last.MustSelect(1, 0, false), resp.Last.MustSelect(1, 0, false) // [CLS]
 		defer torch.Drop(c, r)
-		gc, gr, drop, err := objectives.GatherViews(o.gather, c, r)
+		gc, gr, drop, err := tensors.GatherViews(o.gather, c, r)
 		if err != nil {
 			return err
 		}

@@ -6,8 +6,8 @@ import (
 	"github.com/sugarme/gotch/ts"
 
 	"convrep/internal/torch"
-	"convrep/objectives"
 	"convrep/objectives/dse"
+	"convrep/objectives/tensors"
 )
 
 // Loss is unsupervised SimCSE's training objective (Gao et al. 2021, §3 Eq. 4 with the in-batch
@@ -17,7 +17,7 @@ import (
 //	ℓ_i = −log( e^{sim(h_i, h_i⁺)/τ} / Σ_{j=1..N} e^{sim(h_i, h_j⁺)/τ} ),   sim = cosine,
 //
 // averaged over i. Only h1 is the anchor (the paper's, and its code's, one-directional loss). The cosines
-// and the cross-entropy are computed in fp32 under mixed precision (objectives.FP32). The result keeps its
+// and the cross-entropy are computed in fp32 under mixed precision (tensors.FP32). The result keeps its
 // graph.
 func Loss(h1, h2 *ts.Tensor, tau float64) (*ts.Tensor, error) {
 	if err := dse.CheckContrast(tau, dse.Orig); err != nil {
@@ -27,14 +27,14 @@ func Loss(h1, h2 *ts.Tensor, tau float64) (*ts.Tensor, error) {
 		return nil, fmt.Errorf("simcse loss: %w", err)
 	}
 	var loss *ts.Tensor
-	err := objectives.FP32("simcse loss", func() error {
-		w1, w2 := objectives.Upcast(h1), objectives.Upcast(h2)
-		z1, z2 := objectives.Normalize(w1), objectives.Normalize(w2)
+	err := tensors.FP32("simcse loss", func() error {
+		w1, w2 := tensors.Upcast(h1), tensors.Upcast(h2)
+		z1, z2 := tensors.Normalize(w1), tensors.Normalize(w2)
 		torch.Drop(w1, w2)
 		z2t := z2.MustT(true)
 		logits := z1.MustMm(z2t, true).MustDivScalar(ts.FloatScalar(tau), true) // [N,N] cosines / τ
 		z2t.MustDrop()
-		loss = objectives.CrossEntropyDiagonal(logits)
+		loss = tensors.CrossEntropyDiagonal(logits)
 		logits.MustDrop()
 		return nil
 	})

@@ -24,6 +24,7 @@ import (
 	"convrep/models"
 	"convrep/objectives"
 	"convrep/objectives/dse"
+	"convrep/objectives/tensors"
 )
 
 // Name is the name SimCSE registers under.
@@ -100,7 +101,7 @@ func (o *simcse) buildMLP() error {
 	d := o.model.Config.HiddenSize
 	return torch.Catch("build the simcse_mlp", func() error {
 		p := o.model.VS.Root().Sub(simcseMLP)
-		init := objectives.Uniform{Bound: 1 / math.Sqrt(float64(d))}
+		init := tensors.Uniform{Bound: 1 / math.Sqrt(float64(d))}
 		o.w = p.Sub("dense").MustNewVar("weight", []int64{d, d}, init)
 		o.b = p.Sub("dense").MustNewVar("bias", []int64{d}, init)
 		return nil
@@ -136,7 +137,7 @@ func (o *simcse) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor,
 	err = torch.Catch("simcse loss", func() error {
 		h1, h2 := e.MustNarrow(0, 0, n, false), e.MustNarrow(0, n, n, false)
 		defer torch.Drop(h1, h2)
-		g1, g2, drop, err := objectives.GatherViews(o.gather, h1, h2)
+		g1, g2, drop, err := tensors.GatherViews(o.gather, h1, h2)
 		if err != nil {
 			return err
 		}
@@ -145,8 +146,8 @@ func (o *simcse) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor,
 		if err != nil {
 			return err
 		}
-		return objectives.FP32("simcse metrics", func() error {
-			w1, w2 := objectives.Upcast(h1), objectives.Upcast(h2)
+		return tensors.FP32("simcse metrics", func() error {
+			w1, w2 := tensors.Upcast(h1), tensors.Upcast(h2)
 			cos := ts.MustCosineSimilarity(w1, w2, 1, 1e-8)
 			metrics["pos_cos"] = objectives.Metric(cos)
 			torch.Drop(w1, w2, cos)

@@ -13,6 +13,7 @@ import (
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/objectives"
+	"convrep/objectives/inputs"
 	"convrep/safetensors"
 )
 
@@ -269,10 +270,10 @@ var (
 	Responses = [][]int64{{2, 12, 13, 14, 3}, {2, 7, 3}, {2, 20, 21, 22, 23, 3}, {2, 30, 3}}
 )
 
-// Labels is objectives.LabelsOf on the CPU: MLM label rows (IgnoreLabel where nothing was chosen).
-func Labels(t testing.TB, rows [][]int64) objectives.Labels {
+// Labels is inputs.LabelsOf on the CPU: MLM label rows (IgnoreLabel where nothing was chosen).
+func Labels(t testing.TB, rows [][]int64) inputs.Labels {
 	t.Helper()
-	l, err := objectives.LabelsOf(rows, gotch.CPU)
+	l, err := inputs.LabelsOf(rows, gotch.CPU)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,13 +281,13 @@ func Labels(t testing.TB, rows [][]int64) objectives.Labels {
 }
 
 // LabelRows expands l back into [Rows][Width] label rows, IgnoreLabel where nothing was chosen.
-func LabelRows(t testing.TB, l objectives.Labels) [][]int64 {
+func LabelRows(t testing.TB, l inputs.Labels) [][]int64 {
 	t.Helper()
 	rows := make([][]int64, l.Rows)
 	for i := range rows {
 		rows[i] = make([]int64, l.Width)
 		for j := range rows[i] {
-			rows[i][j] = objectives.IgnoreLabel
+			rows[i][j] = inputs.IgnoreLabel
 		}
 	}
 	pos, target := l.Pos.Int64Values(), l.Target.Int64Values()
