@@ -1,4 +1,4 @@
-package setupcmd
+package libtorch
 
 import (
 	"bytes"
@@ -72,8 +72,8 @@ func planNVRTC(f nvrtcFacts) nvrtcPlan {
 	return nvrtcPlan{Sources: !f.Candidate, Package: pkg}
 }
 
-// ensureNVRTC carries out planNVRTC on this machine.
-func ensureNVRTC(lt *libtorch, install bool) error {
+// EnsureNVRTC carries out planNVRTC on this machine.
+func EnsureNVRTC(lt *Libtorch, install bool) error {
 	f := nvrtcFacts{Forced: os.Getenv("CONVREP_NVRTC"), Install: install, Codename: osCodename()}
 	switch {
 	case f.Forced != "":
@@ -302,8 +302,8 @@ func writeAsRoot(path, content string) error {
 // by git; absent where the loader's own search finds NVRTC.
 const nvrtcFlags = "internal/nvrtc/cgo_flags.go"
 
-// writeNVRTCFlags writes nvrtcFlags for lt.NVRTCDir, or removes it when there is none.
-func writeNVRTCFlags(root string, lt *libtorch) error {
+// WriteNVRTCFlags writes nvrtcFlags for lt.NVRTCDir, or removes it when there is none.
+func WriteNVRTCFlags(root string, lt *Libtorch) error {
 	path := filepath.Join(root, nvrtcFlags)
 	if lt.NVRTCDir == "" {
 		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {
