@@ -29,15 +29,11 @@ import (
 	"convrep/internal/cli"
 )
 
-var command = cli.Command[options]{Name: "bench", Parse: parseFlags,
+// Command is the bench command: its Main benchmarks as args, the command line after the command's name, says
+// (exit status 0, 1 for a failure, 2 for a command line that does not parse); its Check parses args as Main
+// does and returns what it would reject, without benchmarking.
+var Command = cli.Command[options]{Name: "bench", Parse: parseFlags,
 	Run: func(_ context.Context, o options, _ *zap.Logger) error { return run(o, os.Stdout) }}
-
-// Main runs bench on args, the command line after the command's name, and returns the exit status: 0, 1 for a
-// failure, 2 for a command line that does not parse.
-func Main(args []string) int { return command.Main(args) }
-
-// Check parses args as Main does and returns what it would reject, without benchmarking.
-func Check(args []string) error { return command.Check(args) }
 
 // parseFlags reads the command line; usage and flag errors go to errOut.
 func parseFlags(args []string, errOut io.Writer) (options, error) {

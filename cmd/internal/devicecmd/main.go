@@ -23,15 +23,11 @@ import (
 	"convrep/internal/torch"
 )
 
-var command = cli.Command[string]{Name: "device", Parse: parse,
+// Command is the device command: its Main runs the check on args, the command line after the command's name
+// (exit status 0, 1 for a failed check, 2 for a command line that does not parse); its Check parses args as
+// Main does and returns what it would reject, without touching a device.
+var Command = cli.Command[string]{Name: "device", Parse: parse,
 	Run: func(_ context.Context, dev string, _ *zap.Logger) error { return run(dev, os.Stdout) }}
-
-// Main runs the check on args, the command line after the command's name, and returns the exit status: 0, 1
-// for a failed check, 2 for a command line that does not parse.
-func Main(args []string) int { return command.Main(args) }
-
-// Check parses args as Main does and returns what it would reject, without touching a device.
-func Check(args []string) error { return command.Check(args) }
 
 func parse(args []string, out io.Writer) (string, error) {
 	fs := flag.NewFlagSet("device", flag.ContinueOnError)
