@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -130,7 +131,7 @@ func nonFreeSources(debian, release string) string {
 		"# Debian's non-free component. Removing this file disables it again.\n")
 	n := 0
 	for _, stanza := range deb822Stanzas(debian) {
-		if !containsWord(stanza.value("Suites"), release) || !containsWord(stanza.value("Types"), "deb") {
+		if !slices.Contains(strings.Fields(stanza.value("Suites")), release) || !slices.Contains(strings.Fields(stanza.value("Types")), "deb") {
 			continue
 		}
 		out.WriteString("\nTypes: deb\n")
@@ -197,15 +198,6 @@ func (s deb822Stanza) field(key string) string {
 		return ""
 	}
 	return strings.Join(s[key], "\n") + "\n"
-}
-
-func containsWord(list, word string) bool {
-	for _, w := range strings.Fields(list) {
-		if w == word {
-			return true
-		}
-	}
-	return false
 }
 
 // loaderNVRTC is the path of an NVRTC the dynamic loader finds by soname, through LD_LIBRARY_PATH or its cache
