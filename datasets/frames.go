@@ -48,14 +48,9 @@ func parseFrames(src *source, r io.Reader) ([]Dialogue, error) {
 		}
 		dl := Dialogue{ID: *d.ID, Corpus: "frames", Domain: "travel"}
 		for j, t := range *d.Turns {
-			if t.Author == nil || t.Text == nil {
-				return fmt.Errorf("turn %d: %w", j, missing("author or text"))
+			if err := dl.addRecord("turn", j, t.Author, t.Text, "author or text", "user", "wizard", src.opt.MergeSameSpeaker); err != nil {
+				return err
 			}
-			sp, err := speakerOf(*t.Author, "user", "wizard")
-			if err != nil {
-				return fmt.Errorf("turn %d: %w", j, err)
-			}
-			dl.Turns = addTurn(dl.Turns, sp, *t.Text, src.opt.MergeSameSpeaker)
 		}
 		out = append(out, dl)
 		return nil

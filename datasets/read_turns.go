@@ -37,6 +37,21 @@ func speakerOf(label, user, system string) (Speaker, error) {
 	return "", fmt.Errorf("speaker %q is neither %s nor %s", label, user, system)
 }
 
+// addRecord adds the corpus record j (a "turn" or an "utterance", as errors name it) whose speaker label and
+// text are speaker and text, user and system being the corpus's labels: a missing one (fields names them) or
+// an unknown speaker is an error; the text goes through addTurn.
+func (dl *Dialogue) addRecord(unit string, j int, speaker, text *string, fields, user, system string, merge bool) error {
+	if speaker == nil || text == nil {
+		return fmt.Errorf("%s %d: %w", unit, j, missing(fields))
+	}
+	sp, err := speakerOf(*speaker, user, system)
+	if err != nil {
+		return fmt.Errorf("%s %d: %w", unit, j, err)
+	}
+	dl.Turns = addTurn(dl.Turns, sp, *text, merge)
+	return nil
+}
+
 // domainName is the form every corpus's domain takes: lower case, trimmed.
 func domainName(s string) string {
 	return strings.ToLower(strings.TrimSpace(s))

@@ -74,14 +74,9 @@ func parseSGD(src *source, split string, r io.Reader) ([]Dialogue, error) {
 		}
 		dl := Dialogue{ID: split + "/" + *d.ID, Corpus: "sgd", Domain: sgdDomain(d.Services)}
 		for j, t := range *d.Turns {
-			if t.Speaker == nil || t.Utterance == nil {
-				return fmt.Errorf("turn %d: %w", j, missing("speaker or utterance"))
+			if err := dl.addRecord("turn", j, t.Speaker, t.Utterance, "speaker or utterance", "USER", "SYSTEM", src.opt.MergeSameSpeaker); err != nil {
+				return err
 			}
-			sp, err := speakerOf(*t.Speaker, "USER", "SYSTEM")
-			if err != nil {
-				return fmt.Errorf("turn %d: %w", j, err)
-			}
-			dl.Turns = addTurn(dl.Turns, sp, *t.Utterance, src.opt.MergeSameSpeaker)
 		}
 		out = append(out, dl)
 		return nil

@@ -108,14 +108,9 @@ func parseTaskmaster(src *source, fileDomain string, r io.Reader) ([]Dialogue, e
 		}
 		dl := Dialogue{ID: id, Corpus: "taskmaster", Domain: domainName(domain)}
 		for j, u := range *d.Utterances {
-			if u.Speaker == nil || u.Text == nil {
-				return fmt.Errorf("utterance %d: %w", j, missing("speaker or text"))
+			if err := dl.addRecord("utterance", j, u.Speaker, u.Text, "speaker or text", "user", "assistant", src.opt.MergeSameSpeaker); err != nil {
+				return err
 			}
-			sp, err := speakerOf(*u.Speaker, "user", "assistant")
-			if err != nil {
-				return fmt.Errorf("utterance %d: %w", j, err)
-			}
-			dl.Turns = addTurn(dl.Turns, sp, *u.Text, src.opt.MergeSameSpeaker)
 		}
 		out = append(out, dl)
 		return nil

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -39,20 +40,11 @@ func TestSaveReproducesHFFiles(t *testing.T) {
 					t.Errorf("%s differs from HF's (%d vs %d bytes)\n got %.300s\nwant %.300s", f, len(got), len(want), got, want)
 				}
 			}
-			if _, err := os.Stat(filepath.Join(out, addedTokensFile)); (err == nil) != contains(tc.files, addedTokensFile) {
-				t.Errorf("%s present = %v, want %v", addedTokensFile, err == nil, contains(tc.files, addedTokensFile))
+			if _, err := os.Stat(filepath.Join(out, addedTokensFile)); (err == nil) != slices.Contains(tc.files, addedTokensFile) {
+				t.Errorf("%s present = %v, want %v", addedTokensFile, err == nil, slices.Contains(tc.files, addedTokensFile))
 			}
 		})
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // TestSaveLoadRoundTrip adds tokens, saves, reloads, and expects the same

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"io"
@@ -76,5 +77,44 @@ func TestFail(t *testing.T) {
 	Fail(out, log, "train", err)
 	if s := logged.String(); strings.Count(s, "\n") != 1 || !strings.Contains(s, `"msg":"train failed"`) || !strings.Contains(s, `remedies:\n`) {
 		t.Errorf("pipe: %q, want one structured line", s)
+	}
+}
+
+// A command's exit status: 0, 0 for --help, 2 for a command line that does not parse, 1 for a failure.
+func TestCommandMain(t *testing.T) {
+	defer func(f func(*os.File) bool) { IsTerminal = f }(IsTerminal)
+	IsTerminal = func(*os.File) bool { return true }
+	c := Command[string]{
+		Name: "t",
+		Parse: func(args []string, stderr io.Writer) (string, error) {
+			fs := flag.NewFlagSet("t", flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			fail := fs.String("fail", "", "")
+			_, err := Parse(fs, args)
+			return *fail, err
+		},
+		Run: func(_ context.Context, fail string, _ *zap.Logger) error {
+			if fail != "" {
+				return errors.New(fail)
+			}
+			return nil
+		},
+	}
+	for _, tc := range []struct {
+		args  []string
+		code  int
+		check bool
+	}{
+		{nil, 0, true},
+		{[]string{"--help"}, 0, true},
+		{[]string{"--nope"}, 2, false},
+		{[]string{"--fail", "x"}, 1, true},
+	} {
+		if code := c.Main(tc.args); code != tc.code {
+			t.Errorf("%q: exit %d, want %d", tc.args, code, tc.code)
+		}
+		if err := c.Check(tc.args); (err == nil) != tc.check {
+			t.Errorf("%q: Check %v", tc.args, err)
+		}
 	}
 }

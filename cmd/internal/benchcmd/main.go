@@ -16,6 +16,7 @@
 package benchcmd
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -23,31 +24,16 @@ import (
 	"os"
 	"strconv"
 
+	"go.uber.org/zap"
+
 	"convrep/internal/cli"
 )
 
-// Main runs bench on args, the command line after the command's name, and returns the exit status: 0, 1 for a
-// failure, 2 for a command line that does not parse.
-func Main(args []string) int {
-	o, err := parseFlags(args, os.Stderr)
-	if err == flag.ErrHelp {
-		return 0
-	}
-	if err != nil {
-		return 2
-	}
-	if err := run(o, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "bench:", err)
-		return 1
-	}
-	return 0
-}
-
-// Check parses args as Main does and returns what it would reject, without benchmarking.
-func Check(args []string) error {
-	_, err := parseFlags(args, io.Discard)
-	return cli.Checked(err)
-}
+// Command is the bench command: its Main benchmarks as args, the command line after the command's name, says
+// (exit status 0, 1 for a failure, 2 for a command line that does not parse); its Check parses args as Main
+// does and returns what it would reject, without benchmarking.
+var Command = cli.Command[options]{Name: "bench", Parse: parseFlags,
+	Run: func(_ context.Context, o options, _ *zap.Logger) error { return run(o, os.Stdout) }}
 
 // parseFlags reads the command line; usage and flag errors go to errOut.
 func parseFlags(args []string, errOut io.Writer) (options, error) {

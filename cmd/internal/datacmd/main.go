@@ -7,6 +7,7 @@
 package datacmd
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,7 +20,6 @@ import (
 
 	"convrep/datasets"
 	"convrep/internal/cli"
-	"convrep/internal/logging"
 	"convrep/internal/shared"
 )
 
@@ -39,43 +39,29 @@ var commands = []command{
 	{name: "manifest", summary: "write the manifest (path, size, SHA-256, source) of a data folder such as ../shared/data", setup: setupManifest},
 }
 
-// Main runs data on args, the command line after the command's name, and returns the exit status.
-func Main(args []string) int {
-	log := logging.New()
-	defer log.Sync()
-	code := run(args, os.Stdout, os.Stderr, log)
-	log.Sync()
-	return code
-}
+// Main runs data on args, the command line after the command's name, and returns the exit status: 0, 1 for a
+// failure, 2 for a usage error.
+func Main(args []string) int { return commandLine(args, os.Stdout).Main(args) }
 
 // Check parses args as Main does, the command and its flags, and returns what it would reject, without reading
 // or writing any data.
-func Check(args []string) error {
-	_, err := parse(args, io.Discard)
-	return cli.Checked(err)
+func Check(args []string) error { return commandLine(args, os.Stdout).Check(args) }
+
+// run is Main with its streams and logger given.
+func run(args []string, stdout, stderr io.Writer, log *zap.Logger) int {
+	return commandLine(args, stdout).Exec(args, stderr, log)
 }
 
-// run runs the command line args and returns the exit status: 0, 1 for a failure, 2 for a usage error.
-func run(args []string, stdout, stderr io.Writer, log *zap.Logger) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(stderr)
-		if len(args) == 0 {
-			return 2
-		}
-		return 0
+// commandLine is data's command line: the subcommand args[0], which writes to stdout.
+func commandLine(args []string, stdout io.Writer) cli.Command[func(io.Writer, *zap.Logger) error] {
+	name := "data"
+	if len(args) > 0 {
+		name += " " + args[0]
 	}
-	do, err := parse(args, stderr)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		return 0
-	case err != nil:
-		return 2
-	}
-	if err := do(stdout, log); err != nil {
-		fail(stderr, log, "data "+args[0], err)
-		return 1
-	}
-	return 0
+	return cli.Command[func(io.Writer, *zap.Logger) error]{Name: name, Parse: parse,
+		Run: func(_ context.Context, do func(io.Writer, *zap.Logger) error, log *zap.Logger) error {
+			return do(stdout, log)
+		}}
 }
 
 // parse finds the command args[0] and parses its flags; usage and flag errors are printed to stderr. It returns
@@ -86,6 +72,7 @@ func parse(args []string, stderr io.Writer) (func(stdout io.Writer, log *zap.Log
 		return nil, errors.New("no command")
 	}
 	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stderr)
 		return nil, flag.ErrHelp
 	}
 	for _, c := range commands {
@@ -118,15 +105,6 @@ func parse(args []string, stderr io.Writer) (func(stdout io.Writer, log *zap.Log
 	fmt.Fprintf(stderr, "data: unknown command %q\n\n", args[0])
 	usage(stderr)
 	return nil, fmt.Errorf("data: unknown command %q", args[0])
-}
-
-// fail reports a failure: plain lines when stderr is a terminal, a structured log line otherwise.
-func fail(stderr io.Writer, log *zap.Logger, command string, err error) {
-	if f, ok := stderr.(*os.File); ok {
-		cli.Fail(f, log, command, err)
-		return
-	}
-	log.Error(command+" failed", zap.Error(err))
 }
 
 func usage(w io.Writer) {

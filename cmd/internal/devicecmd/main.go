@@ -9,40 +9,25 @@
 package devicecmd
 
 import (
-	"errors"
+	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 
+	"go.uber.org/zap"
+
 	"convrep/internal/cli"
 	"convrep/internal/jit"
 	"convrep/internal/torch"
 )
 
-// Main runs the check on args, the command line after the command's name, and returns the exit status: 0, 1
-// for a failed check, 2 for a command line that does not parse.
-func Main(args []string) int {
-	dev, err := parse(args, os.Stderr)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		return 0
-	case err != nil:
-		return 2
-	}
-	if err := run(dev, os.Stdout); err != nil {
-		fmt.Fprintln(os.Stderr, "device:", err)
-		return 1
-	}
-	return 0
-}
-
-// Check parses args as Main does and returns what it would reject, without touching a device.
-func Check(args []string) error {
-	_, err := parse(args, io.Discard)
-	return cli.Checked(err)
-}
+// Command is the device command: its Main runs the check on args, the command line after the command's name
+// (exit status 0, 1 for a failed check, 2 for a command line that does not parse); its Check parses args as
+// Main does and returns what it would reject, without touching a device.
+var Command = cli.Command[string]{Name: "device", Parse: parse,
+	Run: func(_ context.Context, dev string, _ *zap.Logger) error { return run(dev, os.Stdout) }}
 
 func parse(args []string, out io.Writer) (string, error) {
 	fs := flag.NewFlagSet("device", flag.ContinueOnError)

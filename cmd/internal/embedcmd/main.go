@@ -13,16 +13,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"runtime"
 	"strings"
-	"syscall"
 
 	"go.uber.org/zap"
 
 	"convrep/internal/cli"
-	"convrep/internal/logging"
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/models/hub"
@@ -66,32 +62,14 @@ func parse(args []string, out io.Writer) (options, error) {
 	return o, nil
 }
 
+var command = cli.Command[options]{Name: "embed", Parse: parse, Run: run, Interruptible: true}
+
 // Check parses args as Main does and returns what it would reject, without loading a model.
-func Check(args []string) error {
-	_, err := parse(args, io.Discard)
-	return cli.Checked(err)
-}
+func Check(args []string) error { return command.Check(args) }
 
 // Main runs embed on args, the command line after the command's name, and returns the exit status: 0, 1 for a
-// failure, 2 for a command line that does not parse.
-func Main(args []string) int {
-	o, err := parse(args, os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		return 2
-	}
-	log := logging.New()
-	defer log.Sync()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, o, log); err != nil {
-		cli.Fail(os.Stderr, log, "embed", err)
-		return 1
-	}
-	return 0
-}
+// failure, 2 for a command line that does not parse. SIGINT or SIGTERM stop it (run watches ctx).
+func Main(args []string) int { return command.Main(args) }
 
 func run(ctx context.Context, o options, log *zap.Logger) error {
 	for flagName, v := range map[string]string{"--model": o.model, "--input": o.input, "--output": o.output} {

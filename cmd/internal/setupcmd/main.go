@@ -5,7 +5,7 @@
 // Why a copy: gotch v0.9.1 is generated against libtorch 2.1 and hard-codes CUDA link flags; Debian's libtorch
 // is 1.13.1 (CPU). About a hundred generated wrappers do not compile there; they are found from the compiler's
 // own errors and replaced by stubs that report an error when called. The copy also fixes memory faults of
-// gotch's generated Go code and makes its tensor handles cheap (see patch.go).
+// gotch's generated Go code and makes its tensor handles cheap (internal/gotchpatch).
 //
 // The set-up is idempotent: a stamp records what the copy was made from, and a second run with nothing changed
 // returns at once.
@@ -14,32 +14,27 @@
 //	go run ./cmd/setup -force     # rebuild the copy
 //	LIBTORCH=/path/to/libtorch go run ./cmd/setup   # a libtorch folder (include/, lib/), e.g. with CUDA
 //	LIBTORCH=python3 go run ./cmd/setup             # the libtorch of the torch this Python imports
-//	go run ./cmd/setup bundle --to DIR [--go]       # what a host with no network needs (bundle.go)
-//	CONVREP_OFFLINE=DIR go run ./cmd/setup          # the set-up on that host, from the bundle (offline.go)
+//	go run ./cmd/setup bundle --to DIR [--go]       # what a host with no network needs (internal/offline)
+//	CONVREP_OFFLINE=DIR go run ./cmd/setup          # the set-up on that host, from the bundle (internal/offline)
+//
+// This package parses the command line and runs the steps in order; the steps live in internal/libtorch
+// (finding libtorch, the shim's flags), internal/gotchpatch (the patched copy) and internal/offline (the bundle).
 package setupcmd
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
-)
 
-const (
-	gotchModule  = "github.com/sugarme/gotch"
-	gotchVersion = "v0.9.1"
-	// patchLevel changes whenever this tool's patches change, so that old copies are rebuilt.
-	patchLevel = "convrep-setup-16"
-	copyDir    = "third_party/gotch"
-	stampFile  = ".convrep-stamp"
-	stubList   = "STUBBED.txt"
-	shimFlags  = "internal/torch/cgo_flags.go"
+	"convrep/internal/gotchpatch"
+	"convrep/internal/libtorch"
+	"convrep/internal/offline"
 )
 
 // options are the set-up's flags.
@@ -60,10 +55,35 @@ func parse(args []string, out io.Writer) (options, error) {
 			"internal/torch. Uses $LIBTORCH when set (a folder with include/ and lib/, e.g. an installed PyTorch's\n"+
 			"torch folder, or a Python interpreter such as python3 whose torch is then used), else Debian's\n"+
 			"libtorch-dev, installing libtorch-dev and libgloo-dev with apt-get when missing.\n"+
-			"With $%s=DIR (a bundle written by `bundle`) it reaches no network.\n\nflags:\n", gotchVersion, offlineEnv)
+			"With $%s=DIR (a bundle written by `bundle`) it reaches no network.\n\nflags:\n", gotchpatch.Version, offline.Env)
 		fs.PrintDefaults()
 	}
 	return o, fs.Parse(args)
+}
+
+// parseBundle reads the command line of setup bundle (after "bundle"); usage and flag errors are printed to
+// out. It returns flag.ErrHelp for -h / --help.
+func parseBundle(args []string, out io.Writer) (to string, withGo bool, err error) {
+	fl := flag.NewFlagSet("bundle", flag.ContinueOnError)
+	fl.SetOutput(out)
+	fl.StringVar(&to, "to", "", "the folder to write the bundle into (created; its bundle files are replaced)")
+	fl.BoolVar(&withGo, "go", false, "also pack this Go toolchain ("+offline.GoFile+", needs the xz program): for hosts without Go "+runtime.Version())
+	fl.Usage = func() {
+		fmt.Fprintf(fl.Output(), "usage: go run ./cmd/setup bundle --to DIR [--go]\n\n"+
+			"Writes what a host with no network needs to build convrep from a clone: the vendored Go modules (%s),\n"+
+			"gotch %s's source (%s) and, with --go, the Go toolchain (%s). On that host:\n"+
+			"  CONVREP_OFFLINE=DIR make setup      (then make test, make demo, go build ./cmd/...)\n\nflags:\n",
+			offline.VendorFile, gotchpatch.Version, offline.GotchFile, offline.GoFile)
+		fl.PrintDefaults()
+	}
+	if err := fl.Parse(args); err != nil {
+		return "", false, err
+	}
+	if to == "" || fl.NArg() > 0 {
+		fl.Usage()
+		return "", false, fmt.Errorf("bundle needs --to DIR and no other arguments")
+	}
+	return to, withGo, nil
 }
 
 // Main runs the set-up on args, the command line after the command's name, and returns the exit status: 0, 1
@@ -80,7 +100,7 @@ func Main(args []string) int {
 		}
 		root, err := repoRoot()
 		if err == nil {
-			err = writeBundle(root, to, withGo)
+			err = offline.Write(root, to, withGo)
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "setup bundle:", err)
@@ -122,121 +142,79 @@ func run(force, noInstall, build bool) error {
 	if err != nil {
 		return err
 	}
-	off, err := openOffline(root)
+	off, err := offline.Open(root)
 	if err != nil {
 		return err
 	}
-	lt, err := findLibtorch(!noInstall && off == nil)
+	lt, err := libtorch.Find(!noInstall && off == nil)
 	if err != nil {
 		return err
 	}
-	if err := ensureNVRTC(lt, !noInstall && off == nil); err != nil {
+	if err := libtorch.EnsureNVRTC(lt, !noInstall && off == nil); err != nil {
 		return err
 	}
 	var src string
 	if off != nil {
-		fmt.Printf("setup: %s\n", off.describe())
-		src, err = off.gotchSource(root)
+		fmt.Printf("setup: %s\n", off.Describe())
+		src, err = off.GotchSource(root)
 	} else {
-		src, err = gotchSource(root)
+		src, err = gotchpatch.Source(root)
 	}
 	if err != nil {
 		return err
 	}
-	stamp := stampOf(lt, src)
-	dst := filepath.Join(root, copyDir)
-	if !force && upToDate(root, dst, stamp) {
+	stamp := gotchpatch.Stamp(lt, src)
+	dst := filepath.Join(root, gotchpatch.Dir)
+	if !force && gotchpatch.UpToDate(dst, stamp) && exists(filepath.Join(root, libtorch.ShimFlags)) {
 		if off != nil {
-			if err := off.vendor(root); err != nil {
+			if err := off.Vendor(root); err != nil {
 				return err
 			}
 		}
-		fmt.Printf("setup: up to date (%s, libtorch %s, CUDA %s, %s) in %s\n", copyDir, lt.Version, yesNo(lt.CUDA), lt.Std, time.Since(start).Round(time.Millisecond))
+		cuda := map[bool]string{true: "yes", false: "no"}[lt.CUDA]
+		fmt.Printf("setup: up to date (%s, libtorch %s, CUDA %s, %s) in %s\n", gotchpatch.Dir, lt.Version, cuda, lt.Std, time.Since(start).Round(time.Millisecond))
 		return nil
 	}
 	fmt.Printf("setup: libtorch %s from %s (%s)\n", lt.Version, lt.From, lt.Lib)
-	fmt.Printf("setup: copying gotch %s from %s\n", gotchVersion, src)
-	tmp := dst + ".tmp"
-	if err := os.RemoveAll(tmp); err != nil {
-		return err
-	}
-	if err := copyTree(src, tmp); err != nil {
-		return fmt.Errorf("copy gotch: %w", err)
-	}
-	if err := patchGo(tmp, lt); err != nil {
-		return err
-	}
-	stubbed, err := stubUncompilable(tmp, lt)
+	fmt.Printf("setup: copying gotch %s from %s\n", gotchpatch.Version, src)
+	stubbed, err := gotchpatch.Make(src, dst, lt)
 	if err != nil {
 		return err
 	}
-	list := strings.Join(stubbed, "\n") + "\n"
-	if err := os.WriteFile(filepath.Join(tmp, stubList), []byte(list), 0o644); err != nil {
+	if err := libtorch.WriteShimFlags(root, lt); err != nil {
 		return err
 	}
-	if err := os.RemoveAll(dst); err != nil {
+	if err := libtorch.WriteNVRTCFlags(root, lt); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, dst); err != nil {
-		return err
-	}
-	if err := writeShimFlags(root, lt); err != nil {
-		return err
-	}
-	if err := writeNVRTCFlags(root, lt); err != nil {
-		return err
-	}
-	fmt.Println("setup:", lt.report())
+	fmt.Println("setup:", lt.Report())
 	if off != nil {
-		if err := off.vendor(root); err != nil {
+		if err := off.Vendor(root); err != nil {
 			return err
 		}
 	}
 	fmt.Printf("setup: stubbed %d wrappers that libtorch %s cannot compile (listed in %s/%s)\n",
-		len(stubbed), lt.Version, copyDir, stubList)
+		len(stubbed), lt.Version, gotchpatch.Dir, gotchpatch.StubList)
 	if build {
-		if err := buildOnce(root); err != nil {
+		if err := gotchpatch.BuildOnce(root); err != nil {
 			return err
 		}
 		if lt.CUDA {
-			if err := checkCUDABuild(root); err != nil {
+			if err := libtorch.CheckCUDABuild(root); err != nil {
 				return err
 			}
 		}
 	}
 	// The stamp is written last: an interrupted set-up is redone, never trusted.
-	if err := os.WriteFile(filepath.Join(dst, stampFile), []byte(stamp), 0o644); err != nil {
+	if err := gotchpatch.WriteStamp(dst, stamp); err != nil {
 		return err
 	}
 	fmt.Printf("setup: done in %s\n", time.Since(start).Round(time.Second))
 	return nil
 }
 
-// stampOf names everything the copy depends on: this tool's patches, gotch's source and the libtorch files.
-func stampOf(lt *libtorch, src string) string {
-	h := sha256.New()
-	fmt.Fprintln(h, patchLevel, gotchVersion, src, lt.Include, lt.Lib, lt.Version, lt.CUDA, lt.ABI, lt.Std)
-	// The shim's NCCL and CUDA headers are found through these (shim.go).
-	fmt.Fprintln(h, os.Getenv("CGO_CPPFLAGS"), os.Getenv("CUDA_HOME"))
-	// The CUDA libraries the shim links are the files the loader resolves (cudalibs.go).
-	fmt.Fprintln(h, os.Getenv("LD_LIBRARY_PATH"), lt.CUDALibs)
-	if lt.NVRTCDir != "" { // absent before NVRTC, so that the stamps of other builds stay as they were
-		fmt.Fprintln(h, "nvrtc", lt.NVRTCDir)
-	}
-	for _, f := range []string{"libtorch.so", "libtorch_cpu.so", "libc10.so"} {
-		if st, err := os.Stat(filepath.Join(lt.Lib, f)); err == nil {
-			fmt.Fprintln(h, f, st.Size(), st.ModTime().UnixNano())
-		}
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
-func upToDate(root, dst, stamp string) bool {
-	b, err := os.ReadFile(filepath.Join(dst, stampFile))
-	if err != nil || string(b) != stamp {
-		return false
-	}
-	_, err = os.Stat(filepath.Join(root, shimFlags))
+func exists(path string) bool {
+	_, err := os.Stat(path)
 	return err == nil
 }
 
@@ -256,32 +234,4 @@ func repoRoot() (string, error) {
 		}
 		dir = parent
 	}
-}
-
-// report is the set-up's one line on what it builds against.
-func (lt *libtorch) report() string {
-	s := fmt.Sprintf("CUDA %s", yesNo(lt.CUDA))
-	if n := lt.NCCL; n != nil {
-		lib := n.Lib
-		if n.LibIsLibtorch {
-			lib += ", linked in"
-		}
-		s += fmt.Sprintf(", NCCL %s (library %s; header %s, NCCL %s)", n.LibV, lib, n.Header, n.HeaderV)
-	} else if lt.CUDA {
-		s += ", NCCL none"
-	}
-	for _, l := range lt.CUDALibs {
-		s += fmt.Sprintf(", links %s", l.Path)
-	}
-	if lt.NVRTCDir != "" {
-		s += fmt.Sprintf(", NVRTC from %s (run path)", lt.NVRTCDir)
-	}
-	return s + fmt.Sprintf(", C++ standard %s, C++11 ABI %d", lt.Std, lt.ABI)
-}
-
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
 }

@@ -31,7 +31,6 @@ import (
 	"convrep/experiment"
 	"convrep/internal/atomicfile"
 	"convrep/internal/cli"
-	"convrep/internal/logging"
 	"convrep/rundir"
 	"convrep/trainer"
 )
@@ -89,76 +88,66 @@ func parse(args []string, out io.Writer) (*options, error) {
 }
 
 // Check parses args as Main does and returns what it would reject, without training.
-func Check(args []string) error {
-	_, err := parse(args, io.Discard)
-	return cli.Checked(err)
-}
+func Check(args []string) error { return command(nil, args).Check(args) }
 
 // Main runs train on args, the command line after the command's name, and returns the exit status: 0, 1 for a
 // failure, 2 for a command line that does not parse. prefix is what stands between the executable and args
 // (nothing for cmd/train, "train" under convrep): the launcher of --nproc-per-node starts each worker as the
 // executable, prefix and args without the launcher's flags.
-func Main(prefix, args []string) int {
-	o, err := parse(args, os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
-	if err != nil {
-		return 2
-	}
-	log := logging.New()
-	defer log.Sync()
+func Main(prefix, args []string) int { return command(prefix, args).Main(args) }
+
+// command is train's command line and work. The signals are train's own (not the skeleton's): a training run
+// stops at the end of a step on SIGINT or SIGTERM, the launcher forwards them to its workers, and a dry run
+// ends at once.
+func command(prefix, args []string) cli.Command[*options] {
+	return cli.Command[*options]{Name: "train", Parse: parse,
+		Run: func(ctx context.Context, o *options, log *zap.Logger) error { return train(ctx, o, prefix, args, log) }}
+}
+
+// train runs the command line o: a dry run, a launcher of data-parallel workers, or one training process.
+func train(ctx context.Context, o *options, prefix, args []string, log *zap.Logger) error {
 	if o.dryRun {
-		err := dryRun(o.path, o.sets, log)
-		if err != nil {
-			cli.Fail(os.Stderr, log, "train", err)
-			return 1
-		}
-		return 0
+		return dryRun(o.path, o.sets, log)
 	}
 	if o.launch.nprocPerNode > 0 {
 		l := o.launch
 		exe, err := os.Executable()
-		var e *experiment.Experiment
-		if err == nil {
-			// The file is loaded, strictly, as every worker will load it: a mistake in it fails here, before
-			// any worker starts.
-			e, err = experiment.Load(o.path, o.sets)
+		if err != nil {
+			return err
 		}
-		var lock *rundir.Lock
-		if err == nil && l.nodeRank == 0 { // node 0's launcher holds the job's lock; its workers share it
-			if lock, err = rundir.Acquire(e.OutputDir); err == nil {
-				defer lock.Release()
-				err = os.Setenv(rundir.HeldEnv, e.OutputDir)
+		// The file is loaded, strictly, as every worker will load it: a mistake in it fails here, before
+		// any worker starts.
+		e, err := experiment.Load(o.path, o.sets)
+		if err != nil {
+			return err
+		}
+		if l.nodeRank == 0 { // node 0's launcher holds the job's lock; its workers share it
+			lock, err := rundir.Acquire(e.OutputDir)
+			if err != nil {
+				return err
+			}
+			defer lock.Release()
+			if err := os.Setenv(rundir.HeldEnv, e.OutputDir); err != nil {
+				return err
 			}
 		}
-		if err == nil {
-			err = l.placeGPUs(e)
+		if err := l.placeGPUs(e); err != nil {
+			return err
 		}
-		if err == nil {
-			err = l.runWorkers(workerCommand(exe, prefix, args), 5*time.Second, log)
-		}
-		if err != nil {
-			cli.Fail(os.Stderr, log, "train", err)
-			return 1
-		}
-		return 0
+		return l.runWorkers(workerCommand(exe, prefix, args), 5*time.Second, log)
 	}
 	if r := os.Getenv("RANK"); r != "" && r != "0" {
 		// Rank 0 speaks for the job; the others report only warnings and errors.
 		log = log.WithOptions(zap.IncreaseLevel(zapcore.WarnLevel)).With(zap.String("rank", r))
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	err = run(ctx, o.path, o.sets, o.resume, !o.quiet, log)
-	switch {
-	case errors.Is(err, trainer.ErrStopped):
+	err := run(ctx, o.path, o.sets, o.resume, !o.quiet, log)
+	if errors.Is(err, trainer.ErrStopped) {
 		log.Info("stopped; continue with --resume")
-	case err != nil:
-		cli.Fail(os.Stderr, log, "train", err)
-		return 1
+		return nil
 	}
-	return 0
+	return err
 }
 
 // placeGPUs gives each worker its own GPU when the experiment trains on CUDA (launch.gpus).

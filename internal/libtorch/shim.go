@@ -1,24 +1,26 @@
-package setupcmd
+package libtorch
 
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 )
 
-// writeShimFlags gives internal/torch (convrep's own C++ shim) the same flags as gotch's wrappers, plus the
+// ShimFlags is the file of internal/torch's cgo flags, relative to the repository.
+const ShimFlags = "internal/torch/cgo_flags.go"
+
+// WriteShimFlags gives internal/torch (convrep's own C++ shim) the same flags as gotch's wrappers, plus the
 // collective backends its c10d part compiles: Gloo where its headers are found, NCCL in a CUDA build whose
 // NCCL and CUDA runtime headers are found; CONVREP_CUDA (graph.cpp's CUDA graphs) in that same build.
-func writeShimFlags(root string, lt *libtorch) error {
+func WriteShimFlags(root string, lt *Libtorch) error {
 	defines, err := distDefines(lt)
 	if err != nil {
 		return err
 	}
 	src := "// Code written by convrep's cmd/setup for libtorch " + lt.Version + ". DO NOT EDIT.\n\npackage torch\n\n" +
-		cgoHeader(lt, defines) + distLibs(lt) + "import \"C\"\n"
-	return os.WriteFile(filepath.Join(root, shimFlags), []byte(src), 0o644)
+		CgoHeader(lt, defines) + distLibs(lt) + "import \"C\"\n"
+	return os.WriteFile(filepath.Join(root, ShimFlags), []byte(src), 0o644)
 }
 
 // distDefines selects the c10d backends the shim compiles. A CUDA libtorch gets NCCL only when the headers
@@ -27,7 +29,7 @@ func writeShimFlags(root string, lt *libtorch) error {
 // to fail deep inside c10d, or a build without NCCL to fail at the first run. nccl.h must also be the release
 // of the NCCL libtorch loads (checkNCCL); that release goes to nccl_check.h, which repeats the check at
 // compile time. What was found is kept in lt.NCCL for the report.
-func distDefines(lt *libtorch) (string, error) {
+func distDefines(lt *Libtorch) (string, error) {
 	var d string
 	if lt.glooHeaders() {
 		d += " -DCONVREP_GLOO"
@@ -71,7 +73,7 @@ var systemIncludeDirs = []string{"/usr/local/cuda/include", "/usr/include"}
 // an installed PyTorch's torch folder (site-packages/nvidia/nccl/include, nvidia/cuda_runtime/include for
 // CUDA 12, nvidia/cu13/include for CUDA 13: the headers of the very libraries that torch loads), then
 // systemIncludeDirs.
-func includeDirs(lt *libtorch) []string {
+func includeDirs(lt *Libtorch) []string {
 	dirs := []string{lt.Include}
 	if home := os.Getenv("CUDA_HOME"); home != "" {
 		dirs = append(dirs, filepath.Join(home, "include"))
@@ -122,7 +124,7 @@ func findHeader(name string, dirs []string) string {
 
 // distLibs links Debian's shared Gloo: its libtorch_cpu calls into libgloo.so rather than carrying Gloo inside,
 // and the shim's inline Gloo code needs the same library. An official libtorch carries Gloo in libtorch_cpu.
-func distLibs(lt *libtorch) string {
+func distLibs(lt *Libtorch) string {
 	if lt.Debian && lt.glooHeaders() {
 		return "// #cgo LDFLAGS: -lgloo\n"
 	}
@@ -130,13 +132,31 @@ func distLibs(lt *libtorch) string {
 }
 
 // glooHeaders reports whether Gloo's headers, which c10d's ProcessGroupGloo.hpp includes, are installed.
-func (lt *libtorch) glooHeaders() bool { return exists(filepath.Join(lt.Include, "gloo", "config.h")) }
+func (lt *Libtorch) glooHeaders() bool { return exists(filepath.Join(lt.Include, "gloo", "config.h")) }
 
-// buildOnce compiles gotch's wrappers and the shim into Go's build cache (about two minutes cold on one core).
-func buildOnce(root string) error {
-	cmd := exec.Command("go", "build", "./internal/torch", gotchModule+"/ts", gotchModule+"/nn")
-	cmd.Dir = root
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	println("setup: compiling gotch's C++ wrappers (a few minutes the first time)")
-	return cmd.Run()
+// CgoFlags are the compiler and linker flags for code that includes libtorch's C++ headers.
+// cgo passes CPPFLAGS to C++ files, CFLAGS only to C files: the ABI define must be in CPPFLAGS.
+func CgoFlags(lt *Libtorch) (cppflags, cxxflags, ldflags string) {
+	cppflags = fmt.Sprintf("-D_GLIBCXX_USE_CXX11_ABI=%d", lt.ABI)
+	std := lt.Std
+	if std == "" {
+		std = "c++17"
+	}
+	cxxflags = "-std=" + std + " -O1 -w -I" + filepath.Join(lt.Include, "torch/csrc/api/include")
+	if !lt.Debian {
+		cxxflags += " -I" + lt.Include
+	}
+	libs := "-ltorch -ltorch_cpu -lc10"
+	if lt.CUDA {
+		libs += " -ltorch_cuda -lc10_cuda"
+	}
+	ldflags = fmt.Sprintf("-L%s -Wl,-rpath,%s -Wl,--no-as-needed %s -Wl,--as-needed%s -lstdc++", lt.Lib, lt.Lib, libs, cudaLinkFlags(lt.CUDALibs, lt.Lib)+nvrtcRpath(lt))
+	return cppflags, cxxflags, ldflags
+}
+
+// CgoHeader is the comment block of a cgo file carrying the flags above; extraCPP goes to C and C++ alike
+// (cgo compiles the preambles of Go files as C, with CPPFLAGS and CFLAGS only).
+func CgoHeader(lt *Libtorch, extraCPP string) string {
+	cpp, cxx, ld := CgoFlags(lt)
+	return fmt.Sprintf("// #cgo CPPFLAGS: %s%s\n// #cgo CXXFLAGS: %s\n// #cgo LDFLAGS: %s\n", cpp, extraCPP, cxx, ld)
 }

@@ -1,4 +1,4 @@
-package setupcmd
+package libtorch
 
 import (
 	"os"
@@ -77,7 +77,7 @@ func TestOfficialLibtorchFlags(t *testing.T) {
 			t.Setenv("LIBTORCH", dir)
 			noSystemHeaders(t)
 			t.Setenv("CUDA_HOME", headersIn(t, "cuda_runtime_api.h", "nccl.h"))
-			lt, err := findLibtorch(false)
+			lt, err := Find(false)
 			if err != nil {
 				t.Fatalf("findLibtorch: %v", err)
 			}
@@ -87,7 +87,7 @@ func TestOfficialLibtorchFlags(t *testing.T) {
 				t.Fatalf("found %+v, want include %s, lib %s, not Debian, CUDA %v, ABI %d, version 2.1.0", lt, inc, lib, tc.cuda, wantABI)
 			}
 
-			cpp, cxx, ld := cgoFlags(lt)
+			cpp, cxx, ld := CgoFlags(lt)
 			for _, w := range []string{"-I" + filepath.Join(inc, "torch/csrc/api/include"), "-I" + inc} {
 				if !strings.Contains(cxx+" ", w+" ") {
 					t.Errorf("CXXFLAGS %q lack %s", cxx, w)
@@ -106,22 +106,22 @@ func TestOfficialLibtorchFlags(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(root, "internal/torch"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := writeShimFlags(root, lt); err != nil {
+			if err := WriteShimFlags(root, lt); err != nil {
 				t.Fatalf("writeShimFlags: %v", err)
 			}
-			b, err := os.ReadFile(filepath.Join(root, shimFlags))
+			b, err := os.ReadFile(filepath.Join(root, ShimFlags))
 			if err != nil {
 				t.Fatal(err)
 			}
 			src := string(b)
 			for _, w := range append(tc.want, "package torch", "import \"C\"", "for libtorch 2.1.0", "-Wl,-rpath,"+lib) {
 				if !strings.Contains(src, w) {
-					t.Errorf("%s lacks %q:\n%s", shimFlags, w, src)
+					t.Errorf("%s lacks %q:\n%s", ShimFlags, w, src)
 				}
 			}
 			for _, w := range tc.wantNot {
 				if strings.Contains(src, w) {
-					t.Errorf("%s holds %q:\n%s", shimFlags, w, src)
+					t.Errorf("%s holds %q:\n%s", ShimFlags, w, src)
 				}
 			}
 			// The defines must sit in CPPFLAGS: cgo passes CFLAGS to C files only, and the shim is C++.
@@ -131,7 +131,7 @@ func TestOfficialLibtorchFlags(t *testing.T) {
 				}
 			}
 			// gotch's lib.go gets the same link line as the shim.
-			if h := cgoHeader(lt, " -I${SRCDIR}"); !strings.Contains(h, ld) || !strings.Contains(h, "-I${SRCDIR}") {
+			if h := CgoHeader(lt, " -I${SRCDIR}"); !strings.Contains(h, ld) || !strings.Contains(h, "-I${SRCDIR}") {
 				t.Errorf("gotch's cgo header %q lacks the link flags %q", h, ld)
 			}
 		})
@@ -147,7 +147,7 @@ func TestOfficialLibtorchMissingFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Setenv("LIBTORCH", dir)
-			_, err := findLibtorch(false)
+			_, err := Find(false)
 			if err == nil || !strings.Contains(err.Error(), filepath.Base(missing)) || !strings.Contains(err.Error(), "LIBTORCH="+dir) {
 				t.Fatalf("err = %v, want one naming LIBTORCH=%s and %s", err, dir, filepath.Base(missing))
 			}

@@ -1,4 +1,4 @@
-package setupcmd
+package offline
 
 import (
 	"archive/tar"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"convrep/internal/gotchpatch"
 )
 
 // TestOfflineSetup builds convrep as a host with no network does: a bundle written by `setup bundle` from this
@@ -18,15 +20,15 @@ import (
 // `go build ./cmd/...` there with the module proxy off and an empty module cache, against this machine's
 // libtorch. Any module the build wanted from the network would fail it.
 func TestOfflineSetup(t *testing.T) {
-	root, err := repoRoot()
+	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(root, copyDir)); err != nil {
-		t.Fatalf("%s is missing: make test runs the set-up first", copyDir)
+	if _, err := os.Stat(filepath.Join(root, gotchpatch.Dir)); err != nil {
+		t.Fatalf("%s is missing: make test runs the set-up first", gotchpatch.Dir)
 	}
 	bundle := t.TempDir()
-	if err := writeBundle(root, bundle, false); err != nil {
+	if err := Write(root, bundle, false); err != nil {
 		t.Fatal(err)
 	}
 	clone := filepath.Join(t.TempDir(), "convrep")
@@ -99,8 +101,8 @@ func TestOpenOfflineRefusesAnotherCheckout(t *testing.T) {
 		m    manifest
 		err  string
 	}{
-		{"ok", manifest{Module: mod, GotchVersion: gotchVersion}, ""},
-		{"another go.mod", manifest{Module: mod + "require x v1\n", GotchVersion: gotchVersion}, "made for another go.mod"},
+		{"ok", manifest{Module: mod, GotchVersion: gotchpatch.Version}, ""},
+		{"another go.mod", manifest{Module: mod + "require x v1\n", GotchVersion: gotchpatch.Version}, "made for another go.mod"},
 		{"another gotch", manifest{Module: mod, GotchVersion: "v0.8.0"}, "holds gotch v0.8.0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -109,8 +111,8 @@ func TestOpenOfflineRefusesAnotherCheckout(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(dir, bundleManifest), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			t.Setenv(offlineEnv, dir)
-			o, err := openOffline(root)
+			t.Setenv(Env, dir)
+			o, err := Open(root)
 			if tc.err == "" {
 				if err != nil || o == nil {
 					t.Fatalf("%v, %v", o, err)
@@ -122,8 +124,8 @@ func TestOpenOfflineRefusesAnotherCheckout(t *testing.T) {
 			}
 		})
 	}
-	t.Setenv(offlineEnv, t.TempDir())
-	if _, err := openOffline(root); err == nil || !strings.Contains(err.Error(), "not a bundle") {
+	t.Setenv(Env, t.TempDir())
+	if _, err := Open(root); err == nil || !strings.Contains(err.Error(), "not a bundle") {
 		t.Fatalf("a folder without %s: %v", bundleManifest, err)
 	}
 }

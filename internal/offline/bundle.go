@@ -1,10 +1,12 @@
-package setupcmd
+// Package offline is the offline bundle: what a host with no network needs beside a clone of convrep to build it
+// (Write, bundle.go), and the set-up's use of it there (Open, offline.go). It imports the standard library and
+// internal/gotchpatch only: the set-up (cmd/setup) builds it before vendor/ exists.
+package offline
 
 import (
 	"archive/tar"
 	"compress/gzip"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -14,15 +16,17 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"convrep/internal/gotchpatch"
 )
 
 // The offline bundle: what a host with no network needs beside a clone of convrep to build it. Made by
 // `go run ./cmd/setup bundle --to DIR` where the module proxy is reachable, used by `CONVREP_OFFLINE=DIR make
 // setup` (offline.go). Its files:
 const (
-	bundleVendor   = "vendor.tar.gz"            // `go mod vendor` of this module, without gotch (the set-up's patched copy takes its place)
-	bundleGotch    = "gotch.tar.gz"             // gotch's module source without its examples and generator
-	bundleGo       = "go.tar.xz"                // optional: this Go toolchain, without its own sources' tests and commands
+	VendorFile     = "vendor.tar.gz"            // `go mod vendor` of this module, without gotch (the set-up's patched copy takes its place)
+	GotchFile      = "gotch.tar.gz"             // gotch's module source without its examples and generator
+	GoFile         = "go.tar.xz"                // optional: this Go toolchain, without its own sources' tests and commands
 	bundleManifest = "bundle.json"              // what is in the bundle, for the set-up's checks
 	vendorGotch    = "github.com/sugarme/gotch" // its folder under vendor/
 )
@@ -36,36 +40,11 @@ type manifest struct {
 	Made         time.Time `json:"made"`
 }
 
-// parseBundle reads the command line of setup bundle (after "bundle"); usage and flag errors are printed to
-// out. It returns flag.ErrHelp for -h / --help.
-func parseBundle(args []string, out io.Writer) (to string, withGo bool, err error) {
-	fl := flag.NewFlagSet("bundle", flag.ContinueOnError)
-	fl.SetOutput(out)
-	fl.StringVar(&to, "to", "", "the folder to write the bundle into (created; its bundle files are replaced)")
-	fl.BoolVar(&withGo, "go", false, "also pack this Go toolchain ("+bundleGo+", needs the xz program): for hosts without Go "+runtime.Version())
-	fl.Usage = func() {
-		fmt.Fprintf(fl.Output(), "usage: go run ./cmd/setup bundle --to DIR [--go]\n\n"+
-			"Writes what a host with no network needs to build convrep from a clone: the vendored Go modules (%s),\n"+
-			"gotch %s's source (%s) and, with --go, the Go toolchain (%s). On that host:\n"+
-			"  CONVREP_OFFLINE=DIR make setup      (then make test, make demo, go build ./cmd/...)\n\nflags:\n",
-			bundleVendor, gotchVersion, bundleGotch, bundleGo)
-		fl.PrintDefaults()
-	}
-	if err := fl.Parse(args); err != nil {
-		return "", false, err
-	}
-	if to == "" || fl.NArg() > 0 {
-		fl.Usage()
-		return "", false, fmt.Errorf("bundle needs --to DIR and no other arguments")
-	}
-	return to, withGo, nil
-}
-
-// writeBundle writes the bundle of the module in root into dir.
-func writeBundle(root, dir string, withGo bool) error {
+// Write writes the bundle of the module in root into dir.
+func Write(root, dir string, withGo bool) error {
 	start := time.Now()
-	if _, err := os.Stat(filepath.Join(root, copyDir)); err != nil {
-		return fmt.Errorf("%s is missing: run `make setup` first (go mod vendor follows go.mod's replace directive to it)", copyDir)
+	if _, err := os.Stat(filepath.Join(root, gotchpatch.Dir)); err != nil {
+		return fmt.Errorf("%s is missing: run `make setup` first (go mod vendor follows go.mod's replace directive to it)", gotchpatch.Dir)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -87,25 +66,25 @@ func writeBundle(root, dir string, withGo bool) error {
 	if err := os.RemoveAll(filepath.Join(vendor, vendorGotch)); err != nil {
 		return err
 	}
-	if err := writeTarGz(filepath.Join(dir, bundleVendor), vendor, "vendor", nil); err != nil {
+	if err := writeTarGz(filepath.Join(dir, VendorFile), vendor, "vendor", nil); err != nil {
 		return err
 	}
-	src, err := gotchSource(root)
+	src, err := gotchpatch.Source(root)
 	if err != nil {
 		return err
 	}
 	skipGotch := func(rel string, d fs.DirEntry) bool {
 		return d.IsDir() && (rel == "example" || rel == "gen")
 	}
-	if err := writeTarGz(filepath.Join(dir, bundleGotch), src, "gotch", skipGotch); err != nil {
+	if err := writeTarGz(filepath.Join(dir, GotchFile), src, "gotch", skipGotch); err != nil {
 		return err
 	}
-	m := manifest{Module: goModText(root), GoVersion: runtime.Version(), GotchVersion: gotchVersion, Toolchain: withGo, Made: time.Now().UTC()}
+	m := manifest{Module: goModText(root), GoVersion: runtime.Version(), GotchVersion: gotchpatch.Version, Toolchain: withGo, Made: time.Now().UTC()}
 	if withGo {
-		if err := writeToolchain(filepath.Join(dir, bundleGo)); err != nil {
+		if err := writeToolchain(filepath.Join(dir, GoFile)); err != nil {
 			return err
 		}
-	} else if err := os.Remove(filepath.Join(dir, bundleGo)); err != nil && !os.IsNotExist(err) {
+	} else if err := os.Remove(filepath.Join(dir, GoFile)); err != nil && !os.IsNotExist(err) {
 		return err
 	}
 	b, err := json.MarshalIndent(m, "", "  ")
@@ -116,7 +95,7 @@ func writeBundle(root, dir string, withGo bool) error {
 		return err
 	}
 	var total int64
-	for _, f := range []string{bundleVendor, bundleGotch, bundleGo, bundleManifest} {
+	for _, f := range []string{VendorFile, GotchFile, GoFile, bundleManifest} {
 		if st, err := os.Stat(filepath.Join(dir, f)); err == nil {
 			fmt.Printf("setup: bundle %s/%s %.1f MB\n", dir, f, float64(st.Size())/1e6)
 			total += st.Size()

@@ -1,4 +1,4 @@
-package setupcmd
+package offline
 
 import (
 	"archive/tar"
@@ -10,46 +10,48 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"convrep/internal/gotchpatch"
 )
 
-// offlineEnv names a bundle made by `setup bundle` (bundle.go). With it the set-up reaches no network: gotch's
+// Env names a bundle made by `setup bundle` (bundle.go). With it the set-up reaches no network: gotch's
 // source comes from the bundle instead of `go mod download`, and the vendored modules are unpacked into
 // vendor/, where the go command finds them by itself (a module whose go.mod says go ≥ 1.14 builds with
 // -mod=vendor when vendor/modules.txt agrees with it), so a plain `go build ./cmd/...` works afterwards.
-const offlineEnv = "CONVREP_OFFLINE"
+const Env = "CONVREP_OFFLINE"
 
-// offline is an unpacked bundle.
-type offline struct {
+// Bundle is an unpacked bundle.
+type Bundle struct {
 	dir string
 	m   manifest
 }
 
-// openOffline reads the bundle named by $CONVREP_OFFLINE; nil when it is unset.
-func openOffline(root string) (*offline, error) {
-	dir := os.Getenv(offlineEnv)
+// Open reads the bundle named by $CONVREP_OFFLINE; nil when it is unset.
+func Open(root string) (*Bundle, error) {
+	dir := os.Getenv(Env)
 	if dir == "" {
 		return nil, nil
 	}
 	b, err := os.ReadFile(filepath.Join(dir, bundleManifest))
 	if err != nil {
-		return nil, fmt.Errorf("%s=%s: not a bundle of `go run ./cmd/setup bundle`: %w", offlineEnv, dir, err)
+		return nil, fmt.Errorf("%s=%s: not a bundle of `go run ./cmd/setup bundle`: %w", Env, dir, err)
 	}
-	o := &offline{dir: dir}
+	o := &Bundle{dir: dir}
 	if err := json.Unmarshal(b, &o.m); err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, bundleManifest), err)
 	}
-	if o.m.GotchVersion != gotchVersion {
-		return nil, fmt.Errorf("%s=%s holds gotch %s, this set-up needs %s: make the bundle again from this checkout", offlineEnv, dir, o.m.GotchVersion, gotchVersion)
+	if o.m.GotchVersion != gotchpatch.Version {
+		return nil, fmt.Errorf("%s=%s holds gotch %s, this set-up needs %s: make the bundle again from this checkout", Env, dir, o.m.GotchVersion, gotchpatch.Version)
 	}
 	if o.m.Module != goModText(root) {
 		return nil, fmt.Errorf("%s=%s was made for another go.mod than %s: make the bundle again from this checkout (go run ./cmd/setup bundle --to DIR)",
-			offlineEnv, dir, filepath.Join(root, "go.mod"))
+			Env, dir, filepath.Join(root, "go.mod"))
 	}
 	return o, nil
 }
 
-// gotchSource unpacks gotch's source into third_party/gotch-src (once per bundle) and returns its folder.
-func (o *offline) gotchSource(root string) (string, error) {
+// GotchSource unpacks gotch's source into third_party/gotch-src (once per bundle) and returns its folder.
+func (o *Bundle) GotchSource(root string) (string, error) {
 	dst := filepath.Join(root, "third_party", "gotch-src")
 	mark := filepath.Join(dst, ".bundle")
 	want := o.m.Made.String()
@@ -59,7 +61,7 @@ func (o *offline) gotchSource(root string) (string, error) {
 	if err := os.RemoveAll(dst); err != nil {
 		return "", err
 	}
-	if err := untarGz(filepath.Join(o.dir, bundleGotch), dst); err != nil {
+	if err := untarGz(filepath.Join(o.dir, GotchFile), dst); err != nil {
 		return "", err
 	}
 	if err := os.WriteFile(mark, []byte(want), 0o644); err != nil {
@@ -68,23 +70,23 @@ func (o *offline) gotchSource(root string) (string, error) {
 	return filepath.Join(dst, "gotch"), nil
 }
 
-// vendor unpacks the vendored modules into root/vendor, with vendor/github.com/sugarme/gotch a link to the
+// Vendor unpacks the vendored modules into root/vendor, with vendor/github.com/sugarme/gotch a link to the
 // set-up's patched copy (go.mod's replace directive names it; in vendor mode the go command reads every
 // dependency, replaced ones too, from vendor/).
-func (o *offline) vendor(root string) error {
+func (o *Bundle) Vendor(root string) error {
 	dst := filepath.Join(root, "vendor")
 	tmp := dst + ".tmp"
 	if err := os.RemoveAll(tmp); err != nil {
 		return err
 	}
-	if err := untarGz(filepath.Join(o.dir, bundleVendor), tmp); err != nil {
+	if err := untarGz(filepath.Join(o.dir, VendorFile), tmp); err != nil {
 		return err
 	}
 	link := filepath.Join(tmp, "vendor", filepath.FromSlash(vendorGotch))
 	if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
 		return err
 	}
-	rel, err := filepath.Rel(filepath.Dir(filepath.Join(dst, filepath.FromSlash(vendorGotch))), filepath.Join(root, copyDir))
+	rel, err := filepath.Rel(filepath.Dir(filepath.Join(dst, filepath.FromSlash(vendorGotch))), filepath.Join(root, gotchpatch.Dir))
 	if err != nil {
 		return err
 	}
@@ -161,8 +163,8 @@ func writeEntry(target string, r io.Reader, perm os.FileMode) error {
 	return out.Close()
 }
 
-// describe names the bundle for the set-up's report.
-func (o *offline) describe() string {
+// Describe names the bundle for the set-up's report.
+func (o *Bundle) Describe() string {
 	s := fmt.Sprintf("offline bundle %s (made %s with %s", o.dir, o.m.Made.Format("2006-01-02"), o.m.GoVersion)
 	if o.m.Toolchain {
 		s += ", toolchain included"

@@ -1,4 +1,4 @@
-package setupcmd
+package libtorch
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -72,8 +73,8 @@ func planNVRTC(f nvrtcFacts) nvrtcPlan {
 	return nvrtcPlan{Sources: !f.Candidate, Package: pkg}
 }
 
-// ensureNVRTC carries out planNVRTC on this machine.
-func ensureNVRTC(lt *libtorch, install bool) error {
+// EnsureNVRTC carries out planNVRTC on this machine.
+func EnsureNVRTC(lt *Libtorch, install bool) error {
 	f := nvrtcFacts{Forced: os.Getenv("CONVREP_NVRTC"), Install: install, Codename: osCodename()}
 	switch {
 	case f.Forced != "":
@@ -130,7 +131,7 @@ func nonFreeSources(debian, release string) string {
 		"# Debian's non-free component. Removing this file disables it again.\n")
 	n := 0
 	for _, stanza := range deb822Stanzas(debian) {
-		if !containsWord(stanza.value("Suites"), release) || !containsWord(stanza.value("Types"), "deb") {
+		if !slices.Contains(strings.Fields(stanza.value("Suites")), release) || !slices.Contains(strings.Fields(stanza.value("Types")), "deb") {
 			continue
 		}
 		out.WriteString("\nTypes: deb\n")
@@ -197,15 +198,6 @@ func (s deb822Stanza) field(key string) string {
 		return ""
 	}
 	return strings.Join(s[key], "\n") + "\n"
-}
-
-func containsWord(list, word string) bool {
-	for _, w := range strings.Fields(list) {
-		if w == word {
-			return true
-		}
-	}
-	return false
 }
 
 // loaderNVRTC is the path of an NVRTC the dynamic loader finds by soname, through LD_LIBRARY_PATH or its cache
@@ -302,8 +294,8 @@ func writeAsRoot(path, content string) error {
 // by git; absent where the loader's own search finds NVRTC.
 const nvrtcFlags = "internal/nvrtc/cgo_flags.go"
 
-// writeNVRTCFlags writes nvrtcFlags for lt.NVRTCDir, or removes it when there is none.
-func writeNVRTCFlags(root string, lt *libtorch) error {
+// WriteNVRTCFlags writes nvrtcFlags for lt.NVRTCDir, or removes it when there is none.
+func WriteNVRTCFlags(root string, lt *Libtorch) error {
 	path := filepath.Join(root, nvrtcFlags)
 	if lt.NVRTCDir == "" {
 		if err := os.Remove(path); err != nil && !os.IsNotExist(err) {

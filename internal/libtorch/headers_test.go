@@ -1,4 +1,4 @@
-package setupcmd
+package libtorch
 
 import (
 	"os"
@@ -70,7 +70,7 @@ func TestNCCLHeaderDiscovery(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			noSystemHeaders(t)
-			lt := &libtorch{Include: filepath.Join(headersIn(t, tc.libtorch...), "include"), Lib: standInLibtorchCUDA(t, t.TempDir(), ncclLinkedIn, ncclVersion{2, 18, 1}), CUDA: true}
+			lt := &Libtorch{Include: filepath.Join(headersIn(t, tc.libtorch...), "include"), Lib: standInLibtorchCUDA(t, t.TempDir(), ncclLinkedIn, ncclVersion{2, 18, 1}), CUDA: true}
 			home := headersIn(t, tc.home...)
 			t.Setenv("CUDA_HOME", home)
 			cpp := filepath.Join(headersIn(t, tc.cpp...), "include")
@@ -112,7 +112,7 @@ func TestNCCLHeaderDiscovery(t *testing.T) {
 // A CPU build looks for no CUDA header and compiles no NCCL, whatever the environment says.
 func TestCPUBuildNeedsNoCUDAHeaders(t *testing.T) {
 	noSystemHeaders(t)
-	got, err := distDefines(&libtorch{Include: t.TempDir(), CUDA: false})
+	got, err := distDefines(&Libtorch{Include: t.TempDir(), CUDA: false})
 	if err != nil || strings.Contains(got, "NCCL") || strings.Contains(got, "-I") {
 		t.Fatalf("CPU build: %q, %v", got, err)
 	}
@@ -124,7 +124,7 @@ func TestIncludeDirsOrder(t *testing.T) {
 	systemIncludeDirs = []string{"/usr/local/cuda/include", "/usr/include"}
 	t.Setenv("CUDA_HOME", "/opt/cuda")
 	t.Setenv("CGO_CPPFLAGS", "-DX -I/opt/nccl/include -I /usr/local/cuda/include/ -isystem /ignored")
-	got := strings.Join(includeDirs(&libtorch{Include: "/opt/libtorch/include"}), " ")
+	got := strings.Join(includeDirs(&Libtorch{Include: "/opt/libtorch/include"}), " ")
 	want := "/opt/libtorch/include /opt/cuda/include /opt/nccl/include /usr/local/cuda/include /usr/include"
 	if got != want {
 		t.Fatalf("search order %s, want %s", got, want)

@@ -1,4 +1,4 @@
-package setupcmd
+package libtorch
 
 import (
 	"os"
@@ -179,20 +179,20 @@ func TestNVRTCOnRunPath(t *testing.T) {
 			t.Setenv("LIBTORCH", torchDir)
 			t.Setenv("CUDA_HOME", home)
 			t.Setenv("LD_LIBRARY_PATH", "")
-			lt, err := findLibtorch(false)
+			lt, err := Find(false)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if lt.NVRTCDir != dir {
 				t.Fatalf("NVRTCDir = %q, want %q", lt.NVRTCDir, dir)
 			}
-			if r := lt.report(); !strings.Contains(r, "NVRTC from "+dir) {
+			if r := lt.Report(); !strings.Contains(r, "NVRTC from "+dir) {
 				t.Errorf("report %q does not name NVRTC's folder", r)
 			}
 			if got := nvrtcRpath(lt) != ""; got != tc.extra {
 				t.Errorf("nvrtcRpath = %q: want an -rpath of its own: %v", nvrtcRpath(lt), tc.extra)
 			}
-			_, _, ld := cgoFlags(lt)
+			_, _, ld := CgoFlags(lt)
 			if strings.Contains(ld, tc.soname) {
 				t.Errorf("the flags %q link NVRTC; it is dlopened, only its folder belongs on the run path", ld)
 			}
@@ -203,7 +203,7 @@ func TestNVRTCOnRunPath(t *testing.T) {
 			if err := os.MkdirAll(filepath.Join(root, "internal", "nvrtc"), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			if err := writeNVRTCFlags(root, lt); err != nil {
+			if err := WriteNVRTCFlags(root, lt); err != nil {
 				t.Fatal(err)
 			}
 			flags, err := os.ReadFile(filepath.Join(root, nvrtcFlags))
@@ -211,10 +211,10 @@ func TestNVRTCOnRunPath(t *testing.T) {
 				t.Errorf("%s holds %q (%v), want %q", nvrtcFlags, flags, err, want)
 			}
 			lt.NVRTCDir = ""
-			if err := writeNVRTCFlags(root, lt); err != nil || exists(filepath.Join(root, nvrtcFlags)) {
+			if err := WriteNVRTCFlags(root, lt); err != nil || exists(filepath.Join(root, nvrtcFlags)) {
 				t.Errorf("with no NVRTC folder %s is still there (%v)", nvrtcFlags, err)
 			}
-			_, _, without := cgoFlags(lt)
+			_, _, without := CgoFlags(lt)
 			if tc.extra {
 				if out, err := dlopenNVRTC(t, without, tc.soname); err == nil {
 					t.Errorf("without NVRTC's folder (%q) the dlopen still worked: %s", without, out)

@@ -1,4 +1,4 @@
-package setupcmd
+package libtorch
 
 import (
 	"bufio"
@@ -128,7 +128,7 @@ func cudaLinkFlags(libs []cudaLib, libtorchDir string) string {
 func neededLibraries(lib string) ([]cudaLib, error) {
 	out, err := exec.Command("ldd", lib).CombinedOutput()
 	if err != nil {
-		return nil, fmt.Errorf("ldd %s: %v: %s", lib, err, tail(string(out), 5))
+		return nil, fmt.Errorf("ldd %s: %v: %s", lib, err, Tail(string(out), 5))
 	}
 	var deps []cudaLib
 	sc := bufio.NewScanner(bytes.NewReader(out))
@@ -171,7 +171,7 @@ func nvrtcDir(libDir string) string {
 
 // nvrtcRpath puts lt.NVRTCDir on the RUNPATH, unless the flags already carry it (the cu13 wheel's one folder
 // holds the CUDA runtime and NVRTC alike).
-func nvrtcRpath(lt *libtorch) string {
+func nvrtcRpath(lt *Libtorch) string {
 	if lt.NVRTCDir == "" || lt.NVRTCDir == lt.Lib {
 		return ""
 	}

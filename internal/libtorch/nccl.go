@@ -1,4 +1,4 @@
-package setupcmd
+package libtorch
 
 import (
 	"fmt"
@@ -38,7 +38,7 @@ type ncclFacts struct {
 // So the major and minor releases must be equal; a patch release differs only in code. The library's release is
 // read from the library itself (the "NCCL version X.Y.Z" string NCCL logs at init), found the way the dynamic
 // loader finds it for libtorch_cuda.so; when libtorch carries NCCL linked in, from libtorch_cuda.so.
-func checkNCCL(lt *libtorch, headerDir string) (*ncclFacts, error) {
+func checkNCCL(lt *Libtorch, headerDir string) (*ncclFacts, error) {
 	f := &ncclFacts{Header: filepath.Join(headerDir, "nccl.h")}
 	var err error
 	if f.HeaderV, err = ncclHeaderVersion(f.Header); err != nil {

@@ -1,8 +1,12 @@
-package setupcmd
+// Package libtorch finds the libtorch convrep builds against ($LIBTORCH, a Python's torch, or Debian's
+// libtorch-dev, installed with apt-get when allowed), with what the build needs to know of it: its version,
+// C++ standard and ABI, CUDA, NCCL (nccl.go), the CUDA libraries the shim links (cudalibs.go) and NVRTC
+// (nvrtc.go); it writes the cgo flags of convrep's shim (shim.go) and checks a CUDA build (cudacheck.go). It
+// imports the standard library only: the set-up (cmd/setup) builds it before vendor/ exists.
+package libtorch
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,8 +17,8 @@ import (
 	"strings"
 )
 
-// libtorch is the C++ library the build compiles and links against.
-type libtorch struct {
+// Libtorch is the C++ library the build compiles and links against.
+type Libtorch struct {
 	Include string // the folder holding ATen/, c10/ and torch/
 	Lib     string // the folder holding libtorch.so
 	Debian  bool   // headers in the system include path (never passed with -I: it breaks #include_next)
@@ -32,22 +36,22 @@ type libtorch struct {
 	NVRTCDir string
 }
 
-// findLibtorch takes $LIBTORCH when set, else Debian's libtorch-dev, installing it when allowed. $LIBTORCH
+// Find takes $LIBTORCH when set, else Debian's libtorch-dev, installing it when allowed. $LIBTORCH
 // names a libtorch folder (include/, lib/: the zip from PyTorch's site, or an installed PyTorch's torch folder,
 // which has the same layout), or a Python interpreter whose torch package is then used (LIBTORCH=python3).
-func findLibtorch(install bool) (*libtorch, error) {
+func Find(install bool) (*Libtorch, error) {
 	if val := os.Getenv("LIBTORCH"); val != "" {
 		dir, from, err := libtorchDir(val)
 		if err != nil {
 			return nil, fmt.Errorf("LIBTORCH=%s: %w", val, err)
 		}
-		lt := &libtorch{Include: filepath.Join(dir, "include"), Lib: filepath.Join(dir, "lib"), From: from}
+		lt := &Libtorch{Include: filepath.Join(dir, "include"), Lib: filepath.Join(dir, "lib"), From: from}
 		if err := lt.check(); err != nil {
 			return nil, fmt.Errorf("LIBTORCH=%s: %w", val, err)
 		}
 		return lt, lt.inspect()
 	}
-	lt := &libtorch{Include: "/usr/include", Lib: debianLibDir(), Debian: true, From: "Debian's libtorch-dev"}
+	lt := &Libtorch{Include: "/usr/include", Lib: debianLibDir(), Debian: true, From: "Debian's libtorch-dev"}
 	// Debian's libtorch links the generic libblas.so.3, which without OpenBLAS is the reference BLAS:
 	// matrix products ran about 12 times slower with it (measured on the encoder benchmark).
 	openblas := filepath.Join(lt.Lib, "openblas-pthread", "libblas.so.3")
@@ -65,7 +69,7 @@ func findLibtorch(install bool) (*libtorch, error) {
 	return lt, lt.inspect()
 }
 
-func (lt *libtorch) check() error {
+func (lt *Libtorch) check() error {
 	for _, f := range []string{
 		filepath.Join(lt.Include, "torch/csrc/api/include/torch/version.h"),
 		filepath.Join(lt.Include, "ATen/ATen.h"),
@@ -93,7 +97,7 @@ func libtorchDir(val string) (dir, from string, err error) {
 	if err != nil {
 		detail := ""
 		if ee, ok := err.(*exec.ExitError); ok {
-			detail = ": " + tail(string(ee.Stderr), 3)
+			detail = ": " + Tail(string(ee.Stderr), 3)
 		}
 		return "", "", fmt.Errorf("%s cannot import torch (%v)%s", py, err, detail)
 	}
@@ -108,7 +112,7 @@ var versionRe = regexp.MustCompile(`#define TORCH_VERSION_(MAJOR|MINOR|PATCH) (\
 
 // inspect reads the version from the headers, and the C++ ABI from libc10's symbols: a library built with
 // the new ABI exports names mangled with __cxx11.
-func (lt *libtorch) inspect() error {
+func (lt *Libtorch) inspect() error {
 	// From about libtorch 2.9 the api folder's version.h only includes torch/headeronly/version.h, which
 	// holds the numbers (PyTorch 2.11's wheel is laid out so).
 	parts := map[string]string{}
@@ -215,26 +219,44 @@ func aptInstall(pkgs ...string) error {
 	return apt(install...)
 }
 
-// gotchSource is gotch's folder in the module cache, downloaded when missing.
-func gotchSource(root string) (string, error) {
-	cmd := exec.Command("go", "mod", "download", "-json", gotchModule+"@"+gotchVersion)
-	cmd.Dir = os.TempDir() // outside the module, so that the replace directive does not apply
-	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GO111MODULE=on")
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("go mod download %s@%s: %w\n%s", gotchModule, gotchVersion, err, out)
-	}
-	var info struct{ Dir, Error string }
-	if err := json.Unmarshal(out, &info); err != nil {
-		return "", fmt.Errorf("go mod download: %w", err)
-	}
-	if info.Error != "" || info.Dir == "" {
-		return "", fmt.Errorf("go mod download %s@%s: %s", gotchModule, gotchVersion, info.Error)
-	}
-	return info.Dir, nil
-}
-
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// Report is the set-up's one line on what it builds against.
+func (lt *Libtorch) Report() string {
+	s := fmt.Sprintf("CUDA %s", yesNo(lt.CUDA))
+	if n := lt.NCCL; n != nil {
+		lib := n.Lib
+		if n.LibIsLibtorch {
+			lib += ", linked in"
+		}
+		s += fmt.Sprintf(", NCCL %s (library %s; header %s, NCCL %s)", n.LibV, lib, n.Header, n.HeaderV)
+	} else if lt.CUDA {
+		s += ", NCCL none"
+	}
+	for _, l := range lt.CUDALibs {
+		s += fmt.Sprintf(", links %s", l.Path)
+	}
+	if lt.NVRTCDir != "" {
+		s += fmt.Sprintf(", NVRTC from %s (run path)", lt.NVRTCDir)
+	}
+	return s + fmt.Sprintf(", C++ standard %s, C++11 ABI %d", lt.Std, lt.ABI)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// Tail is the last n lines of a tool's output s, for an error message.
+func Tail(s string, n int) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }

@@ -1,4 +1,4 @@
-package setupcmd
+package libtorch
 
 import (
 	"fmt"
@@ -163,7 +163,7 @@ func TestCheckNCCL(t *testing.T) {
 			noSystemHeaders(t)
 			site := t.TempDir()
 			torchDir := filepath.Join(site, "torch")
-			lt := &libtorch{Include: filepath.Join(torchDir, "include"), Lib: standInLibtorchCUDA(t, torchDir, tc.layout, tc.lib), CUDA: true, Version: "2.11.0"}
+			lt := &Libtorch{Include: filepath.Join(torchDir, "include"), Lib: standInLibtorchCUDA(t, torchDir, tc.layout, tc.lib), CUDA: true, Version: "2.11.0"}
 			if err := os.MkdirAll(lt.Include, 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -194,7 +194,7 @@ func TestCheckNCCL(t *testing.T) {
 			if lt.NCCL == nil || lt.NCCL.LibV != tc.lib || lt.NCCL.HeaderV != tc.header || !strings.HasSuffix(lt.NCCL.Lib, tc.libEnds) {
 				t.Errorf("found %+v, want library %s at …%s, header %s", lt.NCCL, tc.lib, tc.libEnds, tc.header)
 			}
-			if r := lt.report(); !strings.Contains(r, "NCCL "+tc.lib.String()) || !strings.Contains(r, "CUDA yes") {
+			if r := lt.Report(); !strings.Contains(r, "NCCL "+tc.lib.String()) || !strings.Contains(r, "CUDA yes") {
 				t.Errorf("report %q", r)
 			}
 		})
@@ -255,7 +255,7 @@ func TestLibtorchFromPython(t *testing.T) {
 	} {
 		t.Run(tc.val, func(t *testing.T) {
 			t.Setenv("LIBTORCH", tc.val)
-			lt, err := findLibtorch(false)
+			lt, err := Find(false)
 			if !wantError(t, err, tc.err) {
 				return
 			}
@@ -293,8 +293,8 @@ func TestCXXStandard(t *testing.T) {
 		if err != nil || got != tc.want {
 			t.Errorf("%q: %q, %v; want %s", tc.aten, got, err, tc.want)
 		}
-		lt := &libtorch{Include: dir, Std: got}
-		if _, cxx, _ := cgoFlags(lt); !strings.HasPrefix(cxx, "-std="+tc.want+" ") {
+		lt := &Libtorch{Include: dir, Std: got}
+		if _, cxx, _ := CgoFlags(lt); !strings.HasPrefix(cxx, "-std="+tc.want+" ") {
 			t.Errorf("CXXFLAGS %q do not start with -std=%s", cxx, tc.want)
 		}
 	}
@@ -323,7 +323,7 @@ func TestLibtorchVersionHeaders(t *testing.T) {
 				}
 			}
 			t.Setenv("LIBTORCH", dir)
-			lt, err := findLibtorch(false)
+			lt, err := Find(false)
 			if tc.want == "" {
 				if err == nil || !strings.Contains(err.Error(), "headeronly/version.h") {
 					t.Fatalf("found %+v, %v; want an error naming the headers", lt, err)

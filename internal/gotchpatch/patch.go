@@ -1,4 +1,4 @@
-package setupcmd
+package gotchpatch
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"convrep/internal/libtorch"
 )
 
 // copyTree copies gotch's module folder (read-only in the module cache) into a writable folder.
@@ -39,38 +41,11 @@ func copyTree(src, dst string) error {
 	})
 }
 
-// cgoFlags are the compiler and linker flags for code that includes libtorch's C++ headers.
-// cgo passes CPPFLAGS to C++ files, CFLAGS only to C files: the ABI define must be in CPPFLAGS.
-func cgoFlags(lt *libtorch) (cppflags, cxxflags, ldflags string) {
-	cppflags = fmt.Sprintf("-D_GLIBCXX_USE_CXX11_ABI=%d", lt.ABI)
-	std := lt.Std
-	if std == "" {
-		std = "c++17"
-	}
-	cxxflags = "-std=" + std + " -O1 -w -I" + filepath.Join(lt.Include, "torch/csrc/api/include")
-	if !lt.Debian {
-		cxxflags += " -I" + lt.Include
-	}
-	libs := "-ltorch -ltorch_cpu -lc10"
-	if lt.CUDA {
-		libs += " -ltorch_cuda -lc10_cuda"
-	}
-	ldflags = fmt.Sprintf("-L%s -Wl,-rpath,%s -Wl,--no-as-needed %s -Wl,--as-needed%s -lstdc++", lt.Lib, lt.Lib, libs, cudaLinkFlags(lt.CUDALibs, lt.Lib)+nvrtcRpath(lt))
-	return cppflags, cxxflags, ldflags
-}
-
-// cgoHeader is the comment block of a cgo file carrying the flags above; extraCPP goes to C and C++ alike
-// (cgo compiles the preambles of Go files as C, with CPPFLAGS and CFLAGS only).
-func cgoHeader(lt *libtorch, extraCPP string) string {
-	cpp, cxx, ld := cgoFlags(lt)
-	return fmt.Sprintf("// #cgo CPPFLAGS: %s%s\n// #cgo CXXFLAGS: %s\n// #cgo LDFLAGS: %s\n", cpp, extraCPP, cxx, ld)
-}
-
 // patchGo rewrites gotch's link flags for this libtorch, fixes memory faults of its generated Go code and makes
 // a tensor handle cheap (lightHandles).
-func patchGo(dir string, lt *libtorch) error {
+func patchGo(dir string, lt *libtorch.Libtorch) error {
 	libGo := "// Code written by convrep's cmd/setup for libtorch " + lt.Version + ". DO NOT EDIT.\n\npackage libtch\n\n" +
-		cgoHeader(lt, " -I${SRCDIR}") + "import \"C\"\n"
+		libtorch.CgoHeader(lt, " -I${SRCDIR}") + "import \"C\"\n"
 	if err := os.WriteFile(filepath.Join(dir, "libtch/lib.go"), []byte(libGo), 0o644); err != nil {
 		return err
 	}

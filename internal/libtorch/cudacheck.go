@@ -1,4 +1,4 @@
-package setupcmd
+package libtorch
 
 import (
 	"bytes"
@@ -14,11 +14,11 @@ import (
 // A CUDA libtorch is often set up where no GPU is, to build an image; there the device step is not run.
 var gpuVisible = func() bool { return exists("/dev/nvidiactl") }
 
-// checkCUDABuild is the set-up's last step for a CUDA libtorch: it links convrep as every command is linked, and
+// CheckCUDABuild is the set-up's last step for a CUDA libtorch: it links convrep as every command is linked, and
 // where a GPU is visible runs one tiny CUDA step through the shim (`convrep device`: an op and a graph capture).
 // A library the link lacks, or one the loader cannot find at run time, then stops the set-up with its name,
 // not the first training run.
-func checkCUDABuild(root string) error {
+func CheckCUDABuild(root string) error {
 	dir, err := os.MkdirTemp("", "convrep-setup-")
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package setupcmd
+package gotchpatch
 
 import (
 	"fmt"
@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"convrep/internal/libtorch"
 )
 
 const generatedCpp = "torch_api_generated.cpp.h"
@@ -17,7 +19,7 @@ const generatedCpp = "torch_api_generated.cpp.h"
 // reports an error through gotch's thread-local torch_last_err, the path its PROTECT macro uses, so the Go
 // side gets an ordinary error if such an op is ever called. The wrappers are found from the compiler's
 // errors, not from a hand-made list, so a different libtorch gets its own set. It returns their names.
-func stubUncompilable(dir string, lt *libtorch) ([]string, error) {
+func stubUncompilable(dir string, lt *libtorch.Libtorch) ([]string, error) {
 	path := filepath.Join(dir, "libtch", generatedCpp)
 	var all []string
 	for pass := 1; pass <= 10; pass++ {
@@ -28,7 +30,7 @@ func stubUncompilable(dir string, lt *libtorch) ([]string, error) {
 		}
 		lines, foreign := errorLines(diag)
 		if len(lines) == 0 {
-			return nil, fmt.Errorf("libtch does not compile against libtorch %s, and not in %s:\n%s", lt.Version, generatedCpp, tail(diag, 40))
+			return nil, fmt.Errorf("libtch does not compile against libtorch %s, and not in %s:\n%s", lt.Version, generatedCpp, libtorch.Tail(diag, 40))
 		}
 		src, err := os.ReadFile(path)
 		if err != nil {
@@ -51,8 +53,8 @@ func stubUncompilable(dir string, lt *libtorch) ([]string, error) {
 }
 
 // syntaxCheck runs the C++ front end over gotch's wrappers (about 15 s) and returns its diagnostics.
-func syntaxCheck(dir string, lt *libtorch) (string, error) {
-	cpp, cxx, _ := cgoFlags(lt)
+func syntaxCheck(dir string, lt *libtorch.Libtorch) (string, error) {
+	cpp, cxx, _ := libtorch.CgoFlags(lt)
 	args := append(strings.Fields(cpp), strings.Fields(cxx)...)
 	args = append(args, "-I"+filepath.Join(dir, "libtch"), "-fsyntax-only", "-fmax-errors=0", filepath.Join(dir, "libtch", "torch_api.cpp"))
 	cmd := exec.Command("g++", args...)
@@ -133,12 +135,4 @@ func stubFunctions(src string, lines []int) (string, []string, error) {
 	}
 	sort.Strings(order)
 	return strings.Join(text, "\n"), order, nil
-}
-
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -1,4 +1,4 @@
-package setupcmd
+package libtorch
 
 import (
 	"os"
@@ -111,7 +111,7 @@ func TestCUDALibsLinkAsTheLoaderFinds(t *testing.T) {
 			t.Setenv("LIBTORCH", torchDir)
 			t.Setenv("CUDA_HOME", home)
 			t.Setenv("LD_LIBRARY_PATH", "")
-			lt, err := findLibtorch(false)
+			lt, err := Find(false)
 			if !wantError(t, err, tc.err) {
 				return
 			}
@@ -122,17 +122,17 @@ func TestCUDALibsLinkAsTheLoaderFinds(t *testing.T) {
 				if !strings.HasSuffix(lt.CUDALibs[i].Path, w) {
 					t.Errorf("links %s, want …%s", lt.CUDALibs[i].Path, w)
 				}
-				if r := lt.report(); !strings.Contains(r, "links "+lt.CUDALibs[i].Path) {
+				if r := lt.Report(); !strings.Contains(r, "links "+lt.CUDALibs[i].Path) {
 					t.Errorf("report %q does not name %s", r, lt.CUDALibs[i].Path)
 				}
 			}
-			_, _, ld := cgoFlags(lt)
+			_, _, ld := CgoFlags(lt)
 			if out, err := linkAndRun(t, ld); err != nil {
 				t.Fatalf("link or run with %q: %v\n%s", ld, err, out)
 			}
 			libs := lt.CUDALibs
 			lt.CUDALibs = nil
-			_, _, before := cgoFlags(lt)
+			_, _, before := CgoFlags(lt)
 			lt.CUDALibs = libs
 			if out, err := linkAndRun(t, before); err == nil || !strings.Contains(out, "cudaStreamWaitEvent") {
 				t.Errorf("the link line without the CUDA runtime (%q) gave %v, %s; want ld to refuse cudaStreamWaitEvent", before, err, out)

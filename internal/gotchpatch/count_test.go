@@ -1,4 +1,4 @@
-package setupcmd
+package gotchpatch
 
 import (
 	"os"
