@@ -5,12 +5,12 @@ import (
 	"errors"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"convrep/evaluate"
 	"convrep/modelcard"
+	"convrep/rundir"
 	"convrep/tensorboard"
 )
 
@@ -19,16 +19,13 @@ import (
 // folder's model/ or the folder itself), else 0.
 func modelStep(m modelRef) int64 {
 	if m.checkpoint != "" {
-		s := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m.checkpoint), "step-"), ".safetensors")
-		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return n
-		}
-		return 0
+		n, _ := rundir.StepOf(m.checkpoint)
+		return n
 	}
 	if strings.HasSuffix(m.ref, ".toml") {
 		return 0
 	}
-	for _, dir := range []string{filepath.Join(m.ref, "model"), m.ref} {
+	for _, dir := range []string{rundir.At(m.ref).ModelDir(), m.ref} {
 		if n, ok := modelcard.Steps(dir); ok {
 			return n
 		}

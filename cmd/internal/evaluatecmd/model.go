@@ -2,7 +2,6 @@ package evaluatecmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,7 +19,7 @@ import (
 	"convrep/models/hub"
 	"convrep/models/sbert"
 	"convrep/objectives/mgt"
-	"convrep/safetensors"
+	"convrep/rundir"
 	"convrep/tokenizers"
 )
 
@@ -65,16 +64,16 @@ func checkModelRef(ref, ckpt string) error {
 // checkpoints (run/checkpoints/step-N.safetensors): the run folder then vouches for its architecture, as the
 // experiment's digest does for an experiment file (experiment.AtCheckpoint).
 func checkRunCheckpoint(run, ckpt string) error {
-	if _, err := os.Stat(filepath.Join(run, "model", "config.json")); err != nil {
+	r, err := rundir.Open(run)
+	if err != nil {
 		return fmt.Errorf("--checkpoint goes with an experiment file or a finished run folder as --model (the checkpoint's own): %s is neither (%w)", run, err)
 	}
-	want, err1 := filepath.Abs(checkpoint.Dir(run))
-	got, err2 := filepath.Abs(filepath.Dir(ckpt))
-	if err1 != nil || err2 != nil {
-		return fmt.Errorf("--checkpoint %s: %v", ckpt, errors.Join(err1, err2))
+	own, err := r.IsCheckpointOf(ckpt)
+	if err != nil {
+		return fmt.Errorf("--checkpoint %s: %v", ckpt, err)
 	}
-	if got != want {
-		return fmt.Errorf("--checkpoint %s is not a checkpoint of the run %s (want a file in %s)", ckpt, run, checkpoint.Dir(run))
+	if !own {
+		return fmt.Errorf("--checkpoint %s is not a checkpoint of the run %s (want a file in %s)", ckpt, run, r.CheckpointDir())
 	}
 	return nil
 }
@@ -115,8 +114,8 @@ func loadModel(ctx context.Context, m modelRef, log *zap.Logger) (*models.Model,
 		return runAtCheckpoint(m.ref, m.checkpoint, dev)
 	}
 	dir := m.ref
-	if _, err := os.Stat(filepath.Join(dir, "model", "config.json")); err == nil {
-		dir = filepath.Join(dir, "model") // a convrep run folder
+	if r, err := rundir.Open(dir); err == nil {
+		dir = r.ModelDir() // a convrep run folder
 	}
 	model, dir, err := models.LoadPretrained(ctx, dir, hub.OptionsFromEnv(), models.LoadOptions{Heads: &models.Heads{}, Device: dev, Logger: log})
 	if err != nil {
@@ -131,18 +130,14 @@ func loadModel(ctx context.Context, m modelRef, log *zap.Logger) (*models.Model,
 // how a run whose experiment file was changed by --set (MGT's granularities, the seed members) is evaluated at
 // a checkpoint other than its last.
 func runAtCheckpoint(run, ckpt string, dev gotch.Device) (*models.Model, *tokenizers.Tokenizer, string, error) {
-	dir := filepath.Join(run, "model")
+	dir := rundir.At(run).ModelDir()
 	cfg, err := models.ReadConfig(filepath.Join(dir, "config.json"))
 	if err != nil {
 		return nil, nil, "", err
 	}
-	f, err := safetensors.ReadFile(ckpt)
+	sd, err := rundir.Weights(ckpt)
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("--checkpoint: %w", err)
-	}
-	sd := make(map[string]safetensors.Tensor, len(f.Tensors))
-	for _, t := range f.Tensors {
-		sd[t.Name] = t
 	}
 	model, err := models.New(cfg, models.Heads{}, dev)
 	if err != nil {
@@ -253,7 +248,7 @@ func declaredPooling(ref string) models.Pooling {
 
 // declaredLayout is the sentence-transformers layout a model folder (or a run folder's model/) declares.
 func declaredLayout(ref string) (sbert.Layout, bool) {
-	for _, dir := range []string{filepath.Join(ref, "model"), ref} {
+	for _, dir := range []string{rundir.At(ref).ModelDir(), ref} {
 		if l, err := sbert.Read(dir); err == nil {
 			return l, true
 		}

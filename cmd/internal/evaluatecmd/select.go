@@ -6,18 +6,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
-	"convrep/checkpoint"
 	"convrep/evaluate"
 	"convrep/internal/atomicfile"
+	"convrep/rundir"
 )
 
 // selectMetrics are the metrics evaluate select ranks by.
@@ -162,16 +160,13 @@ func checkSelect(c *common, ckpts, val, split, metric string, top, size int) (*s
 	return &selection{Model: strings.TrimSuffix(c.model.ref, "/"), Candidates: size, Seeds: seeds, Metric: metric, Top: top}, members, nil
 }
 
-// stepName is a checkpoint's file name as the trainer writes it (checkpoint.PathAt).
-var stepName = regexp.MustCompile(`^step-([0-9]{1,18})\.safetensors$`)
-
-// checkpointStep reads the step from a checkpoint's file name.
+// checkpointStep reads the step from a checkpoint's file name, as the trainer names it (rundir.StepOf).
 func checkpointStep(path string) (int64, error) {
-	m := stepName.FindStringSubmatch(filepath.Base(path))
-	if m == nil {
+	step, ok := rundir.StepOf(path)
+	if !ok {
 		return 0, fmt.Errorf("--checkpoints: %s is not named step-N.safetensors, as the trainer names checkpoints", path)
 	}
-	return strconv.ParseInt(m[1], 10, 64)
+	return step, nil
 }
 
 // checkpointList expands --checkpoints: a run folder (its checkpoints/ folder), a folder of checkpoints, or a
@@ -185,17 +180,16 @@ func checkpointList(arg string) ([]string, error) {
 	if len(entries) == 1 {
 		if st, err := os.Stat(entries[0]); err == nil && st.IsDir() {
 			dir := entries[0]
-			if st, err := os.Stat(checkpoint.Dir(dir)); err == nil && st.IsDir() {
-				dir = checkpoint.Dir(dir) // a run folder
+			if st, err := os.Stat(rundir.At(dir).CheckpointDir()); err == nil && st.IsDir() {
+				dir = rundir.At(dir).CheckpointDir() // a run folder
 			}
-			found, err := filepath.Glob(filepath.Join(dir, "step-*.safetensors"))
+			found, err := rundir.CheckpointsIn(dir) // oldest first
 			if err != nil {
 				return nil, fmt.Errorf("--checkpoints %s: %w", arg, err)
 			}
 			if len(found) == 0 {
 				return nil, fmt.Errorf("--checkpoints %s: no checkpoints (step-N.safetensors) in %s", arg, dir)
 			}
-			sort.Strings(found) // zero-padded steps: oldest first
 			entries = found
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"convrep/evaluate"
 	"convrep/modelcard"
 	"convrep/models"
+	"convrep/rundir"
 )
 
 // suiteTasks are the similarity-based evaluations of DSE's tables, in the order they run.
@@ -130,7 +131,7 @@ func recordInCard(ref string, r *evaluate.Result, log *zap.Logger) error {
 	if err := r.Markdown(&b); err != nil {
 		return err
 	}
-	for _, dir := range []string{filepath.Join(ref, "model"), ref} {
+	for _, dir := range []string{rundir.At(ref).ModelDir(), ref} {
 		ok, err := modelcard.SetResults(dir, b.String())
 		if err != nil {
 			return fmt.Errorf("model card: %w", err)
