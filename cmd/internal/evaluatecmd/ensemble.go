@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"go.uber.org/zap"
 
 	"convrep/evaluate"
+	"convrep/modelref"
 )
 
 // ensembleMembers reads a --model and --checkpoint pair that may list several models (comma-separated) as the
@@ -23,7 +23,7 @@ func ensembleMembers(m modelRef) ([]modelRef, error) {
 	var out []modelRef
 	switch {
 	case len(refs) == 0:
-		return nil, checkModelRef("", "")
+		return nil, modelref.Check("", "")
 	case len(refs) == 1 && len(ckpts) <= 1:
 		out = []modelRef{m}
 	case len(refs) == 1:
@@ -45,7 +45,7 @@ func ensembleMembers(m modelRef) ([]modelRef, error) {
 		return nil, fmt.Errorf("--model lists %d models and --checkpoint %d checkpoints: give one checkpoint per model, or none, or one experiment file with several checkpoints", len(refs), len(ckpts))
 	}
 	for i, one := range out {
-		if err := checkModelRef(one.ref, one.checkpoint); err != nil {
+		if err := modelref.Check(one.ref, one.checkpoint); err != nil {
 			if len(out) > 1 {
 				return nil, fmt.Errorf("ensemble member %d: %w", i+1, err)
 			}
@@ -67,21 +67,13 @@ func splitList(s string) []string {
 	return parts
 }
 
-// memberName is how a member is named in the ensemble's name: its --model, and the checkpoint's file name.
-func memberName(m modelRef) string {
-	if m.checkpoint == "" {
-		return strings.TrimSuffix(m.ref, "/")
-	}
-	return strings.TrimSuffix(m.ref, "/") + " @ " + strings.TrimSuffix(filepath.Base(m.checkpoint), ".safetensors")
-}
-
 // runEnsemble evaluates response selection with an ensemble of members (evaluate.ResponseEnsemble), each
 // model loaded in turn.
 func runEnsemble(ctx context.Context, members []modelRef, quiet bool, t evaluate.ResponseTask, rename, output string, log *zap.Logger) error {
 	open := make([]evaluate.OpenMember, len(members))
 	names := make([]string, len(members))
 	for i, m := range members {
-		names[i] = memberName(m)
+		names[i] = modelref.Name(m.ref, m.checkpoint)
 		open[i] = func(ctx context.Context) (*evaluate.Session, error) {
 			log.Info("ensemble member", zap.Int("member", i+1), zap.Int("of", len(members)), zap.String("model", names[i]))
 			s, err := openModel(ctx, m, log)

@@ -15,6 +15,7 @@ import (
 
 	"convrep/evaluate"
 	"convrep/evaluate/finetune"
+	"convrep/modelref"
 	"convrep/models"
 	"convrep/tokenizers"
 )
@@ -90,7 +91,7 @@ func (f *ftFlags) resolve(fs *flag.FlagSet, c *common) (finetune.Config, string,
 	if !given["pooling"] || c.model.pooling == "" {
 		pooling = p.Pooling
 		if pooling == "" {
-			pooling = declaredPooling(c.model.ref)
+			pooling = modelref.Pooling(c.model.ref)
 		}
 	}
 	pooling, err := models.ParsePooling(string(pooling))

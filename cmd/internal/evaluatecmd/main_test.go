@@ -122,23 +122,6 @@ func write(t *testing.T, path, content string) string {
 	return path
 }
 
-// A model folder's declared pooling is the default; anything else embeds by the mean, as DSE evaluates.
-func TestDeclaredPooling(t *testing.T) {
-	run := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(run, "model"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := sbert.Write(filepath.Join(run, "model"), sbert.Layout{Pooling: models.CLS, Dim: 8}); err != nil {
-		t.Fatal(err)
-	}
-	for ref, want := range map[string]models.Pooling{run: models.CLS, filepath.Join(run, "model"): models.CLS,
-		t.TempDir(): models.Mean, "experiments/dse_small_cpu.toml": models.Mean, "bert-base-uncased": models.Mean} {
-		if got := declaredPooling(ref); got != want {
-			t.Errorf("%s: %s, want %s", ref, got, want)
-		}
-	}
-}
-
 func TestEnsembleMembers(t *testing.T) {
 	dir := t.TempDir()
 	exp := write(t, filepath.Join(dir, "exp.toml"), "")

@@ -2,24 +2,16 @@ package evaluatecmd
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
-	"github.com/sugarme/gotch"
 	"go.uber.org/zap"
 
-	"convrep/checkpoint"
 	"convrep/datasets"
 	"convrep/evaluate"
-	"convrep/experiment"
 	"convrep/internal/torch"
+	"convrep/modelref"
 	"convrep/models"
-	"convrep/models/hub"
-	"convrep/models/sbert"
 	"convrep/objectives/mgt"
-	"convrep/rundir"
 	"convrep/tokenizers"
 )
 
@@ -35,53 +27,7 @@ type modelRef struct {
 	dual bool
 }
 
-// checkModelRef fails at once on a model path that does not exist, before any data are read.
-func checkModelRef(ref, ckpt string) error {
-	if strings.Contains(ref, ",") || strings.Contains(ckpt, ",") {
-		return fmt.Errorf("--model %q --checkpoint %q: a list is an ensemble, which only evaluate response takes", ref, ckpt)
-	}
-	if ckpt != "" {
-		if _, err := os.Stat(ckpt); err != nil {
-			return fmt.Errorf("--checkpoint: %w", err)
-		}
-		if !strings.HasSuffix(ref, ".toml") {
-			if err := checkRunCheckpoint(ref, ckpt); err != nil {
-				return err
-			}
-		}
-	}
-	if ref == "" {
-		return fmt.Errorf("--model is required (a convrep run folder, a model folder, a hub name, or an experiment .toml for its untrained backbone)")
-	}
-	looksLikePath := strings.HasPrefix(ref, ".") || filepath.IsAbs(ref) || strings.HasSuffix(ref, ".toml") || strings.Count(ref, "/") > 1
-	if _, err := os.Stat(ref); err != nil && looksLikePath {
-		return fmt.Errorf("--model %s: %w", ref, err)
-	}
-	return nil
-}
-
-// checkRunCheckpoint checks that checkpoint, given with a run folder as --model, is one of that run's own
-// checkpoints (run/checkpoints/step-N.safetensors): the run folder then vouches for its architecture, as the
-// experiment's digest does for an experiment file (experiment.AtCheckpoint).
-func checkRunCheckpoint(run, ckpt string) error {
-	r, err := rundir.Open(run)
-	if err != nil {
-		return fmt.Errorf("--checkpoint goes with an experiment file or a finished run folder as --model (the checkpoint's own): %s is neither (%w)", run, err)
-	}
-	own, err := r.IsCheckpointOf(ckpt)
-	if err != nil {
-		return fmt.Errorf("--checkpoint %s: %v", ckpt, err)
-	}
-	if !own {
-		return fmt.Errorf("--checkpoint %s is not a checkpoint of the run %s (want a file in %s)", ckpt, run, r.CheckpointDir())
-	}
-	return nil
-}
-
-// loadModel loads the model named by ref:
-//   - an experiment file (.toml): its backbone before training (the untrained baseline, same seed and files);
-//   - a convrep run folder (holding model/config.json): the trained model in it;
-//   - a model folder or a hub name: as cmd/embed loads it.
+// loadModel loads the model named by m (modelref.Load) on m's device.
 func loadModel(ctx context.Context, m modelRef, log *zap.Logger) (*models.Model, *tokenizers.Tokenizer, string, error) {
 	dev, err := torch.ParseDevice(m.device)
 	if err != nil {
@@ -92,71 +38,14 @@ func loadModel(ctx context.Context, m modelRef, log *zap.Logger) (*models.Model,
 			return nil, nil, "", err
 		}
 	}
-	if strings.HasSuffix(m.ref, ".toml") {
-		e, err := experiment.Load(m.ref, nil)
-		if err != nil {
-			return nil, nil, "", err
-		}
-		if m.checkpoint != "" {
-			b, err := experiment.AtCheckpoint(ctx, e, m.checkpoint, dev, log)
-			if err != nil {
-				return nil, nil, "", err
-			}
-			return b.Model, b.Tok, e.Name + " @ " + strings.TrimSuffix(filepath.Base(m.checkpoint), ".safetensors"), nil
-		}
-		b, err := experiment.Untrained(ctx, e, dev, log)
-		if err != nil {
-			return nil, nil, "", err
-		}
-		return b.Model, b.Tok, e.Name + " (untrained)", nil
-	}
-	if m.checkpoint != "" {
-		return runAtCheckpoint(m.ref, m.checkpoint, dev)
-	}
-	dir := m.ref
-	if r, err := rundir.Open(dir); err == nil {
-		dir = r.ModelDir() // a convrep run folder
-	}
-	model, dir, err := models.LoadPretrained(ctx, dir, hub.OptionsFromEnv(), models.LoadOptions{Heads: &models.Heads{}, Device: dev, Logger: log})
-	if err != nil {
-		return nil, nil, "", err
-	}
-	tok, err := tokenizers.Load(dir)
-	return model, tok, strings.TrimSuffix(m.ref, "/"), err
-}
-
-// runAtCheckpoint loads a run folder's model as it was at one of its checkpoints: the architecture and
-// tokenizer of run/model, the weights of the checkpoint's param/ tensors (as the trainer wrote them). This is
-// how a run whose experiment file was changed by --set (MGT's granularities, the seed members) is evaluated at
-// a checkpoint other than its last.
-func runAtCheckpoint(run, ckpt string, dev gotch.Device) (*models.Model, *tokenizers.Tokenizer, string, error) {
-	dir := rundir.At(run).ModelDir()
-	cfg, err := models.ReadConfig(filepath.Join(dir, "config.json"))
-	if err != nil {
-		return nil, nil, "", err
-	}
-	sd, err := rundir.Weights(ckpt)
-	if err != nil {
-		return nil, nil, "", fmt.Errorf("--checkpoint: %w", err)
-	}
-	model, err := models.New(cfg, models.Heads{}, dev)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	if err := model.LoadTensors(sd, checkpoint.ParamPrefix); err != nil {
-		return nil, nil, "", fmt.Errorf("%s: %w", ckpt, err)
-	}
-	tok, err := tokenizers.Load(dir)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	return model, tok, strings.TrimSuffix(run, "/") + " @ " + strings.TrimSuffix(filepath.Base(ckpt), ".safetensors"), nil
+	model, tok, name, _, err := modelref.Load(ctx, m.ref, m.checkpoint, dev, log)
+	return model, tok, name, err
 }
 
 // openModel loads the model and returns a Session whose encoders embed as DSE evaluates (masked mean of the
 // last layer; contexts truncated from the head).
 func openModel(ctx context.Context, m modelRef, log *zap.Logger) (*evaluate.Session, error) {
-	l, declared := declaredLayout(m.ref)
+	l, declared := modelref.Layout(m.ref)
 	choice := m.pooling
 	if choice == "" {
 		choice = string(models.Mean)
@@ -234,24 +123,4 @@ func loadResponseEncoder(m modelRef, context *models.Model) (*models.Model, stri
 	}
 	r, path, err := mgt.LoadResponseEncoder(m.ref, dev)
 	return r, path, err
-}
-
-// declaredPooling is the pooling a model folder (or a run folder's model/) declares for sentence-transformers,
-// and mean, as DSE evaluates, for anything else (an experiment's untrained backbone, a hub name, a plain
-// HuggingFace folder).
-func declaredPooling(ref string) models.Pooling {
-	if l, ok := declaredLayout(ref); ok {
-		return l.Pooling
-	}
-	return models.Mean
-}
-
-// declaredLayout is the sentence-transformers layout a model folder (or a run folder's model/) declares.
-func declaredLayout(ref string) (sbert.Layout, bool) {
-	for _, dir := range []string{rundir.At(ref).ModelDir(), ref} {
-		if l, err := sbert.Read(dir); err == nil {
-			return l, true
-		}
-	}
-	return sbert.Layout{}, false
 }

@@ -15,6 +15,7 @@ import (
 
 	"convrep/evaluate"
 	"convrep/internal/atomicfile"
+	"convrep/modelref"
 	"convrep/rundir"
 )
 
@@ -153,7 +154,7 @@ func checkSelect(c *common, ckpts, val, split, metric string, top, size int) (*s
 	for i, p := range paths {
 		members[i] = c.model
 		members[i].checkpoint, members[i].dual = p, true // an MGT checkpoint scores by cᵀr (Eq. 4), as evaluate response
-		if err := checkModelRef(members[i].ref, p); err != nil {
+		if err := modelref.Check(members[i].ref, p); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"convrep/evaluate"
 	"convrep/modelcard"
+	"convrep/modelref"
 	"convrep/models"
 	"convrep/rundir"
 )
@@ -116,7 +117,7 @@ func runSuite(ctx context.Context, args []string, log *zap.Logger) error {
 	if err := writeResult(all, filepath.Join(*outDir, "suite.json")); err != nil {
 		return err
 	}
-	events, err := writeSuiteEvents(*outDir, modelStep(c.model), all.Rows)
+	events, err := writeSuiteEvents(*outDir, modelref.Step(c.model.ref, c.model.checkpoint), all.Rows)
 	if err != nil {
 		return fmt.Errorf("tensorboard: %w", err)
 	}

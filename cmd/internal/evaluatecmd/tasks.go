@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"convrep/evaluate"
+	"convrep/modelref"
 )
 
 // prepared is a task whose data, splits and flags have been checked; only the model is left to load.
@@ -18,7 +19,7 @@ type prepared struct {
 }
 
 func prepare(c *common, withShots bool, shots string) (*prepared, error) {
-	if err := checkModelRef(c.model.ref, c.model.checkpoint); err != nil {
+	if err := modelref.Check(c.model.ref, c.model.checkpoint); err != nil {
 		return nil, err
 	}
 	if c.model.head != "" && c.model.checkpoint == "" {

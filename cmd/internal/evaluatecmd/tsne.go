@@ -9,6 +9,7 @@ import (
 	"convrep/evaluate"
 	"convrep/evaluate/tsne"
 	"convrep/internal/progress"
+	"convrep/modelref"
 )
 
 func runTSNE(ctx context.Context, args []string, log *zap.Logger) error {
@@ -26,7 +27,7 @@ func runTSNE(ctx context.Context, args []string, log *zap.Logger) error {
 	if c.output == "" {
 		return fmt.Errorf("--output FIG.png is required")
 	}
-	if err := checkModelRef(c.model.ref, c.model.checkpoint); err != nil {
+	if err := modelref.Check(c.model.ref, c.model.checkpoint); err != nil {
 		return err
 	}
 	if c.data.dataset == "" && c.data.train == "" {
