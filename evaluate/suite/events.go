@@ -1,4 +1,4 @@
-package evaluatecmd
+package suite
 
 import (
 	"cmp"
