@@ -1,5 +1,5 @@
-// Package checkpoint is the on-disk format of a training run's checkpoints: one safetensors file per step
-// under <output_dir>/checkpoints, written atomically, read back whole.
+// Package checkpoint is the on-disk format of a training run's checkpoints: one safetensors file per step,
+// written atomically, read back whole. Where they lie in a run folder, and their names, are package rundir's.
 package checkpoint
 
 import (
@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -171,14 +170,6 @@ func parseRNGName(name string) (kind string, rank int, ok bool) {
 	return kind, n, true
 }
 
-// Dir is the folder of a run's checkpoints.
-func Dir(out string) string { return filepath.Join(out, "checkpoints") }
-
-// PathAt is the file of the checkpoint after step optimiser steps.
-func PathAt(out string, step int64) string {
-	return filepath.Join(Dir(out), fmt.Sprintf("step-%09d.safetensors", step))
-}
-
 // Write writes c to path atomically.
 func Write(path string, c *File) error {
 	var tensors []safetensors.Tensor
@@ -299,38 +290,4 @@ func Read(path string) (*File, error) {
 		return nil, fmt.Errorf("checkpoint %s: no RNG state (%s)", path, rngName(RNGCPU, 0))
 	}
 	return c, nil
-}
-
-// List lists a run's checkpoint files, oldest first.
-func List(out string) ([]string, error) {
-	paths, err := filepath.Glob(filepath.Join(Dir(out), "step-*.safetensors"))
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(paths) // zero-padded step numbers sort in step order
-	return paths, nil
-}
-
-// Prune removes all but the newest keep checkpoints, and the temporary files of writes a killed run left.
-func Prune(out string, keep int) error {
-	torn, err := filepath.Glob(filepath.Join(Dir(out), ".step-*.tmp-*"))
-	if err != nil {
-		return err
-	}
-	for _, p := range torn {
-		if err := os.Remove(p); err != nil {
-			return err
-		}
-	}
-	paths, err := List(out)
-	if err != nil {
-		return err
-	}
-	for len(paths) > keep {
-		if err := os.Remove(paths[0]); err != nil {
-			return err
-		}
-		paths = paths[1:]
-	}
-	return nil
 }

@@ -93,7 +93,7 @@ func TestReadChecksCrafted(t *testing.T) {
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			path := PathAt(t.TempDir(), 15)
+			path := filepath.Join(t.TempDir(), "checkpoints", "step-000000015.safetensors")
 			if err := Write(path, sample()); err != nil {
 				t.Fatal(err)
 			}

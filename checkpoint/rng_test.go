@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"bytes"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -19,7 +20,7 @@ func TestRNGStatesPerRankAndDevice(t *testing.T) {
 		{CPU: []byte{5, 6, 7}, CUDA: bytes.Repeat([]byte{8}, 16)},
 		{CPU: []byte{9, 10, 11}, CUDA: bytes.Repeat([]byte{12}, 16)},
 	}
-	path := PathAt(t.TempDir(), 15)
+	path := filepath.Join(t.TempDir(), "checkpoints", "step-000000015.safetensors")
 	if err := Write(path, c); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +49,7 @@ func TestRNGStatesPerRankAndDevice(t *testing.T) {
 
 // A checkpoint from before the CUDA states (rng/cpu and rng/cpu/rank-<r> alone) still reads, as CPU states.
 func TestRNGOlderCheckpointsRead(t *testing.T) {
-	path := PathAt(t.TempDir(), 15)
+	path := filepath.Join(t.TempDir(), "checkpoints", "step-000000015.safetensors")
 	if err := Write(path, sample()); err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +88,7 @@ func TestRNGCraftedNamesRefused(t *testing.T) {
 		{safetensors.Tensor{Name: "rng/cuda", DType: "U8", Shape: []int64{0}, Data: []byte{}}, "want a non-empty U8 state"},
 	} {
 		t.Run(tc.tensor.Name, func(t *testing.T) {
-			path := PathAt(t.TempDir(), 15)
+			path := filepath.Join(t.TempDir(), "checkpoints", "step-000000015.safetensors")
 			if err := Write(path, sample()); err != nil {
 				t.Fatal(err)
 			}
@@ -111,7 +112,7 @@ func TestRNGCraftedNamesRefused(t *testing.T) {
 func TestWriteWantsRank0CPUState(t *testing.T) {
 	c := sample()
 	c.RNG = []RankRNG{{CUDA: make([]byte, 16)}}
-	if err := Write(PathAt(t.TempDir(), 15), c); err == nil || !strings.Contains(err.Error(), "no CPU RNG state") {
+	if err := Write(filepath.Join(t.TempDir(), "checkpoints", "step-000000015.safetensors"), c); err == nil || !strings.Contains(err.Error(), "no CPU RNG state") {
 		t.Fatalf("Write: %v", err)
 	}
 }

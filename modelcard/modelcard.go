@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"convrep/internal/atomicfile"
+	"convrep/rundir"
 )
 
 // Card is what the model card says of a trained model.
@@ -149,7 +150,7 @@ func (r Run) Markdown() string {
 			"go run ./cmd/embed --model %s --input texts.txt --output vectors.jsonl\n",
 			r.OutputDir, filepath.Join(r.OutputDir, "eval"), r.ExperimentFile, filepath.Join(r.OutputDir, "eval-untrained"),
 			filepath.Join(r.OutputDir, "eval", "report.md"), filepath.Join(r.OutputDir, "eval-untrained"), filepath.Join(r.OutputDir, "eval"),
-			filepath.Join(r.OutputDir, "model"))
+			rundir.At(r.OutputDir).ModelDir())
 	}
 	b.WriteString("```\n")
 	return b.String()

@@ -1,5 +1,5 @@
-// Package rundir owns a training run's output folder. Today it holds the folder's lock: one `convrep train`
-// per folder at a time.
+// Package rundir owns a training run's output folder: its layout (Run: the model folder, the checkpoints and
+// their steps, the metrics and plot files) and its lock, one `convrep train` per folder at a time.
 package rundir
 
 import (

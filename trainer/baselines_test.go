@@ -8,8 +8,7 @@ import (
 	"testing"
 
 	"convrep/objectives/mlm"
-
-	"convrep/checkpoint"
+	"convrep/rundir"
 )
 
 // baselines are the baseline objectives (MLM, TOD-BERT's RCL, SimCSE) trained on the tiny experiment by the tests below, with the
@@ -52,21 +51,21 @@ func TestBaselinesTrainAndResumeExactly(t *testing.T) {
 			}
 
 			out := filepath.Join(t.TempDir(), "out")
-			if err := os.MkdirAll(checkpoint.Dir(out), 0o755); err != nil {
+			if err := os.MkdirAll(rundir.At(out).CheckpointDir(), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			b, err := os.ReadFile(checkpoint.PathAt(full, 10)) // step 10: epoch 2, mid-epoch
+			b, err := os.ReadFile(rundir.At(full).CheckpointPath(10)) // step 10: epoch 2, mid-epoch
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(checkpoint.PathAt(out, 10), b, 0o644); err != nil {
+			if err := os.WriteFile(rundir.At(out).CheckpointPath(10), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			if err := train(t, exp, append(set, fmt.Sprintf("output_dir=%q", out)), true); err != nil {
 				t.Fatal(err)
 			}
 			sameFiles(t, filepath.Join(full, "model", "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
-			sameFiles(t, checkpoint.PathAt(full, 20), checkpoint.PathAt(out, 20))
+			sameFiles(t, rundir.At(full).CheckpointPath(20), rundir.At(out).CheckpointPath(20))
 			ms := readMetricLines(t, out)
 			if len(ms) != 14 {
 				t.Fatalf("resumed run logged %d steps, want 14", len(ms))

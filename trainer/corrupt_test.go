@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"convrep/checkpoint"
+	"convrep/rundir"
 	"convrep/safetensors"
 )
 
@@ -19,7 +20,7 @@ import (
 // (TestResumeFallsBackToThePreviousCheckpoint).
 func TestResumeRefusesCorruptCheckpoint(t *testing.T) {
 	exp, out := finishedRun(t)
-	good, err := os.ReadFile(checkpoint.PathAt(out, 3))
+	good, err := os.ReadFile(rundir.At(out).CheckpointPath(3))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,15 +81,15 @@ func TestResumeRefusesCorruptCheckpoint(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			moved := copyRun(t, out)
-			if err := os.Remove(checkpoint.PathAt(moved, 2)); err != nil {
+			if err := os.Remove(rundir.At(moved).CheckpointPath(2)); err != nil {
 				t.Fatal(err)
 			}
-			path := checkpoint.PathAt(moved, 3)
+			path := rundir.At(moved).CheckpointPath(3)
 			bad := tc.corrupt(bytes.Clone(good))
 			if err := os.WriteFile(path, bad, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			before := hashFiles(t, checkpoint.Dir(moved))
+			before := hashFiles(t, rundir.At(moved).CheckpointDir())
 			_, err := newTrainer(t, exp, []string{"output_dir=" + quote(moved)}, true)
 			if err == nil {
 				t.Fatalf("resume from a checkpoint %s succeeded", tc.name)
@@ -97,7 +98,7 @@ func TestResumeRefusesCorruptCheckpoint(t *testing.T) {
 			if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q; want it to name %s and %q", err, filepath.Base(path), tc.want)
 			}
-			if !sameHashes(before, hashFiles(t, checkpoint.Dir(moved))) {
+			if !sameHashes(before, hashFiles(t, rundir.At(moved).CheckpointDir())) {
 				t.Error("the failed resume changed the checkpoints")
 			}
 		})

@@ -4,10 +4,10 @@ import (
 	"os"
 	"path/filepath"
 
-	"convrep/checkpoint"
 	"convrep/modelcard"
 	"convrep/models/sbert"
 	"convrep/objectives"
+	"convrep/rundir"
 )
 
 // describeModel makes the saved model folder dir a sentence-transformers model too, embedding as the
@@ -36,7 +36,7 @@ func (t *Trainer) describeModel(dir string) error {
 // describeRun writes the run folder's README: what is where and the commands that resume, evaluate and
 // embed with it.
 func (t *Trainer) describeRun(done bool) error {
-	paths, err := checkpoint.List(t.exp.OutputDir)
+	paths, err := rundir.At(t.exp.OutputDir).Checkpoints()
 	if err != nil {
 		return err
 	}

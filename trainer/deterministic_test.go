@@ -3,8 +3,8 @@ package trainer
 import (
 	"testing"
 
-	"convrep/checkpoint"
 	"convrep/internal/torch"
+	"convrep/rundir"
 )
 
 // With train.deterministic every op of a training step has a deterministic kernel (libtorch would fail the
@@ -26,7 +26,7 @@ func TestDeterministicRunMatchesDefault(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameLosses(t, outOf(plain), outOf(det), 6)
-	sameParams(t, checkpoint.PathAt(outOf(plain), 6), checkpoint.PathAt(outOf(det), 6))
+	sameParams(t, rundir.At(outOf(plain)).CheckpointPath(6), rundir.At(outOf(det)).CheckpointPath(6))
 	if !torch.Deterministic() {
 		t.Fatal("the deterministic run left the switch off")
 	}

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"convrep/checkpoint"
 	"convrep/objectives"
+	"convrep/rundir"
 )
 
 // cseExperiment writes a tiny DialogueCSE experiment (a random 3-layer BERT, the bottom one frozen with the
@@ -191,7 +191,7 @@ func TestDialogueCSEKillAndResume(t *testing.T) {
 	runA.mustSucceed(t)
 
 	sameFiles(t, filepath.Join(outA, "model", "model.safetensors"), filepath.Join(outB, "model", "model.safetensors"))
-	sameFiles(t, checkpoint.PathAt(outA, 30), checkpoint.PathAt(outB, 30))
+	sameFiles(t, rundir.At(outA).CheckpointPath(30), rundir.At(outB).CheckpointPath(30))
 	ma, mb := readMetricLines(t, outA), readMetricLines(t, outB)
 	checkSteps(t, "A", ma, 30)
 	checkSteps(t, "B", mb, 30)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"convrep/checkpoint"
+	"convrep/rundir"
 	"convrep/safetensors"
 )
 
@@ -56,7 +57,7 @@ func TestTwoGlooWorkersFollowOneProcess(t *testing.T) {
 			pair := tinyExperiment(t, t.TempDir(), "")
 			runWorkers(t, 2, pair, sets, false)
 			sameLosses(t, outOf(single), outOf(pair), steps)
-			sameParams(t, checkpoint.PathAt(outOf(single), int64(steps)), checkpoint.PathAt(outOf(pair), int64(steps)))
+			sameParams(t, rundir.At(outOf(single)).CheckpointPath(int64(steps)), rundir.At(outOf(pair)).CheckpointPath(int64(steps)))
 		})
 	}
 }
@@ -75,7 +76,7 @@ func TestResumeOnAnotherNumberOfRanks(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameLosses(t, outOf(single), outOf(moved), 20)
-	sameParams(t, checkpoint.PathAt(outOf(single), 20), checkpoint.PathAt(outOf(moved), 20))
+	sameParams(t, rundir.At(outOf(single)).CheckpointPath(20), rundir.At(outOf(moved)).CheckpointPath(20))
 }
 
 // With local_negatives each rank contrasts its own rows only: the loss is that of a batch half as large,

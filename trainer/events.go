@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"convrep/rundir"
 	"convrep/tensorboard"
 )
 
@@ -68,7 +69,7 @@ func metricScalars(m Metric) []tensorboard.Scalar {
 // line's step, once, whose scalars are the line's (train/loss the float32 of its loss), and no other events.
 // It returns the number of steps checked.
 func VerifyEventFile(out string) (int, error) {
-	ms, err := readMetrics(filepath.Join(out, "metrics.jsonl"))
+	ms, err := readMetrics(rundir.At(out).MetricsPath())
 	if err != nil {
 		return 0, err
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"convrep/checkpoint"
+	"convrep/rundir"
 	"convrep/tensorboard"
 )
 
@@ -119,7 +119,7 @@ func TestResumedEventFileHasEachStepOnce(t *testing.T) {
 			out := copyRun(t, full)
 			for _, s := range checkpointSteps(t, out) {
 				if s > 2 {
-					if err := os.Remove(checkpoint.PathAt(out, s)); err != nil {
+					if err := os.Remove(rundir.At(out).CheckpointPath(s)); err != nil {
 						t.Fatal(err)
 					}
 				}

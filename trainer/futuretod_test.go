@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"convrep/checkpoint"
+	"convrep/rundir"
 	"convrep/safetensors"
 )
 
@@ -117,7 +118,7 @@ func TestFutureTODTeacherInCheckpoints(t *testing.T) {
 			last := map[string][]byte{} // the teacher as last refreshed
 			refreshes := 0
 			for step := int64(1); step <= 12; step++ {
-				c := ckptTensors(t, checkpoint.PathAt(out, step))
+				c := ckptTensors(t, rundir.At(out).CheckpointPath(step))
 				if tc.refreshed(step) {
 					refreshes++
 					if !teacherMatches(t, c, c, checkpoint.ParamPrefix) {
@@ -153,26 +154,26 @@ func TestFutureTODResumeIsBitIdentical(t *testing.T) {
 	}
 	ref := readMetricLines(t, full)
 	checkSteps(t, "the full run", ref, 12)
-	if c := ckptTensors(t, checkpoint.PathAt(full, 12)); !hasPrefix(c, checkpoint.ObjectivePrefix+"teacher.") {
+	if c := ckptTensors(t, rundir.At(full).CheckpointPath(12)); !hasPrefix(c, checkpoint.ObjectivePrefix+"teacher.") {
 		t.Fatal("the final checkpoint holds no teacher")
 	}
 	for _, from := range []int64{4, 8, 10} {
 		t.Run(fmt.Sprintf("from step %d", from), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
-			if err := os.MkdirAll(checkpoint.Dir(out), 0o755); err != nil {
+			if err := os.MkdirAll(rundir.At(out).CheckpointDir(), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			b, err := os.ReadFile(checkpoint.PathAt(full, from))
+			b, err := os.ReadFile(rundir.At(full).CheckpointPath(from))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(checkpoint.PathAt(out, from), b, 0o644); err != nil {
+			if err := os.WriteFile(rundir.At(out).CheckpointPath(from), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			if err := train(t, exp, []string{fmt.Sprintf("output_dir=%q", out)}, true); err != nil {
 				t.Fatal(err)
 			}
-			sameFiles(t, checkpoint.PathAt(full, 12), checkpoint.PathAt(out, 12))
+			sameFiles(t, rundir.At(full).CheckpointPath(12), rundir.At(out).CheckpointPath(12))
 			sameFiles(t, filepath.Join(full, "model", "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
 			for i, m := range readMetricLines(t, out) {
 				if !sameTrajectory(m, ref[int(from)+i]) {
@@ -183,7 +184,7 @@ func TestFutureTODResumeIsBitIdentical(t *testing.T) {
 	}
 	// A checkpoint whose teacher is missing is refused, not resumed with a wrong teacher.
 	t.Run("checkpoint without teacher", func(t *testing.T) {
-		f, err := safetensors.ReadFile(checkpoint.PathAt(full, 10))
+		f, err := safetensors.ReadFile(rundir.At(full).CheckpointPath(10))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -194,10 +195,10 @@ func TestFutureTODResumeIsBitIdentical(t *testing.T) {
 			}
 		}
 		out := filepath.Join(t.TempDir(), "out")
-		if err := os.MkdirAll(checkpoint.Dir(out), 0o755); err != nil {
+		if err := os.MkdirAll(rundir.At(out).CheckpointDir(), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := safetensors.WriteFile(checkpoint.PathAt(out, 10), signed(t, f.Metadata, kept), kept); err != nil {
+		if err := safetensors.WriteFile(rundir.At(out).CheckpointPath(10), signed(t, f.Metadata, kept), kept); err != nil {
 			t.Fatal(err)
 		}
 		_, err = newTrainer(t, exp, []string{fmt.Sprintf("output_dir=%q", out)}, true)

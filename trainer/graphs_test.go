@@ -16,6 +16,7 @@ import (
 	"convrep/experiment"
 	"convrep/internal/devtest"
 	"convrep/internal/torch"
+	"convrep/rundir"
 	"convrep/safetensors"
 )
 
@@ -78,9 +79,9 @@ func TestGraphedStepsMatchEagerSteps(t *testing.T) {
 		}
 	}
 	if tol == 0 {
-		sameParamBits(t, checkpoint.PathAt(graphed, 14), checkpoint.PathAt(eager, 14))
+		sameParamBits(t, rundir.At(graphed).CheckpointPath(14), rundir.At(eager).CheckpointPath(14))
 	} else {
-		sameParams(t, checkpoint.PathAt(graphed, 14), checkpoint.PathAt(eager, 14))
+		sameParams(t, rundir.At(graphed).CheckpointPath(14), rundir.At(eager).CheckpointPath(14))
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"convrep/experiment"
 	"convrep/internal/devtest"
 	"convrep/internal/shared"
+	"convrep/rundir"
 	"convrep/safetensors"
 )
 
@@ -126,7 +127,7 @@ func stepOf(name string) int64 {
 // checkpointSteps lists the steps of the checkpoints under out, ascending.
 func checkpointSteps(t *testing.T, out string) []int64 {
 	t.Helper()
-	entries, err := os.ReadDir(checkpoint.Dir(out))
+	entries, err := os.ReadDir(rundir.At(out).CheckpointDir())
 	if os.IsNotExist(err) {
 		return nil
 	}

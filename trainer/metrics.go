@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"iter"
 	"os"
-	"path/filepath"
 	"time"
 
 	"go.uber.org/zap"
 
 	"convrep/internal/atomicfile"
+	"convrep/rundir"
 	"convrep/tensorboard"
 )
 
@@ -74,7 +74,7 @@ func openMetrics(out string, resumeStep int64, tensorBoard bool, log *zap.Logger
 			return l.tb.Add(m.Step, now, metricScalars(m))
 		}
 	}
-	path := filepath.Join(out, "metrics.jsonl")
+	path := rundir.At(out).MetricsPath()
 	if err := keepMetricsUpTo(path, resumeStep, keep); err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"convrep/checkpoint"
 	"convrep/models"
+	"convrep/rundir"
 )
 
 // mgtExperiment writes a tiny MGT experiment (woz2, a 2-layer BERT of width 32, the previous turn as context,
@@ -91,7 +92,7 @@ func TestMGTTrainsWithFallingLoss(t *testing.T) {
 	if !(last < first-0.03) {
 		t.Fatalf("loss did not fall: first fifteen steps %.4f, last fifteen %.4f", first, last)
 	}
-	c, err := checkpoint.Read(checkpoint.PathAt(out, 60))
+	c, err := checkpoint.Read(rundir.At(out).CheckpointPath(60))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,8 +137,8 @@ func TestMGTKillAndResumeIsBitIdentical(t *testing.T) {
 	b = start(t, bin, dirB, "--resume", expB)
 	b.mustSucceed(t)
 	a.mustSucceed(t)
-	final := filepath.Base(checkpoint.PathAt("", 30))
-	sameFiles(t, filepath.Join(checkpoint.Dir(outA), final), filepath.Join(checkpoint.Dir(outB), final))
+	final := filepath.Base(rundir.At("").CheckpointPath(30))
+	sameFiles(t, filepath.Join(rundir.At(outA).CheckpointDir(), final), filepath.Join(rundir.At(outB).CheckpointDir(), final))
 	sameFiles(t, filepath.Join(outA, "model", "model.safetensors"), filepath.Join(outB, "model", "model.safetensors"))
 	ma, mb := readMetricLines(t, outA), readMetricLines(t, outB)
 	checkSteps(t, "A", ma, 30)

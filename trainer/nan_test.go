@@ -13,9 +13,9 @@ import (
 
 	"github.com/sugarme/gotch/ts"
 
-	"convrep/checkpoint"
 	"convrep/models"
 	"convrep/objectives"
+	"convrep/rundir"
 )
 
 // probeObjective is DSE that goes wrong on purpose at one step: its loss turns NaN or infinite, or stays
@@ -82,7 +82,7 @@ func (p *probeObjective) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts
 	if p.calls++; p.calls != p.at {
 		return loss, metrics, nil
 	}
-	hashes, err := hashDir(checkpoint.Dir(p.watch))
+	hashes, err := hashDir(rundir.At(p.watch).CheckpointDir())
 	if err != nil && !os.IsNotExist(err) {
 		return nil, nil, err
 	}
@@ -128,7 +128,7 @@ func TestNaNStopsTheRun(t *testing.T) {
 				t.Fatal("the probe never went wrong")
 			}
 			before := seen.(map[string][32]byte)
-			after := hashFiles(t, checkpoint.Dir(out))
+			after := hashFiles(t, rundir.At(out).CheckpointDir())
 			if !sameHashes(before, after) {
 				t.Errorf("checkpoints changed after step %d went wrong: before %d files %v, after %d files %v",
 					k, len(before), keys(before), len(after), keys(after))
@@ -139,7 +139,7 @@ func TestNaNStopsTheRun(t *testing.T) {
 				t.Fatalf("checkpoints at steps %v, want the newest at %d", steps, lastGood)
 			}
 			for _, s := range steps {
-				if bad := nonFiniteParams(t, checkpoint.PathAt(out, s)); len(bad) > 0 {
+				if bad := nonFiniteParams(t, rundir.At(out).CheckpointPath(s)); len(bad) > 0 {
 					t.Errorf("checkpoint %d holds non-finite parameters: %v", s, bad)
 				}
 			}
@@ -187,7 +187,7 @@ func TestDivergingRunStops(t *testing.T) {
 				t.Fatalf("loss blew up at step 1, yet checkpoints at %v", steps)
 			}
 			for _, s := range steps {
-				if bad := nonFiniteParams(t, checkpoint.PathAt(out, s)); len(bad) > 0 {
+				if bad := nonFiniteParams(t, rundir.At(out).CheckpointPath(s)); len(bad) > 0 {
 					t.Errorf("checkpoint %d holds non-finite parameters: %v", s, bad)
 				}
 			}

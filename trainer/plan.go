@@ -13,10 +13,10 @@ import (
 	"github.com/sugarme/gotch"
 	"go.uber.org/zap"
 
-	"convrep/checkpoint"
 	"convrep/experiment"
 	"convrep/internal/torch"
 	"convrep/models"
+	"convrep/rundir"
 	"convrep/tokenizers"
 )
 
@@ -185,7 +185,7 @@ func DryRun(ctx context.Context, e *experiment.Experiment, w io.Writer, log *zap
 	pf("steps       %s", steps)
 	pf("checkpoints every %d steps, the newest %d kept, each about %s, in %s", e.Train.CheckpointEvery,
 		e.Train.KeepCheckpoints, humanBytes(f.Checkpoint()), filepath.Join(e.OutputDir, "checkpoints"))
-	if paths, err := checkpoint.List(e.OutputDir); err == nil && len(paths) > 0 {
+	if paths, err := rundir.At(e.OutputDir).Checkpoints(); err == nil && len(paths) > 0 {
 		pf("resume      %s holds %d checkpoints: train would need --resume", e.OutputDir, len(paths))
 	}
 	pf("writes nothing (a dry run)")

@@ -2,16 +2,17 @@ package trainer
 
 import (
 	"fmt"
-	"path/filepath"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
+
+	"convrep/rundir"
 )
 
 // plotLoss draws metrics.jsonl's loss against the step as loss.png in the output folder.
 func plotLoss(out, title string) (string, error) {
-	ms, err := readMetrics(filepath.Join(out, "metrics.jsonl"))
+	ms, err := readMetrics(rundir.At(out).MetricsPath())
 	if err != nil {
 		return "", err
 	}
@@ -32,7 +33,7 @@ func plotLoss(out, title string) (string, error) {
 		return "", err
 	}
 	p.Add(line)
-	path := filepath.Join(out, "loss.png")
+	path := rundir.At(out).LossPlotPath()
 	if err := p.Save(8*vg.Inch, 4.5*vg.Inch, path); err != nil {
 		return "", fmt.Errorf("plot loss: %w", err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"convrep/checkpoint"
 	"convrep/experiment"
+	"convrep/rundir"
 	"convrep/safetensors"
 )
 
@@ -28,7 +29,7 @@ func TestBF16KeepsFP32MasterWeights(t *testing.T) {
 		if precision == "fp32" {
 			continue
 		}
-		f, err := safetensors.ReadFile(checkpoint.PathAt(outOf(path), 12))
+		f, err := safetensors.ReadFile(rundir.At(outOf(path)).CheckpointPath(12))
 		if err != nil {
 			t.Fatal(err)
 		}

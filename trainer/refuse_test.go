@@ -8,20 +8,20 @@ import (
 	"strings"
 	"testing"
 
-	"convrep/checkpoint"
+	"convrep/rundir"
 )
 
 // TestRefusesExistingRunWithoutResume: a second run into an output folder that holds checkpoints must ask
 // for --resume instead of overwriting them.
 func TestRefusesExistingRunWithoutResume(t *testing.T) {
 	exp, out := finishedRun(t)
-	before, metrics := hashFiles(t, checkpoint.Dir(out)), hashFiles(t, out)
+	before, metrics := hashFiles(t, rundir.At(out).CheckpointDir()), hashFiles(t, out)
 	_, err := newTrainer(t, exp, nil, false)
 	if err == nil || !strings.Contains(err.Error(), out) || !strings.Contains(err.Error(), "--resume") ||
 		!strings.Contains(err.Error(), "step-000000003.safetensors") {
 		t.Fatalf("New without resume over a run: %v; want an error naming %s, its newest checkpoint and --resume", err, out)
 	}
-	if !sameHashes(before, hashFiles(t, checkpoint.Dir(out))) || !sameHashes(metrics, hashFiles(t, out)) {
+	if !sameHashes(before, hashFiles(t, rundir.At(out).CheckpointDir())) || !sameHashes(metrics, hashFiles(t, out)) {
 		t.Error("the refused run changed the output folder")
 	}
 }
@@ -30,8 +30,8 @@ func TestRefusesExistingRunWithoutResume(t *testing.T) {
 // not change the trajectory (where the output goes, how often it logs, how long it runs) may change.
 func TestResumeRefusesOtherExperiment(t *testing.T) {
 	exp, out := finishedRun(t)
-	newestPath := checkpoint.PathAt(out, 3)
-	before := hashFiles(t, checkpoint.Dir(out))
+	newestPath := rundir.At(out).CheckpointPath(3)
+	before := hashFiles(t, rundir.At(out).CheckpointDir())
 	for _, set := range []string{"train.lr=2e-3", "seed=8", "objective.temperature=0.1", "model.random.dropout=0.2",
 		"data.max_examples=256", "train.batch_size=8", "objective.mode=orig", "data.pairs=dse2-1", "train.optimizer=adamw"} {
 		t.Run(set, func(t *testing.T) {
@@ -39,7 +39,7 @@ func TestResumeRefusesOtherExperiment(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), newestPath) || !strings.Contains(err.Error(), "another experiment") {
 				t.Fatalf("resume with %s: %v; want an error naming %s as another experiment's", set, err, newestPath)
 			}
-			if !sameHashes(before, hashFiles(t, checkpoint.Dir(out))) {
+			if !sameHashes(before, hashFiles(t, rundir.At(out).CheckpointDir())) {
 				t.Error("the refused resume changed the checkpoints")
 			}
 		})

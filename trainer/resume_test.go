@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"convrep/checkpoint"
+	"convrep/rundir"
 )
 
 // TestKillAndResumeIsBitIdentical trains the tiny experiment three ways with cmd/train and wants the same
@@ -81,13 +81,13 @@ func TestKillAndResumeIsBitIdentical(t *testing.T) {
 	c.mustSucceed(t)
 	runA.mustSucceed(t)
 
-	final := filepath.Base(checkpoint.PathAt("", steps))
+	final := filepath.Base(rundir.At("").CheckpointPath(steps))
 	metricsA := readMetricLines(t, outA)
 	checkSteps(t, "A", metricsA, steps)
 	eventStepsA, eventsA := readEvents(t, outA)
 	for _, run := range []struct{ name, out string }{{"B", outB}, {"C", outC}} {
 		sameFiles(t, filepath.Join(outA, "model", "model.safetensors"), filepath.Join(run.out, "model", "model.safetensors"))
-		sameFiles(t, filepath.Join(checkpoint.Dir(outA), final), filepath.Join(checkpoint.Dir(run.out), final))
+		sameFiles(t, filepath.Join(rundir.At(outA).CheckpointDir(), final), filepath.Join(rundir.At(run.out).CheckpointDir(), final))
 		ms := readMetricLines(t, run.out)
 		checkSteps(t, run.name, ms, steps)
 		for i := range min(len(ms), len(metricsA)) {
@@ -109,7 +109,7 @@ func TestKillAndResumeIsBitIdentical(t *testing.T) {
 			t.Errorf("%s: no loss curve: %v", run.name, err)
 		}
 		// A SIGKILL during a checkpoint's write leaves its temporary file; say so, it is not an error.
-		if left, _ := filepath.Glob(filepath.Join(checkpoint.Dir(run.out), ".*tmp-*")); len(left) > 0 {
+		if left, _ := filepath.Glob(filepath.Join(rundir.At(run.out).CheckpointDir(), ".*tmp-*")); len(left) > 0 {
 			t.Logf("%s: temporary files left in checkpoints/: %v", run.name, left)
 		}
 	}
@@ -309,21 +309,21 @@ func TestResumeFromEveryCheckpoint(t *testing.T) {
 	for _, from := range []int64{2, 4, 6, 8} {
 		t.Run(fmt.Sprintf("from step %d", from), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
-			if err := os.MkdirAll(checkpoint.Dir(out), 0o755); err != nil {
+			if err := os.MkdirAll(rundir.At(out).CheckpointDir(), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			b, err := os.ReadFile(checkpoint.PathAt(full, from))
+			b, err := os.ReadFile(rundir.At(full).CheckpointPath(from))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := os.WriteFile(checkpoint.PathAt(out, from), b, 0o644); err != nil {
+			if err := os.WriteFile(rundir.At(out).CheckpointPath(from), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
 			if err := train(t, exp, append(set, fmt.Sprintf("output_dir=%q", out)), true); err != nil {
 				t.Fatal(err)
 			}
 			sameFiles(t, filepath.Join(full, "model", "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
-			sameFiles(t, checkpoint.PathAt(full, 10), checkpoint.PathAt(out, 10))
+			sameFiles(t, rundir.At(full).CheckpointPath(10), rundir.At(out).CheckpointPath(10))
 			ms := readMetricLines(t, out)
 			if len(ms) != int(10-from) {
 				t.Fatalf("resumed run logged %d steps, want %d", len(ms), 10-from)

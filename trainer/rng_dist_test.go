@@ -14,6 +14,7 @@ import (
 
 	"convrep/checkpoint"
 	"convrep/internal/torch"
+	"convrep/rundir"
 )
 
 // dropoutSettings keep the tiny experiment's dropout (0.1) on, so that every step draws from each rank's
@@ -52,8 +53,8 @@ func TestTwoGlooWorkersKilledAndResumedWithDropout(t *testing.T) {
 	t.Logf("killed after checkpoint %d", newest(t, out))
 	runWorkers(t, 2, killed, dropoutSettings, true)
 
-	final := filepath.Base(checkpoint.PathAt("", 16))
-	sameFiles(t, filepath.Join(checkpoint.Dir(outOf(ref)), final), filepath.Join(checkpoint.Dir(out), final))
+	final := filepath.Base(rundir.At("").CheckpointPath(16))
+	sameFiles(t, filepath.Join(rundir.At(outOf(ref)).CheckpointDir(), final), filepath.Join(rundir.At(out).CheckpointDir(), final))
 	sameFiles(t, filepath.Join(outOf(ref), "model", "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
 	a, b := readMetricLines(t, outOf(ref)), readMetricLines(t, out)
 	checkSteps(t, "the uninterrupted run", a, 16)
@@ -63,7 +64,7 @@ func TestTwoGlooWorkersKilledAndResumedWithDropout(t *testing.T) {
 			t.Errorf("step %d differs:\n%+v\n%+v", a[i].Step, a[i], b[i])
 		}
 	}
-	c, err := checkpoint.Read(checkpoint.PathAt(out, 16))
+	c, err := checkpoint.Read(rundir.At(out).CheckpointPath(16))
 	if err != nil {
 		t.Fatal(err)
 	}

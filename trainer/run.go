@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"convrep/internal/atomicfile"
 	"convrep/internal/progress"
 	"convrep/internal/torch"
+	"convrep/rundir"
 )
 
 // Run trains until the last step, then writes the final checkpoint, the model in HuggingFace layout and the
@@ -219,7 +219,7 @@ func (t *Trainer) syncAndCheckpoint(metrics *metricsLog) error {
 // model folder is written whole beside its place and then put there, so that a crash leaves the previous
 // model/ or the new one, never weights of one run with the tokenizer of another.
 func (t *Trainer) finish() error {
-	dir := filepath.Join(t.exp.OutputDir, "model")
+	dir := rundir.At(t.exp.OutputDir).ModelDir()
 	var err error
 	if t.valid != nil && t.valid.state.BestStep > 0 {
 		err = t.writeBestAsModel(dir)
@@ -242,7 +242,7 @@ func (t *Trainer) finish() error {
 	if err != nil || !t.exp.WritesTensorBoard() {
 		events = ""
 	}
-	t.log.Info("done", zap.String("model", dir), zap.String("metrics", filepath.Join(t.exp.OutputDir, "metrics.jsonl")),
+	t.log.Info("done", zap.String("model", dir), zap.String("metrics", rundir.At(t.exp.OutputDir).MetricsPath()),
 		zap.String("loss_curve", plotPath), zap.String("tensorboard", events))
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"convrep/checkpoint"
 	"convrep/internal/torch"
+	"convrep/rundir"
 	"convrep/safetensors"
 )
 
@@ -55,12 +56,12 @@ func (t *Trainer) saveCheckpoint() error {
 	if err != nil {
 		return err
 	}
-	path := checkpoint.PathAt(t.exp.OutputDir, t.pos.Step)
+	path := rundir.At(t.exp.OutputDir).CheckpointPath(t.pos.Step)
 	if err := checkpoint.Write(path, c); err != nil {
 		return fmt.Errorf("write checkpoint %s: %w", path, err)
 	}
 	t.log.Info("checkpoint", zap.String("path", path), zap.Int64("step", t.pos.Step))
-	return checkpoint.Prune(t.exp.OutputDir, t.exp.Train.KeepCheckpoints)
+	return rundir.At(t.exp.OutputDir).Prune(t.exp.Train.KeepCheckpoints)
 }
 
 // storedDType is the dtype torch.ToSafetensor writes a parameter of each kind with.

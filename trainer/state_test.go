@@ -17,6 +17,7 @@ import (
 
 	"convrep/checkpoint"
 	"convrep/experiment"
+	"convrep/rundir"
 	"convrep/safetensors"
 )
 
@@ -171,10 +172,10 @@ func TestResumedFirstLineCoversTheWholeWindow(t *testing.T) {
 
 	// The stop: everything after the checkpoint at step 15 is gone.
 	resumed := copyRun(t, full)
-	if err := os.Remove(checkpoint.PathAt(resumed, 20)); err != nil {
+	if err := os.Remove(rundir.At(resumed).CheckpointPath(20)); err != nil {
 		t.Fatal(err)
 	}
-	c, err := checkpoint.Read(checkpoint.PathAt(resumed, 15))
+	c, err := checkpoint.Read(rundir.At(resumed).CheckpointPath(15))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +262,7 @@ func TestResumeFallsBackToThePreviousCheckpoint(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			moved := copyRun(t, out)
-			newest := checkpoint.PathAt(moved, 3)
+			newest := rundir.At(moved).CheckpointPath(3)
 			tc.corrupt(t, newest)
 			e, err := experiment.Load(exp, []string{"output_dir=" + quote(moved)})
 			if err != nil {
@@ -291,7 +292,7 @@ func TestResumeFallsBackToThePreviousCheckpoint(t *testing.T) {
 // A checkpoint written before checksums existed is resumed, its tensors unchecked, with a warning saying so.
 func TestResumeAcceptsACheckpointWithoutChecksum(t *testing.T) {
 	exp, out := finishedRun(t)
-	newest := checkpoint.PathAt(out, 3)
+	newest := rundir.At(out).CheckpointPath(3)
 	rewriteCheckpoint(t, newest, func(m *checkpoint.Meta) { m.Checksum = "" })
 	e, err := experiment.Load(exp, nil)
 	if err != nil {

@@ -12,10 +12,10 @@ import (
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
-	"convrep/checkpoint"
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/objectives"
+	"convrep/rundir"
 )
 
 // watchedObjective wraps another registered objective (setting inner, e.g. dse or the NaN probe) and notes
@@ -187,7 +187,7 @@ func TestNonFiniteBetweenReadings(t *testing.T) {
 				t.Fatalf("checkpoints at steps %v, want the newest at %d", steps, tc.newest)
 			}
 			for _, s := range steps {
-				if bad := nonFiniteParams(t, checkpoint.PathAt(out, s)); len(bad) > 0 {
+				if bad := nonFiniteParams(t, rundir.At(out).CheckpointPath(s)); len(bad) > 0 {
 					t.Errorf("checkpoint %d holds non-finite parameters: %v", s, bad)
 				}
 			}

@@ -24,6 +24,7 @@ import (
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/objectives"
+	"convrep/rundir"
 	"convrep/tokenizers"
 	"convrep/trainer/optim"
 )
@@ -52,7 +53,7 @@ type Options struct {
 // New checks the experiment's inputs (backbone, tokenizer, corpora) before any work, then builds the model,
 // objective, data and optimiser, and restores the newest checkpoint that loads when resuming.
 func New(ctx context.Context, e *experiment.Experiment, opt Options, log *zap.Logger) (_ *Trainer, err error) {
-	paths, err := checkpoint.List(e.OutputDir)
+	paths, err := rundir.At(e.OutputDir).Checkpoints()
 	if err != nil {
 		return nil, err
 	}

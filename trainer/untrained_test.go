@@ -10,9 +10,9 @@ import (
 	"github.com/sugarme/gotch/ts"
 	"go.uber.org/zap/zaptest"
 
-	"convrep/checkpoint"
 	"convrep/experiment"
 	"convrep/models"
+	"convrep/rundir"
 )
 
 // The untrained baseline the evaluation suite compares with is exactly the backbone training starts from.
@@ -57,7 +57,7 @@ func TestAtCheckpointGivesTheSavedModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bb, err := experiment.AtCheckpoint(context.Background(), e, checkpoint.PathAt(e.OutputDir, 30), gotch.CPU, zaptest.NewLogger(t))
+	bb, err := experiment.AtCheckpoint(context.Background(), e, rundir.At(e.OutputDir).CheckpointPath(30), gotch.CPU, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestAtCheckpointGivesTheSavedModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := experiment.AtCheckpoint(context.Background(), other, checkpoint.PathAt(e.OutputDir, 30), gotch.CPU, zaptest.NewLogger(t)); err == nil {
+	if _, err := experiment.AtCheckpoint(context.Background(), other, rundir.At(e.OutputDir).CheckpointPath(30), gotch.CPU, zaptest.NewLogger(t)); err == nil {
 		t.Error("a checkpoint of other settings was accepted")
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"convrep/datasets"
 	"convrep/models"
 	"convrep/objectives"
+	"convrep/rundir"
 )
 
 // validSet are the overrides that turn validation on in the tiny FutureTOD run: 5% of woz2's dialogues held
@@ -84,7 +85,7 @@ func TestValidationRun(t *testing.T) {
 	for _, from := range []int64{4, 10} {
 		t.Run(fmt.Sprintf("from step %d", from), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
-			copyInto(t, checkpoint.PathAt(full, from), checkpoint.PathAt(out, from))
+			copyInto(t, rundir.At(full).CheckpointPath(from), rundir.At(out).CheckpointPath(from))
 			copyInto(t, filepath.Join(full, validFile), filepath.Join(out, validFile))
 			if best <= from { // best/ as a crash after this checkpoint left it
 				if err := copyFiles(filepath.Join(full, bestDir), filepath.Join(out, bestDir), ""); err != nil {
@@ -94,7 +95,7 @@ func TestValidationRun(t *testing.T) {
 			if err := train(t, exp, append(slices.Clone(validSet), fmt.Sprintf("output_dir=%q", out)), true); err != nil {
 				t.Fatal(err)
 			}
-			sameFiles(t, checkpoint.PathAt(full, 12), checkpoint.PathAt(out, 12))
+			sameFiles(t, rundir.At(full).CheckpointPath(12), rundir.At(out).CheckpointPath(12))
 			sameFiles(t, filepath.Join(full, "model", "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
 			for i, m := range readMetricLines(t, out) {
 				if !sameTrajectory(m, ref[int(from)+i]) {
@@ -106,7 +107,7 @@ func TestValidationRun(t *testing.T) {
 	// A run folder whose held-out list is not this split's is refused on resume.
 	t.Run("other held-out list", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "out")
-		copyInto(t, checkpoint.PathAt(full, 10), checkpoint.PathAt(out, 10))
+		copyInto(t, rundir.At(full).CheckpointPath(10), rundir.At(out).CheckpointPath(10))
 		if err := os.WriteFile(filepath.Join(out, validFile), []byte(`["woz2/none"]`), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -238,7 +239,7 @@ func TestEarlyStopping(t *testing.T) {
 	if got := checkpointSteps(t, out); fmt.Sprint(got) != "[5 8]" {
 		t.Fatalf("checkpoints at %v, want [5 8]", got)
 	}
-	c, err := checkpoint.Read(checkpoint.PathAt(out, 8))
+	c, err := checkpoint.Read(rundir.At(out).CheckpointPath(8))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/models/sbert"
+	"convrep/rundir"
 	"convrep/safetensors"
 	"convrep/tokenizers"
 )
@@ -65,7 +66,8 @@ func WriteCheckpoint(t testing.TB, path string, context, response *models.Model)
 // checkpoints/step-000000012.safetensors, holds both encoders (WriteCheckpoint).
 func Run(t testing.TB, dir string, tok *tokenizers.Tokenizer, context, response *models.Model) string {
 	t.Helper()
-	model := filepath.Join(dir, "model")
+	run := rundir.At(dir)
+	model := run.ModelDir()
 	if err := context.Save(model); err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +77,6 @@ func Run(t testing.TB, dir string, tok *tokenizers.Tokenizer, context, response 
 	if err := sbert.Write(model, sbert.Layout{Pooling: models.Mean, Dim: context.Config.HiddenSize, MaxSeqLength: 32}); err != nil {
 		t.Fatal(err)
 	}
-	WriteCheckpoint(t, filepath.Join(dir, "checkpoints", "step-000000012.safetensors"), context, response)
+	WriteCheckpoint(t, run.CheckpointPath(12), context, response)
 	return dir
 }

@@ -21,6 +21,7 @@ import (
 	"convrep/objectives"
 	"convrep/objectives/inputs"
 	"convrep/objectives/mgt/buckets"
+	"convrep/rundir"
 	"convrep/tokenizers"
 )
 
@@ -174,7 +175,7 @@ func frozenEncoder(env objectives.DataEnv, o Config) (*models.Model, models.Pool
 				dir, m.Config.VocabSize, env.Tok.VocabSize())
 		}
 		pooling := o.Pooling
-		if l, err := sbert.Read(filepath.Join(dir, "model")); err == nil {
+		if l, err := sbert.Read(rundir.At(dir).ModelDir()); err == nil {
 			pooling = l.Pooling // as the single dual encoder was trained to score
 		}
 		log.Info("segment encoder: the response encoder of the trained single dual encoder (MGT §3.3)",

@@ -2,9 +2,7 @@ package mgt
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/sugarme/gotch"
@@ -14,6 +12,7 @@ import (
 	"convrep/models"
 	"convrep/objectives"
 	"convrep/objectives/mgt/ensemble"
+	"convrep/rundir"
 	"convrep/safetensors"
 )
 
@@ -140,15 +139,15 @@ const responseTensors = "param/" + ResponsePrefix + "."
 // NewestCheckpoint is the newest checkpoint of a finished run: the run must hold model/config.json (written
 // when it finished, after its final checkpoint) and at least one checkpoint.
 func NewestCheckpoint(runDir string) (string, error) {
-	if _, err := os.Stat(filepath.Join(runDir, "model", "config.json")); err != nil {
+	r, err := rundir.Open(runDir)
+	if err != nil {
 		return "", fmt.Errorf("load dual encoder %s: not a finished run: %w", runDir, err)
 	}
-	paths, err := filepath.Glob(filepath.Join(runDir, "checkpoints", "step-*.safetensors"))
-	if err != nil || len(paths) == 0 {
-		return "", fmt.Errorf("load dual encoder %s: no checkpoint in %s (%v)", runDir, filepath.Join(runDir, "checkpoints"), err)
+	path, err := r.Newest()
+	if err != nil {
+		return "", fmt.Errorf("load dual encoder %s: %w", runDir, err)
 	}
-	sort.Strings(paths) // zero-padded step numbers: the last is the newest
-	return paths[len(paths)-1], nil
+	return path, nil
 }
 
 // HasResponseEncoder says whether a checkpoint holds an MGT response encoder (param/mgt_response.* tensors),

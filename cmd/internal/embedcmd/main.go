@@ -1,7 +1,7 @@
 // Package embedcmd is the embed command (cmd/embed, convrep embed): it writes one embedding per input text
-// with a convrep or HuggingFace model.
+// with a convrep or HuggingFace model; --model names it as for evaluate (package modelref).
 //
-//	go run ./cmd/embed --model DIR_OR_NAME [--pooling mean|cls] --max-length N --input texts.txt|texts.jsonl --output out.jsonl
+//	go run ./cmd/embed --model RUN_OR_DIR_OR_NAME [--pooling mean|cls] --max-length N --input texts.txt|texts.jsonl --output out.jsonl
 //
 // A .txt input holds one text per line; a .jsonl input one JSON object per line, whose "text" field is
 // embedded. The output holds one JSON object per input, in input order: {"text": ..., "embedding": [...]}.
@@ -20,8 +20,8 @@ import (
 
 	"convrep/internal/cli"
 	"convrep/internal/torch"
+	"convrep/modelref"
 	"convrep/models"
-	"convrep/models/hub"
 	"convrep/models/sbert"
 	"convrep/tokenizers"
 )
@@ -37,7 +37,7 @@ func parse(args []string, out io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("embed", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.StringVar(&o.model, "model", "", "model folder, or a hub name (bert-base-uncased, org/name) found in the HuggingFace cache or downloaded into it (required)")
+	fs.StringVar(&o.model, "model", "", "model to embed with, as evaluate takes it: a convrep run folder (its model/), a model folder, a hub name (bert-base-uncased, org/name) found in the HuggingFace cache or downloaded into it, or an experiment .toml (its untrained backbone) (required)")
 	fs.StringVar(&o.pooling, "pooling", "", "how token states become one vector: mean (over real tokens) or cls (default: what the model folder declares for sentence-transformers, else mean)")
 	fs.IntVar(&o.maxLength, "max-length", 0, "longest input in tokens, special tokens included; 0 = the max_seq_length the folder declares for sentence-transformers, else the model's limit")
 	fs.StringVar(&o.truncation, "truncation", "right", "which end of a too-long text is cut: right, or left (keeps a dialogue's latest turns)")
@@ -103,12 +103,10 @@ func run(ctx context.Context, o options, log *zap.Logger) error {
 		return err
 	}
 	runtime.LockOSThread() // libtorch's grad mode is per thread
-	hubOpt := hub.OptionsFromEnv()
-	m, dir, err := models.LoadPretrained(ctx, o.model, hubOpt, models.LoadOptions{Heads: &models.Heads{}, Device: dev, Logger: log})
-	if err != nil {
+	if err := modelref.Check(o.model, ""); err != nil {
 		return err
 	}
-	tok, err := tokenizers.Load(dir)
+	m, tok, _, dir, err := modelref.Load(ctx, o.model, "", dev, log)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"convrep/evaluate/finetune"
+	"convrep/evaluate/suite"
 	"convrep/models"
 )
 
@@ -20,7 +21,7 @@ import (
 // the values themselves are checked against the papers in evaluate/finetune), a flag given wins, --pooling
 // is passed through.
 func TestFinetuneFlagsResolve(t *testing.T) {
-	probe := probeProtocol
+	probe := suite.ProbeProtocol
 	for _, c := range []struct {
 		name  string
 		task  string
@@ -44,11 +45,11 @@ func TestFinetuneFlagsResolve(t *testing.T) {
 		{"probe: fixed, per epoch", "probe", &probe, "--epochs 5",
 			finetune.Config{Epochs: 5, BatchSize: 32, LR: 1e-3, EvalEvery: 0, Patience: 10, MaxLength: 128, Pooling: models.Mean}},
 	} {
-		var cm common
+		var cm suite.Common
 		var f ftFlags
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
-		cm.register(fs, -1)
+		register(fs, &cm, -1)
 		f.register(fs, c.task, c.fixed)
 		if err := fs.Parse(append([]string{"--model", "no-such-model"}, strings.Fields(c.args)...)); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
@@ -65,11 +66,11 @@ func TestFinetuneFlagsResolve(t *testing.T) {
 		}
 	}
 	for _, args := range []string{"--protocol bert", "--dropout 1", "--eval-every 0", "--ft-batch-size 0", "--pooling max"} {
-		var cm common
+		var cm suite.Common
 		var f ftFlags
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
-		cm.register(fs, -1)
+		register(fs, &cm, -1)
 		f.register(fs, finetune.TaskActs, nil)
 		if err := fs.Parse(strings.Fields(args)); err != nil {
 			t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"convrep/evaluate"
+	"convrep/evaluate/suite"
 	"convrep/internal/shared"
 )
 
@@ -66,7 +67,7 @@ func tinyMultiWOZ(t *testing.T, n int) string {
 // user files are a train split of their own and get no note.
 func TestResponseSplitsNote(t *testing.T) {
 	root := tinyMultiWOZ(t, 4)
-	train, test, note, err := responseSplits(dataFlags{dataset: "multiwoz", root: root})
+	train, test, note, err := suite.ResponseSplits(suite.Data{Dataset: "multiwoz", Root: root})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestResponseSplitsNote(t *testing.T) {
 	dir := t.TempDir()
 	trainFile := write(t, filepath.Join(dir, "train.csv"), "text,label\nhello,hi there\nbook it,done\n")
 	testFile := write(t, filepath.Join(dir, "test.csv"), "text,label\nthanks,bye\n")
-	if _, _, note, err := responseSplits(dataFlags{dataset: "mine", train: trainFile, test: testFile, textCol: "text", labelCol: "label"}); err != nil || note != "" {
+	if _, _, note, err := suite.ResponseSplits(suite.Data{Dataset: "mine", Train: trainFile, Test: testFile, TextColumn: "text", LabelColumn: "label"}); err != nil || note != "" {
 		t.Errorf("user files: note %q, error %v; want no note", note, err)
 	}
 }

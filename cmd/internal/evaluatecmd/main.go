@@ -1,5 +1,6 @@
-// Package evaluatecmd is the evaluate command (cmd/evaluate, convrep evaluate): it runs convrep's evaluation
-// suite (DSE §4.2 and Appendix B) on any model convrep can load:
+// Package evaluatecmd is the evaluate command (cmd/evaluate, convrep evaluate): it parses each task's flags and
+// runs convrep's evaluation suite (DSE §4.2 and Appendix B; the library is package evaluate/suite) on any model
+// convrep can load:
 //
 //	go run ./cmd/evaluate intent   --model runs/dse_small_cpu --dataset clinc150 --shots 1,5 --seeds 0-9 --output out/clinc.json
 //	go run ./cmd/evaluate oos      --model runs/dse_small_cpu --output out/oos.json
@@ -11,7 +12,7 @@
 //	go run ./cmd/evaluate acts     --model M --dataset gsim --shots 10,20          (fine-tuning; also finetune-intent,
 //	go run ./cmd/evaluate probe    --model M --probe bow                           finetune-response; tsne draws Figure 1)
 //
-// --model is a convrep run folder, a model folder, a hub name, or an experiment file (.toml), which means its
+// --model is a convrep run folder, a model folder, a hub name, or an experiment file (.toml; package modelref), which means its
 // backbone before training: the untrained baseline, built from the same files or the same seeded
 // initialisation. Every task writes a JSON file of rows (model, dataset, task, metric, mean, std, seeds,
 // settings) and a Markdown table beside it.

@@ -8,13 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+
 	"convrep/evaluate"
+	"convrep/evaluate/suite"
 	"convrep/internal/shared"
 	"convrep/models"
 	"convrep/models/sbert"
-
-	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest"
 )
 
 // Bad input must fail with a clear error before any model is loaded or text embedded. The model given is a
@@ -100,7 +101,7 @@ func TestParseSeeds(t *testing.T) {
 		{"-1", "", true},
 	}
 	for _, c := range cases {
-		got, err := parseSeeds(c.in)
+		got, err := suite.ParseSeeds(c.in)
 		if (err != nil) != c.err {
 			t.Errorf("%q: error %v", c.in, err)
 			continue
@@ -120,23 +121,6 @@ func write(t *testing.T, path, content string) string {
 		t.Fatal(err)
 	}
 	return path
-}
-
-// A model folder's declared pooling is the default; anything else embeds by the mean, as DSE evaluates.
-func TestDeclaredPooling(t *testing.T) {
-	run := t.TempDir()
-	if err := os.MkdirAll(filepath.Join(run, "model"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := sbert.Write(filepath.Join(run, "model"), sbert.Layout{Pooling: models.CLS, Dim: 8}); err != nil {
-		t.Fatal(err)
-	}
-	for ref, want := range map[string]models.Pooling{run: models.CLS, filepath.Join(run, "model"): models.CLS,
-		t.TempDir(): models.Mean, "experiments/dse_small_cpu.toml": models.Mean, "bert-base-uncased": models.Mean} {
-		if got := declaredPooling(ref); got != want {
-			t.Errorf("%s: %s, want %s", ref, got, want)
-		}
-	}
 }
 
 func TestEnsembleMembers(t *testing.T) {
@@ -160,7 +144,7 @@ func TestEnsembleMembers(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := ensembleMembers(modelRef{ref: c.ref, checkpoint: c.ckpt, batch: 7})
+			got, err := suite.EnsembleMembers(suite.Model{Ref: c.ref, Checkpoint: c.ckpt, Batch: 7})
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("error %v, want one containing %q", err, c.err)
@@ -172,9 +156,9 @@ func TestEnsembleMembers(t *testing.T) {
 			}
 			var names []string
 			for _, m := range got {
-				names = append(names, m.ref+"@"+m.checkpoint)
-				if m.batch != 7 {
-					t.Errorf("member %s lost the other settings: %+v", m.ref, m)
+				names = append(names, m.Ref+"@"+m.Checkpoint)
+				if m.Batch != 7 {
+					t.Errorf("member %s lost the other settings: %+v", m.Ref, m)
 				}
 			}
 			if fmt.Sprint(names) != fmt.Sprint(c.want) {
@@ -209,11 +193,11 @@ func TestDeclaredMaxSeqLength(t *testing.T) {
 		{declaring, 0, 64, 64},
 		{plain, 0, 0, 0},
 	} {
-		s, err := openModel(context.Background(), modelRef{ref: c.dir, device: "cpu", maxLength: c.flag, batch: 4}, zaptest.NewLogger(t))
+		s, err := suite.Open(context.Background(), suite.Model{Ref: c.dir, Device: "cpu", MaxLength: c.flag, Batch: 4}, zaptest.NewLogger(t))
 		if err != nil {
 			t.Fatal(err)
 		}
-		s = withMaxLength(s, c.withSuite)
+		s = suite.WithMaxLength(s, c.withSuite)
 		for _, e := range []evaluate.Encoder{s.Enc, s.Context} {
 			if got := e.(*models.Embedder).MaxLength; got != c.want {
 				t.Errorf("%s, --max-length %d, suite length %d: encoders cut at %d, want %d", c.dir, c.flag, c.withSuite, got, c.want)

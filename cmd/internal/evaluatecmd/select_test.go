@@ -16,12 +16,13 @@ import (
 
 	"convrep/evaluate"
 	"convrep/internal/dualrun"
+	"convrep/evaluate/suite"
 	"convrep/internal/shared"
 	"convrep/models"
 	"convrep/tokenizers"
 )
 
-// byHand is response selection with every response a candidate of every query, computed directly from the two
+// byHand is response suite.Selection with every response a candidate of every query, computed directly from the two
 // encoders: α = cᵀr of mean-pooled embeddings (MGT Eq. 4), the truth ranked last among equal scores.
 func byHand(t *testing.T, tok *tokenizers.Tokenizer, ctx, resp *models.Model, queries, responses []string) (top1, mrr float64) {
 	t.Helper()
@@ -113,7 +114,7 @@ func TestSelectChoosesTheBestCheckpointsOnValidation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got selection
+			var got suite.Selection
 			if err := json.Unmarshal(b, &got); err != nil {
 				t.Fatal(err)
 			}
@@ -141,9 +142,9 @@ func TestSelectChoosesTheBestCheckpointsOnValidation(t *testing.T) {
 			if strings.Join(got.Chosen, ",") != strings.Join(paths[:2], ",") {
 				t.Errorf("chose %v, want %v (by hand: %v)", got.Chosen, paths[:2], want)
 			}
-			txt, err := os.ReadFile(chosenPath(out))
+			txt, err := os.ReadFile(suite.ChosenPath(out))
 			if err != nil || string(txt) != strings.Join(paths[:2], ",")+"\n" {
-				t.Errorf("%s holds %q (%v), want the chosen paths on one comma-separated line", chosenPath(out), txt, err)
+				t.Errorf("%s holds %q (%v), want the chosen paths on one comma-separated line", suite.ChosenPath(out), txt, err)
 			}
 			if got.Split != "val" || got.Metric != metric.name || got.Top != 2 || got.Queries != len(queries) {
 				t.Errorf("selection records split %q, metric %q, top %d, %d queries", got.Split, got.Metric, got.Top, got.Queries)
@@ -171,32 +172,32 @@ func TestSelectChoosesTheBestCheckpointsOnValidation(t *testing.T) {
 
 // Ranking is by the metric, higher first; ties go to the earlier step whatever the input's order.
 func TestSelectionOrder(t *testing.T) {
-	ck := func(step int64, top1, mrr float64) scoredCheckpoint {
-		return scoredCheckpoint{Checkpoint: fmt.Sprintf("c/step-%09d.safetensors", step), Step: step, Top1: top1, MRR: mrr}
+	ck := func(step int64, top1, mrr float64) suite.ScoredCheckpoint {
+		return suite.ScoredCheckpoint{Checkpoint: fmt.Sprintf("c/step-%09d.safetensors", step), Step: step, Top1: top1, MRR: mrr}
 	}
 	cases := []struct {
 		name   string
-		in     []scoredCheckpoint
+		in     []suite.ScoredCheckpoint
 		metric string
 		top    int
 		want   []int64 // the chosen steps, best first
 	}{
-		{"by top-1", []scoredCheckpoint{ck(1, .1, .9), ck(2, .3, .2), ck(3, .2, .5)}, "top1", 2, []int64{2, 3}},
-		{"by MRR", []scoredCheckpoint{ck(1, .1, .9), ck(2, .3, .2), ck(3, .2, .5)}, "mrr", 2, []int64{1, 3}},
-		{"a tie goes to the earlier step", []scoredCheckpoint{ck(30, .5, .1), ck(10, .5, .2), ck(20, .4, .9)}, "top1", 1, []int64{10}},
-		{"a tie in top-1 is not broken by MRR", []scoredCheckpoint{ck(20, .5, .9), ck(10, .5, .1)}, "top1", 2, []int64{10, 20}},
-		{"all tied: step order", []scoredCheckpoint{ck(3, 0, 0), ck(1, 0, 0), ck(2, 0, 0)}, "mrr", 3, []int64{1, 2, 3}},
-		{"one checkpoint", []scoredCheckpoint{ck(7, .2, .3)}, "top1", 1, []int64{7}},
+		{"by top-1", []suite.ScoredCheckpoint{ck(1, .1, .9), ck(2, .3, .2), ck(3, .2, .5)}, "top1", 2, []int64{2, 3}},
+		{"by MRR", []suite.ScoredCheckpoint{ck(1, .1, .9), ck(2, .3, .2), ck(3, .2, .5)}, "mrr", 2, []int64{1, 3}},
+		{"a tie goes to the earlier step", []suite.ScoredCheckpoint{ck(30, .5, .1), ck(10, .5, .2), ck(20, .4, .9)}, "top1", 1, []int64{10}},
+		{"a tie in top-1 is not broken by MRR", []suite.ScoredCheckpoint{ck(20, .5, .9), ck(10, .5, .1)}, "top1", 2, []int64{10, 20}},
+		{"all tied: step order", []suite.ScoredCheckpoint{ck(3, 0, 0), ck(1, 0, 0), ck(2, 0, 0)}, "mrr", 3, []int64{1, 2, 3}},
+		{"one checkpoint", []suite.ScoredCheckpoint{ck(7, .2, .3)}, "top1", 1, []int64{7}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := &selection{Ranked: append([]scoredCheckpoint(nil), c.in...), Metric: c.metric, Top: c.top}
-			if err := s.choose(); err != nil {
+			s := &suite.Selection{Ranked: append([]suite.ScoredCheckpoint(nil), c.in...), Metric: c.metric, Top: c.top}
+			if err := s.Choose(); err != nil {
 				t.Fatal(err)
 			}
 			var got []int64
 			for _, p := range s.Chosen {
-				step, err := checkpointStep(p)
+				step, err := suite.CheckpointStep(p)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -211,8 +212,8 @@ func TestSelectionOrder(t *testing.T) {
 		})
 	}
 	for _, top := range []int{0, 2} {
-		s := &selection{Ranked: []scoredCheckpoint{ck(1, 0, 0)}, Metric: "top1", Top: top}
-		if err := s.choose(); err == nil || !strings.Contains(err.Error(), "want 1 to 1") {
+		s := &suite.Selection{Ranked: []suite.ScoredCheckpoint{ck(1, 0, 0)}, Metric: "top1", Top: top}
+		if err := s.Choose(); err == nil || !strings.Contains(err.Error(), "want 1 to 1") {
 			t.Errorf("--top %d of one checkpoint: %v, want an error", top, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package evaluatecmd
+package suite
 
 import (
 	"context"
@@ -13,45 +13,27 @@ import (
 	"convrep/tokenizers"
 )
 
-func runFinetuneIntent(ctx context.Context, args []string, log *zap.Logger) error {
-	var c common
-	var f ftFlags
-	fs := newFlags("finetune-intent", "--model M [--dataset clinc150|snips | --train F --test F] [--shots 1,5] [--full] [flags]",
-		"Intent classification by fine-tuning a softmax classifier on the pooled representation (FutureTOD §3.2, Table 1;\n"+
-			"DSE App. B.1); --protocol dse|futuretod sets the defaults (pooling, dropout, batch size, epochs, validation steps).\n"+
-			"On CLINC150 out-of-scope is a 151st class (as TOD-BERT and FutureTOD): k-shot runs draw k examples per intent\n"+
-			"(oos included) from the training split with the seed; --full trains on all of it. Reports Acc(all), Acc(in),\n"+
-			"Acc(out) (in/out decision) and Recall(out); early stopping on the validation split when the data have one.")
-	c.register(fs, -1)
-	f.register(fs, finetune.TaskIntent, nil)
-	shots := fs.String("shots", "1,5", "shots per intent, a list (empty: none)")
-	full := fs.Bool("full", false, "also train on the whole training split (one run per seed)")
-	if _, err := parse(ctx, fs, args); err != nil {
-		return err
+// FinetuneIntent runs evaluate finetuneintent with c and the task's own settings (cmd/internal/evaluatecmd parses them).
+func FinetuneIntent(ctx context.Context, c *Common, cfg finetune.Config, settings map[string]any, shots string, full bool, log *zap.Logger) error {
+	if c.Data.Dataset == "" && c.Data.Train == "" {
+		c.Data.Dataset = "clinc150"
 	}
-	cfg, defaults, err := f.resolve(fs, &c)
-	if err != nil {
-		return err
-	}
-	if c.data.dataset == "" && c.data.train == "" {
-		c.data.dataset = "clinc150"
-	}
-	p, err := prepare(&c, *shots != "", *shots)
+	p, err := prepare(c, shots != "", shots)
 	if err != nil {
 		return err
 	}
 	var name, source string
 	var train, test, oos, val, oosVal evaluate.Split
-	if c.data.dataset == "clinc150" && c.data.train == "" {
+	if c.Data.Dataset == "clinc150" && c.Data.Train == "" {
 		// Out-of-scope is a class of its own here: its training and validation rows join the in-scope ones.
-		clinc, err := c.data.clinc150()
+		clinc, err := c.Data.clinc150()
 		if err != nil {
 			return err
 		}
 		name, source = "clinc150", "clinc150/data/data_full.json#train+oos_train"
 		train = append(append(evaluate.Split{}, clinc.Train...), clinc.OOSTrain...)
 		test, oos, val, oosVal = clinc.Test, clinc.OOSTest, clinc.Val, clinc.OOSVal
-	} else if name, source, train, test, oos, err = c.data.intentData(); err != nil {
+	} else if name, source, train, test, oos, err = c.Data.intentData(); err != nil {
 		return err
 	}
 	if err := evaluate.CheckQueryLabels(train, test); err != nil {
@@ -83,7 +65,7 @@ func runFinetuneIntent(ctx context.Context, args []string, log *zap.Logger) erro
 			runs = append(runs, finetune.Trial{Variant: fmt.Sprintf("%d-shot", k), Seed: seed, Train: toExamples(tr), Val: allVal})
 		}
 	}
-	if *full {
+	if full {
 		for _, seed := range p.seeds {
 			runs = append(runs, finetune.Trial{Variant: "full", Seed: seed, Train: toExamples(train), Val: allVal})
 		}
@@ -94,7 +76,7 @@ func runFinetuneIntent(ctx context.Context, args []string, log *zap.Logger) erro
 	start := time.Now()
 	cfg.Classes, cfg.Truncation = len(labels), tokenizers.TruncateRight
 	gold := toExamples(allTest)
-	oosIndex := slices.Index(labels, c.data.oosLabel)
+	oosIndex := slices.Index(labels, c.Data.OOSLabel)
 	metrics := []string{"accuracy"}
 	if oosIndex >= 0 {
 		metrics = []string{"acc_all", "acc_in", "acc_out", "recall_out"}
@@ -106,9 +88,8 @@ func runFinetuneIntent(ctx context.Context, args []string, log *zap.Logger) erro
 		}
 		return finetune.IntentMetrics(pred, gold, oosIndex)
 	}
-	settings := f.settings(&c, defaults)
 	settings["classes"], settings["test_examples"], settings["source"] = len(labels), len(allTest), source
-	rows, model, err := fineTune(ctx, &c, cfg, runs, score, name, "finetune-intent", metrics, settings, log)
+	rows, model, err := fineTune(ctx, c, cfg, runs, score, name, "finetune-intent", metrics, settings, log)
 	if err != nil {
 		return err
 	}
@@ -117,7 +98,7 @@ func runFinetuneIntent(ctx context.Context, args []string, log *zap.Logger) erro
 		res.Notes = []string{"Out-of-scope is one more class (151 on CLINC150), as TOD-BERT and FutureTOD (Table 1): Acc(all) over every query, " +
 			"Acc(in) over in-scope queries, Acc(out) the in/out decision over every query, Recall(out) over out-of-scope queries."}
 	}
-	return writeResult(res, c.output)
+	return writeResult(res, c.Output)
 }
 
 func texts(s evaluate.Split) []string {

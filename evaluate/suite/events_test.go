@@ -1,13 +1,10 @@
-package evaluatecmd
+package suite
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"testing"
 
 	"convrep/evaluate"
-	"convrep/modelcard"
 	"convrep/tensorboard"
 )
 
@@ -53,31 +50,5 @@ func TestSuiteEvents(t *testing.T) {
 	}
 	if events[1].Scalars[0].Value != float32(0.1) {
 		t.Errorf("step 100: %+v", events[1].Scalars)
-	}
-}
-
-// The step of the evaluated model: its checkpoint's, its model card's (in a run folder's model/), else 0.
-func TestModelStep(t *testing.T) {
-	run := t.TempDir()
-	if err := os.Mkdir(filepath.Join(run, "model"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := (modelcard.Card{Name: "x", Objective: "dse", Steps: 200}).Write(filepath.Join(run, "model")); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		m    modelRef
-		want int64
-	}{
-		{modelRef{ref: run}, 200},
-		{modelRef{ref: filepath.Join(run, "model")}, 200},
-		{modelRef{ref: run, checkpoint: filepath.Join(run, "checkpoints", "step-000000150.safetensors")}, 150},
-		{modelRef{ref: "experiments/x.toml"}, 0},
-		{modelRef{ref: t.TempDir()}, 0},
-		{modelRef{ref: "bert-base-uncased"}, 0},
-	} {
-		if got := modelStep(c.m); got != c.want {
-			t.Errorf("modelStep(%+v) = %d, want %d", c.m, got, c.want)
-		}
 	}
 }

@@ -1,4 +1,4 @@
-package evaluatecmd
+package suite
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"convrep/tokenizers"
 )
 
-// An MGT run loaded for response selection embeds contexts with its context encoder and candidates with its
+// An MGT run loaded for response Selection embeds contexts with its context encoder and candidates with its
 // response encoder, and ranks candidates by α = cᵀr (MGT Eq. 4): the session's Top-1 and MRR must be those
 // of ranking by the dot product of the two encoders' own embeddings, computed here directly. For the other
 // tasks the same run is one encoder (no response encoder, normalised embeddings).
@@ -29,17 +29,17 @@ func TestMGTRunScoresByDotProductOfBothEncoders(t *testing.T) {
 	ctxModel, respModel := dualrun.Encoder(t, vocab, 21), dualrun.Encoder(t, vocab, 22)
 	run := dualrun.Run(t, filepath.Join(t.TempDir(), "mgt_single"), tok, ctxModel, respModel)
 	log := zaptest.NewLogger(t)
-	ref := modelRef{ref: run, device: "cpu", maxLength: 32, batch: 4}
+	ref := Model{Ref: run, Device: "cpu", MaxLength: 32, Batch: 4}
 
-	plain, err := openModel(context.Background(), ref, log)
+	plain, err := Open(context.Background(), ref, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if plain.ResponseEnc != nil || plain.Raw {
-		t.Fatalf("outside response selection the run is one encoder by cosine; got ResponseEnc %v, Raw %v", plain.ResponseEnc != nil, plain.Raw)
+		t.Fatalf("outside response Selection the run is one encoder by cosine; got ResponseEnc %v, Raw %v", plain.ResponseEnc != nil, plain.Raw)
 	}
-	ref.dual = true
-	s, err := openModel(context.Background(), ref, log)
+	ref.Dual = true
+	s, err := Open(context.Background(), ref, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,40 +1,16 @@
-package evaluatecmd
+package suite
 
 import (
 	"cmp"
 	"errors"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"convrep/evaluate"
-	"convrep/modelcard"
 	"convrep/tensorboard"
 )
-
-// modelStep is the training step of the model the suite evaluates, for its TensorBoard events: a
-// checkpoint's step, 0 for an experiment's untrained backbone, the steps of a convrep model card (in a run
-// folder's model/ or the folder itself), else 0.
-func modelStep(m modelRef) int64 {
-	if m.checkpoint != "" {
-		s := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(m.checkpoint), "step-"), ".safetensors")
-		if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return n
-		}
-		return 0
-	}
-	if strings.HasSuffix(m.ref, ".toml") {
-		return 0
-	}
-	for _, dir := range []string{filepath.Join(m.ref, "model"), m.ref} {
-		if n, ok := modelcard.Steps(dir); ok {
-			return n
-		}
-	}
-	return 0
-}
 
 // suiteScalars are the suite's rows as TensorBoard scalars: each row's mean, tagged
 // eval/<task>/<dataset>/<variant>/<metric> (spaces and slashes within a part made underscores, as a slash

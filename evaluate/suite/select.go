@@ -1,4 +1,4 @@
-package evaluatecmd
+package suite
 
 import (
 	"context"
@@ -6,25 +6,24 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"go.uber.org/zap"
 
-	"convrep/checkpoint"
 	"convrep/evaluate"
 	"convrep/internal/atomicfile"
+	"convrep/modelref"
+	"convrep/rundir"
 )
 
 // selectMetrics are the metrics evaluate select ranks by.
 var selectMetrics = []string{"top1", "mrr"}
 
-// scoredCheckpoint is one checkpoint's response selection on the validation set, alone.
-type scoredCheckpoint struct {
+// ScoredCheckpoint is one checkpoint's response Selection on the validation set, alone.
+type ScoredCheckpoint struct {
 	Checkpoint string  `json:"checkpoint"`
 	Step       int64   `json:"step"`
 	Top1       float64 `json:"top1"`
@@ -34,15 +33,15 @@ type scoredCheckpoint struct {
 }
 
 // metric is the value of s that --metric names.
-func (s scoredCheckpoint) metric(name string) float64 {
+func (s ScoredCheckpoint) metric(name string) float64 {
 	if name == "mrr" {
 		return s.MRR
 	}
 	return s.Top1
 }
 
-// selection is what evaluate select writes: every checkpoint's validation scores, best first, and the top ones.
-type selection struct {
+// Selection is what evaluate select writes: every checkpoint's validation scores, best first, and the top ones.
+type Selection struct {
 	Model       string             `json:"model"`
 	Dataset     string             `json:"dataset"`
 	Split       string             `json:"split"`
@@ -52,51 +51,34 @@ type selection struct {
 	Seeds       []uint64           `json:"seeds"`
 	Metric      string             `json:"metric"`
 	Top         int                `json:"top"`
-	Ranked      []scoredCheckpoint `json:"ranked"`      // best first; ties: the earlier step first
+	Ranked      []ScoredCheckpoint `json:"ranked"`      // best first; ties: the earlier step first
 	Chosen      []string           `json:"chosen"`      // the first Top of Ranked
 	Checkpoints string             `json:"checkpoints"` // Chosen joined by commas, for evaluate response --checkpoint
 	WallSeconds float64            `json:"wall_seconds"`
 }
 
-func runSelect(ctx context.Context, args []string, log *zap.Logger) error {
-	var c common
-	fs := newFlags("select", "--model EXP.toml|RUN --checkpoints RUN|DIR|A,B,... (--dataset multiwoz | --val F) --top N --output chosen.json [flags]",
-		"Chooses checkpoints on validation data, as MGT §4.2 does: \"the highest performing checkpoint at each granularity is\n"+
-			"selected using the validation score. For the ensemble method, the top performing checkpoints are selected from a\n"+
-			"single run.\" Each checkpoint alone ranks 1 of --candidates on MultiWOZ 2.1's validation dialogues (as evaluate\n"+
-			"response, an MGT checkpoint by cᵀr with both its encoders); checkpoints are ranked by --metric, mean over --seeds,\n"+
-			"ties going to the earlier step. Writes the ranked list and the --top best as JSON, and the chosen paths as one\n"+
-			"comma-separated line (for evaluate response --checkpoint) beside it (.txt) and on stdout. Never reads a test split.")
-	c.register(fs, 128) // DSE App. B.1: 128 for response selection
-	ckpts := fs.String("checkpoints", "", "the checkpoints to choose from: a run folder (its checkpoints/), a folder of step-N.safetensors files, or a comma-separated list of them (required)")
-	val := fs.String("val", "", "a CSV or JSON lines file of validation queries and responses, instead of --dataset")
-	split := fs.String("split", "val", "the dataset's split to choose on: only val (choosing on test would report a test score that chose itself)")
-	size := fs.Int("candidates", 100, "candidates per query, the true response included")
-	top := fs.Int("top", 1, "how many checkpoints to choose (MGT: 1 per granularity; 5 for the Ensemble (5) baseline)")
-	metric := fs.String("metric", "top1", "what ranks the checkpoints: top1 or mrr")
-	if _, err := parse(ctx, fs, args); err != nil {
-		return err
-	}
-	sel, members, err := checkSelect(&c, *ckpts, *val, *split, *metric, *top, *size)
+// Select runs evaluate select with c and the task's own settings (cmd/internal/evaluatecmd parses them).
+func Select(ctx context.Context, c *Common, ckpts string, val string, split string, size int, top int, metric string, log *zap.Logger) error {
+	sel, members, err := checkSelect(c, ckpts, val, split, metric, top, size)
 	if err != nil {
 		return err
 	}
 	start := time.Now()
-	set, err := c.data.responseData()
+	set, err := c.Data.responseData()
 	if err != nil {
 		return err
 	}
-	if len(set.Responses) < *size {
-		return fmt.Errorf("%s: %d responses, fewer than --candidates %d", set.Dataset, len(set.Responses), *size)
+	if len(set.Responses) < size {
+		return fmt.Errorf("%s: %d responses, fewer than --candidates %d", set.Dataset, len(set.Responses), size)
 	}
 	sel.Dataset, sel.Source, sel.Split, sel.Queries = set.Dataset, set.Source, "val", len(set.Contexts)
-	task := evaluate.ResponseTask{Set: set, Size: *size, Seeds: sel.Seeds, Splits: c.splitIO()}
-	score := func(ctx context.Context, m modelRef) (*evaluate.Result, error) {
-		s, err := openModel(ctx, m, log)
+	task := evaluate.ResponseTask{Set: set, Size: size, Seeds: sel.Seeds, Splits: c.splitIO()}
+	score := func(ctx context.Context, m Model) (*evaluate.Result, error) {
+		s, err := Open(ctx, m, log)
 		if err != nil {
 			return nil, err
 		}
-		if !c.quiet {
+		if !c.Quiet {
 			s.Progress = os.Stderr
 		}
 		return s.Response(ctx, task)
@@ -104,11 +86,11 @@ func runSelect(ctx context.Context, args []string, log *zap.Logger) error {
 	if sel.Ranked, err = scoreCheckpoints(ctx, members, score, log); err != nil {
 		return err
 	}
-	if err := sel.choose(); err != nil {
+	if err := sel.Choose(); err != nil {
 		return err
 	}
 	sel.WallSeconds = time.Since(start).Seconds()
-	if err := sel.write(c.output); err != nil {
+	if err := sel.write(c.Output); err != nil {
 		return err
 	}
 	fmt.Println(sel.Checkpoints)
@@ -116,30 +98,30 @@ func runSelect(ctx context.Context, args []string, log *zap.Logger) error {
 }
 
 // checkSelect checks evaluate select's flags before any data are read or model loaded, and returns the
-// selection to fill and one member (model and checkpoint) per checkpoint.
-func checkSelect(c *common, ckpts, val, split, metric string, top, size int) (*selection, []modelRef, error) {
+// Selection to fill and one member (model and checkpoint) per checkpoint.
+func checkSelect(c *Common, ckpts, val, split, metric string, top, size int) (*Selection, []Model, error) {
 	switch {
 	case split != "val":
 		return nil, nil, fmt.Errorf("--split %q: evaluate select chooses on validation data only (val); a checkpoint chosen on the test split would be scored on the data that chose it", split)
-	case c.data.test != "" || c.data.train != "":
+	case c.Data.Test != "" || c.Data.Train != "":
 		return nil, nil, fmt.Errorf("evaluate select reads validation data: --dataset multiwoz (its val split) or --val FILE, not --test/--train")
-	case c.model.checkpoint != "":
+	case c.Model.Checkpoint != "":
 		return nil, nil, fmt.Errorf("evaluate select takes --checkpoints (the candidates to choose from), not --checkpoint")
 	case !slices.Contains(selectMetrics, metric):
 		return nil, nil, fmt.Errorf("--metric %q: want one of %s", metric, strings.Join(selectMetrics, ", "))
-	case c.output == "":
+	case c.Output == "":
 		return nil, nil, fmt.Errorf("--output is required (the selection's JSON; the chosen paths go beside it as .txt)")
-	case filepath.Ext(c.output) != ".json":
-		return nil, nil, fmt.Errorf("--output %s: want a .json file (the chosen paths go beside it as .txt)", c.output)
+	case filepath.Ext(c.Output) != ".json":
+		return nil, nil, fmt.Errorf("--output %s: want a .json file (the chosen paths go beside it as .txt)", c.Output)
 	case size < 2:
 		return nil, nil, fmt.Errorf("--candidates %d: want at least 2", size)
-	case val == "" && c.data.dataset != "multiwoz":
-		return nil, nil, fmt.Errorf("--dataset %q: evaluate select needs a validation split, which only --dataset multiwoz has here (or give --val FILE)", c.data.dataset)
+	case val == "" && c.Data.Dataset != "multiwoz":
+		return nil, nil, fmt.Errorf("--dataset %q: evaluate select needs a validation split, which only --dataset multiwoz has here (or give --val FILE)", c.Data.Dataset)
 	}
-	if strings.Contains(c.model.ref, ",") {
-		return nil, nil, fmt.Errorf("--model %q: evaluate select scores the checkpoints of one model", c.model.ref)
+	if strings.Contains(c.Model.Ref, ",") {
+		return nil, nil, fmt.Errorf("--model %q: evaluate select scores the checkpoints of one model", c.Model.Ref)
 	}
-	c.data.test, c.data.split = val, "val"
+	c.Data.Test, c.Data.Split = val, "val"
 	paths, err := checkpointList(ckpts)
 	if err != nil {
 		return nil, nil, err
@@ -147,31 +129,28 @@ func checkSelect(c *common, ckpts, val, split, metric string, top, size int) (*s
 	if top < 1 || top > len(paths) {
 		return nil, nil, fmt.Errorf("--top %d: want 1 to %d (the number of checkpoints in --checkpoints %s)", top, len(paths), ckpts)
 	}
-	seeds, err := parseSeeds(c.seeds)
+	seeds, err := ParseSeeds(c.Seeds)
 	if err != nil {
 		return nil, nil, err
 	}
-	members := make([]modelRef, len(paths))
+	members := make([]Model, len(paths))
 	for i, p := range paths {
-		members[i] = c.model
-		members[i].checkpoint, members[i].dual = p, true // an MGT checkpoint scores by cᵀr (Eq. 4), as evaluate response
-		if err := checkModelRef(members[i].ref, p); err != nil {
+		members[i] = c.Model
+		members[i].Checkpoint, members[i].Dual = p, true // an MGT checkpoint scores by cᵀr (Eq. 4), as evaluate response
+		if err := modelref.Check(members[i].Ref, p); err != nil {
 			return nil, nil, err
 		}
 	}
-	return &selection{Model: strings.TrimSuffix(c.model.ref, "/"), Candidates: size, Seeds: seeds, Metric: metric, Top: top}, members, nil
+	return &Selection{Model: strings.TrimSuffix(c.Model.Ref, "/"), Candidates: size, Seeds: seeds, Metric: metric, Top: top}, members, nil
 }
 
-// stepName is a checkpoint's file name as the trainer writes it (checkpoint.PathAt).
-var stepName = regexp.MustCompile(`^step-([0-9]{1,18})\.safetensors$`)
-
-// checkpointStep reads the step from a checkpoint's file name.
-func checkpointStep(path string) (int64, error) {
-	m := stepName.FindStringSubmatch(filepath.Base(path))
-	if m == nil {
+// CheckpointStep reads the step from a checkpoint's file name, as the trainer names it (rundir.StepOf).
+func CheckpointStep(path string) (int64, error) {
+	step, ok := rundir.StepOf(path)
+	if !ok {
 		return 0, fmt.Errorf("--checkpoints: %s is not named step-N.safetensors, as the trainer names checkpoints", path)
 	}
-	return strconv.ParseInt(m[1], 10, 64)
+	return step, nil
 }
 
 // checkpointList expands --checkpoints: a run folder (its checkpoints/ folder), a folder of checkpoints, or a
@@ -185,17 +164,16 @@ func checkpointList(arg string) ([]string, error) {
 	if len(entries) == 1 {
 		if st, err := os.Stat(entries[0]); err == nil && st.IsDir() {
 			dir := entries[0]
-			if st, err := os.Stat(checkpoint.Dir(dir)); err == nil && st.IsDir() {
-				dir = checkpoint.Dir(dir) // a run folder
+			if st, err := os.Stat(rundir.At(dir).CheckpointDir()); err == nil && st.IsDir() {
+				dir = rundir.At(dir).CheckpointDir() // a run folder
 			}
-			found, err := filepath.Glob(filepath.Join(dir, "step-*.safetensors"))
+			found, err := rundir.CheckpointsIn(dir) // oldest first
 			if err != nil {
 				return nil, fmt.Errorf("--checkpoints %s: %w", arg, err)
 			}
 			if len(found) == 0 {
 				return nil, fmt.Errorf("--checkpoints %s: no checkpoints (step-N.safetensors) in %s", arg, dir)
 			}
-			sort.Strings(found) // zero-padded steps: oldest first
 			entries = found
 		}
 	}
@@ -211,7 +189,7 @@ func checkpointList(arg string) ([]string, error) {
 		if st.IsDir() {
 			return nil, fmt.Errorf("--checkpoints: %s is a folder; a list names checkpoint files", p)
 		}
-		if _, err := checkpointStep(p); err != nil {
+		if _, err := CheckpointStep(p); err != nil {
 			return nil, err
 		}
 		abs, err := filepath.Abs(p)
@@ -228,22 +206,22 @@ func checkpointList(arg string) ([]string, error) {
 }
 
 // scoreFunc evaluates one member (a model at one checkpoint) on the validation set.
-type scoreFunc func(ctx context.Context, m modelRef) (*evaluate.Result, error)
+type scoreFunc func(ctx context.Context, m Model) (*evaluate.Result, error)
 
 // scoreCheckpoints scores each member alone, in turn (one model held at a time).
-func scoreCheckpoints(ctx context.Context, members []modelRef, score scoreFunc, log *zap.Logger) ([]scoredCheckpoint, error) {
-	out := make([]scoredCheckpoint, len(members))
+func scoreCheckpoints(ctx context.Context, members []Model, score scoreFunc, log *zap.Logger) ([]ScoredCheckpoint, error) {
+	out := make([]ScoredCheckpoint, len(members))
 	for i, m := range members {
-		step, err := checkpointStep(m.checkpoint)
+		step, err := CheckpointStep(m.Checkpoint)
 		if err != nil {
 			return nil, err
 		}
-		log.Info("scoring checkpoint", zap.Int("checkpoint", i+1), zap.Int("of", len(members)), zap.String("path", m.checkpoint))
+		log.Info("scoring checkpoint", zap.Int("checkpoint", i+1), zap.Int("of", len(members)), zap.String("path", m.Checkpoint))
 		res, err := score(ctx, m)
 		if err != nil {
-			return nil, fmt.Errorf("checkpoint %s: %w", m.checkpoint, err)
+			return nil, fmt.Errorf("checkpoint %s: %w", m.Checkpoint, err)
 		}
-		out[i] = scoredCheckpoint{Checkpoint: m.checkpoint, Step: step}
+		out[i] = ScoredCheckpoint{Checkpoint: m.Checkpoint, Step: step}
 		for metric, dst := range map[string]*float64{"top1": &out[i].Top1, "top3": &out[i].Top3, "top10": &out[i].Top10, "mrr": &out[i].MRR} {
 			found := false
 			for _, r := range res.Rows {
@@ -252,16 +230,16 @@ func scoreCheckpoints(ctx context.Context, members []modelRef, score scoreFunc, 
 				}
 			}
 			if !found {
-				return nil, fmt.Errorf("checkpoint %s: response selection gave no %s row", m.checkpoint, metric)
+				return nil, fmt.Errorf("checkpoint %s: response Selection gave no %s row", m.Checkpoint, metric)
 			}
 		}
 	}
 	return out, nil
 }
 
-// choose orders Ranked best first by Metric (ties: the earlier step first, then the path, so that the order
+// Choose orders Ranked best first by Metric (ties: the earlier step first, then the path, so that the order
 // never depends on the input's) and takes the first Top.
-func (s *selection) choose() error {
+func (s *Selection) Choose() error {
 	if s.Top < 1 || s.Top > len(s.Ranked) {
 		return fmt.Errorf("--top %d: want 1 to %d (the number of checkpoints scored)", s.Top, len(s.Ranked))
 	}
@@ -283,8 +261,8 @@ func (s *selection) choose() error {
 	return nil
 }
 
-// write writes the selection as JSON to path and the chosen paths, one comma-separated line, beside it (.txt).
-func (s *selection) write(path string) error {
+// write writes the Selection as JSON to path and the chosen paths, one comma-separated line, beside it (.txt).
+func (s *Selection) write(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
@@ -295,10 +273,10 @@ func (s *selection) write(path string) error {
 	if err := atomicfile.WriteFile(path, append(b, '\n')); err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(chosenPath(path), []byte(s.Checkpoints+"\n"))
+	return atomicfile.WriteFile(ChosenPath(path), []byte(s.Checkpoints+"\n"))
 }
 
-// chosenPath is where the chosen paths go beside a selection's JSON.
-func chosenPath(jsonPath string) string {
+// ChosenPath is where the chosen paths go beside a selection's JSON.
+func ChosenPath(jsonPath string) string {
 	return strings.TrimSuffix(jsonPath, filepath.Ext(jsonPath)) + ".txt"
 }

@@ -1,4 +1,10 @@
-package evaluatecmd
+// Package suite is convrep's evaluation suite (DSE §4.2 and Appendix B, MGT §4.2 and §5.2-5.3, DialogueCSE
+// §5.1.2) as a library: each task (Intent, OOS, Response, SR, Suite, Select, Acts, FinetuneIntent,
+// FinetuneResponse, Probe, TSNE, Report) reads its data, loads the model that Common.Model names (package
+// modelref resolves --model), runs package evaluate's measures and writes the result as JSON and Markdown.
+// Checkpoint selection on validation (Select, MGT §4.2) and ensembles (Response with several members, MGT
+// Eq. 7) live here too. cmd/internal/evaluatecmd parses the command line and calls these functions.
+package suite
 
 import (
 	"context"
@@ -13,52 +19,38 @@ import (
 
 	"convrep/evaluate"
 	"convrep/modelcard"
+	"convrep/modelref"
 	"convrep/models"
+	"convrep/rundir"
 )
 
-// suiteTasks are the similarity-based evaluations of DSE's tables, in the order they run.
-var suiteTasks = []string{"intent:clinc150", "intent:snips", "oos:clinc150", "response:amazonqa", "response:ubuntu", "response:multiwoz"}
+// Tasks are the similarity-based evaluations of DSE's tables, in the order they run.
+var Tasks = []string{"intent:clinc150", "intent:snips", "oos:clinc150", "response:amazonqa", "response:ubuntu", "response:multiwoz"}
 
-func runSuite(ctx context.Context, args []string, log *zap.Logger) error {
-	var c common
-	fs := newFlags("suite", "--model M --output-dir DIR [flags]",
-		"Runs every similarity-based task of the papers' tables with one model, sharing its embeddings: "+strings.Join(suiteTasks, ", ")+".\n"+
-			"Writes DIR/TASK-DATASET.json and .md per task, and DIR/suite.json and DIR/suite.md with every row and the wall time;\n"+
-			"and each row's mean as a TensorBoard scalar eval/TASK/DATASET/VARIANT/METRIC at the model's training step\n"+
-			"(its checkpoint's, or its model card's; 0 when unknown) in DIR's event file, beside the other steps' there.")
-	c.register(fs, perTaskLength)
-	c.registerHead(fs)
-	shots := fs.String("shots", "1,5", "shots per label for intent and oos")
-	size := fs.Int("candidates", 100, "candidates per response-selection query")
-	outDir := fs.String("output-dir", "", "folder for the results (required)")
-	protocol := fs.String("oos-protocol", evaluate.OOSAuthors, "out-of-scope protocol: authors (the DSE authors' code) or paper (the paper's text); see evaluate oos --help")
-	only := fs.String("tasks", strings.Join(suiteTasks, ","), "the tasks to run, a list of TASK:DATASET")
-	fs.Uint64Var(&c.data.splitSeed, "split-seed", 1, "seed choosing each Ubuntu IRC conversation's split point")
-	if _, err := parse(ctx, fs, args); err != nil {
-		return err
-	}
-	if *outDir == "" {
+// Suite runs evaluate suite with c and the task's own settings (cmd/internal/evaluatecmd parses them).
+func Suite(ctx context.Context, c *Common, shots string, size int, outDir string, protocol string, only string, log *zap.Logger) error {
+	if outDir == "" {
 		return fmt.Errorf("--output-dir is required")
 	}
-	if c.data.train != "" || c.data.test != "" || c.data.dataset != "" || c.output != "" {
+	if c.Data.Train != "" || c.Data.Test != "" || c.Data.Dataset != "" || c.Output != "" {
 		return fmt.Errorf("suite reads the named datasets and writes to --output-dir; use a single task for --dataset/--train/--test/--output")
 	}
-	p, err := prepare(&c, true, *shots)
+	p, err := prepare(c, true, shots)
 	if err != nil {
 		return err
 	}
-	tasks := strings.Split(*only, ",")
+	tasks := strings.Split(only, ",")
 	runs := make([]func(*evaluate.Session) (*evaluate.Result, error), len(tasks))
 	lengths := make([]int, len(tasks)) // each task's --max-length
 	// Every dataset is read and checked before the model loads, so that a bad file fails at once.
 	for i, t := range tasks {
 		kind, name, _ := strings.Cut(strings.TrimSpace(t), ":")
-		if !slices.Contains(suiteTasks, kind+":"+name) {
-			return fmt.Errorf("--tasks: unknown task %q (known: %s)", t, strings.Join(suiteTasks, ", "))
+		if !slices.Contains(Tasks, kind+":"+name) {
+			return fmt.Errorf("--tasks: unknown task %q (known: %s)", t, strings.Join(Tasks, ", "))
 		}
-		d := c.data
-		d.dataset = name
-		lengths[i] = taskLength(kind, c.model.maxLength)
+		d := c.Data
+		d.Dataset = name
+		lengths[i] = taskLength(kind, c.Model.MaxLength)
 		switch kind {
 		case "intent":
 			ds, source, train, test, _, err := d.intentData()
@@ -68,7 +60,7 @@ func runSuite(ctx context.Context, args []string, log *zap.Logger) error {
 			task := evaluate.IntentTask{Dataset: ds, Source: source, Train: train, Test: test, Shots: p.shots, Seeds: p.seeds, Splits: c.splitIO()}
 			runs[i] = func(s *evaluate.Session) (*evaluate.Result, error) { return s.Intent(ctx, task) }
 		case "oos":
-			task, err := d.oosTask(*protocol)
+			task, err := d.oosTask(protocol)
 			if err != nil {
 				return err
 			}
@@ -79,7 +71,7 @@ func runSuite(ctx context.Context, args []string, log *zap.Logger) error {
 			if err != nil {
 				return err
 			}
-			task := evaluate.ResponseTask{Set: set, Size: *size, Seeds: p.seeds, Splits: c.splitIO()}
+			task := evaluate.ResponseTask{Set: set, Size: size, Seeds: p.seeds, Splits: c.splitIO()}
 			runs[i] = func(s *evaluate.Session) (*evaluate.Result, error) { return s.Response(ctx, task) }
 		}
 	}
@@ -93,13 +85,13 @@ func runSuite(ctx context.Context, args []string, log *zap.Logger) error {
 	for i, run := range runs {
 		log.Info("running", zap.String("task", tasks[i]), zap.String("model", s.Model), zap.Int("max_length", lengths[i]))
 		if atLength[lengths[i]] == nil {
-			atLength[lengths[i]] = withMaxLength(s, lengths[i])
+			atLength[lengths[i]] = WithMaxLength(s, lengths[i])
 		}
 		res, err := run(atLength[lengths[i]])
 		if err != nil {
 			return fmt.Errorf("%s: %w", tasks[i], err)
 		}
-		if err := writeResult(res, filepath.Join(*outDir, strings.ReplaceAll(tasks[i], ":", "-")+".json")); err != nil {
+		if err := writeResult(res, filepath.Join(outDir, strings.ReplaceAll(tasks[i], ":", "-")+".json")); err != nil {
 			return err
 		}
 		all.Rows = append(all.Rows, res.Rows...)
@@ -112,16 +104,16 @@ func runSuite(ctx context.Context, args []string, log *zap.Logger) error {
 	}
 	all.WallSeconds = time.Since(start).Seconds()
 	all.Notes = append(all.Notes, fmt.Sprintf("Wall time of the suite, model loading included: %.1f s.", all.WallSeconds))
-	if err := writeResult(all, filepath.Join(*outDir, "suite.json")); err != nil {
+	if err := writeResult(all, filepath.Join(outDir, "suite.json")); err != nil {
 		return err
 	}
-	events, err := writeSuiteEvents(*outDir, modelStep(c.model), all.Rows)
+	events, err := writeSuiteEvents(outDir, modelref.Step(c.Model.Ref, c.Model.Checkpoint), all.Rows)
 	if err != nil {
 		return fmt.Errorf("tensorboard: %w", err)
 	}
 	log.Info("the rows as TensorBoard scalars", zap.String("path", events))
-	fmt.Fprintf(os.Stderr, "results in %s (suite.md: every table; %.1f s)\n", *outDir, all.WallSeconds)
-	return recordInCard(c.model.ref, all, log)
+	fmt.Fprintf(os.Stderr, "results in %s (suite.md: every table; %.1f s)\n", outDir, all.WallSeconds)
+	return recordInCard(c.Model.Ref, all, log)
 }
 
 // recordInCard puts the suite's tables into the model card of a convrep model folder (or run folder).
@@ -130,7 +122,7 @@ func recordInCard(ref string, r *evaluate.Result, log *zap.Logger) error {
 	if err := r.Markdown(&b); err != nil {
 		return err
 	}
-	for _, dir := range []string{filepath.Join(ref, "model"), ref} {
+	for _, dir := range []string{rundir.At(ref).ModelDir(), ref} {
 		ok, err := modelcard.SetResults(dir, b.String())
 		if err != nil {
 			return fmt.Errorf("model card: %w", err)
@@ -143,15 +135,15 @@ func recordInCard(ref string, r *evaluate.Result, log *zap.Logger) error {
 	return nil
 }
 
-// perTaskLength, the suite's default --max-length, gives each task the input length of DSE App. B.1.
-const perTaskLength = -1
+// PerTaskLength, the suite's default --max-length, gives each task the input length of DSE App. B.1.
+const PerTaskLength = -1
 
 // taskLength is the input length of a suite task: --max-length when given, else DSE App. B.1's for the
-// task (64 tokens for intent classification and out-of-scope detection, 128 for response selection), the
+// task (64 tokens for intent classification and out-of-scope detection, 128 for response Selection), the
 // defaults of the single tasks too.
 func taskLength(kind string, flag int) int {
 	switch {
-	case flag != perTaskLength:
+	case flag != PerTaskLength:
 		return flag
 	case kind == "response":
 		return 128
@@ -160,9 +152,9 @@ func taskLength(kind string, flag int) int {
 	}
 }
 
-// withMaxLength is s with its encoders cutting inputs at n tokens (0: where s cuts them, the folder's
+// WithMaxLength is s with its encoders cutting inputs at n tokens (0: where s cuts them, the folder's
 // declared max_seq_length or the model's limit), and a cache of its own.
-func withMaxLength(s *evaluate.Session, n int) *evaluate.Session {
+func WithMaxLength(s *evaluate.Session, n int) *evaluate.Session {
 	f := s.Fresh()
 	resize := func(e evaluate.Encoder) evaluate.Encoder {
 		if m, ok := e.(*models.Embedder); ok {

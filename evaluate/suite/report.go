@@ -1,33 +1,20 @@
-package evaluatecmd
+package suite
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"go.uber.org/zap"
-
 	"convrep/evaluate"
 	"convrep/internal/atomicfile"
 )
 
-func runReport(ctx context.Context, args []string, _ *zap.Logger) error {
-	fs := newFlags("report", "[--output table.md] RESULT.json|DIR ...",
-		"Lays the results of several models side by side, one table per task like the papers' tables: a row per model, a\n"+
-			"column per dataset, variant and metric, cells mean ± std over seeds in percent. A folder stands for its suite.json,\n"+
-			"or for every result file in it.")
-	output := fs.String("output", "", "write the Markdown here (default stdout)")
-	dirs, err := parse(ctx, fs, args)
-	if err != nil {
-		return err
-	}
-	if len(dirs) == 0 {
-		return fmt.Errorf("name at least one result file or folder (see --help)")
-	}
+// Report lays the results in files (result JSON files, or folders: their suite.json, else every result file
+// in them) side by side, one table per task, as Markdown to output ("": stdout).
+func Report(output string, files []string) error {
 	var results []*evaluate.Result
-	for _, arg := range dirs {
+	for _, arg := range files {
 		files, err := resultFiles(arg)
 		if err != nil {
 			return err
@@ -44,11 +31,11 @@ func runReport(ctx context.Context, args []string, _ *zap.Logger) error {
 	if err := evaluate.SideBySide(&b, results); err != nil {
 		return err
 	}
-	if *output == "" {
+	if output == "" {
 		_, err := os.Stdout.WriteString(b.String())
 		return err
 	}
-	return atomicfile.WriteFile(*output, []byte(b.String()))
+	return atomicfile.WriteFile(output, []byte(b.String()))
 }
 
 // resultFiles expands a folder into its suite.json, or all its result files.

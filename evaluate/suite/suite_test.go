@@ -1,4 +1,4 @@
-package evaluatecmd
+package suite
 
 import (
 	"testing"
@@ -14,7 +14,7 @@ func TestSuiteTaskLengths(t *testing.T) {
 		flag int
 		want int
 	}{
-		{"intent", perTaskLength, 64}, {"oos", perTaskLength, 64}, {"response", perTaskLength, 128},
+		{"intent", PerTaskLength, 64}, {"oos", PerTaskLength, 64}, {"response", PerTaskLength, 128},
 		{"intent", 0, 0}, {"response", 0, 0}, {"response", 32, 32}, {"oos", 256, 256},
 	} {
 		if got := taskLength(c.kind, c.flag); got != c.want {
@@ -28,7 +28,7 @@ func TestSuiteTaskLengths(t *testing.T) {
 func TestWithMaxLength(t *testing.T) {
 	enc, ctx := &models.Embedder{MaxLength: 64}, &models.Embedder{MaxLength: 64}
 	s := &evaluate.Session{Model: "m", Enc: enc, Context: ctx, Sep: " [SEP] ", Batch: 8}
-	r := withMaxLength(s, 128)
+	r := WithMaxLength(s, 128)
 	if r == s || r.Model != "m" || r.Sep != " [SEP] " || r.Batch != 8 || r.ResponseEnc != nil {
 		t.Fatalf("resized session %+v lost the original's settings", r)
 	}

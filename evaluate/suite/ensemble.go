@@ -1,43 +1,43 @@
-package evaluatecmd
+package suite
 
 import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"go.uber.org/zap"
 
 	"convrep/evaluate"
+	"convrep/modelref"
 )
 
-// ensembleMembers reads a --model and --checkpoint pair that may list several models (comma-separated) as the
+// EnsembleMembers reads a --model and --checkpoint pair that may list several models (comma-separated) as the
 // members of an ensemble (MGT §3.2, Eq. 7): several --model entries (each with its own --checkpoint entry, or
 // none), or one experiment file with several --checkpoint entries (checkpoints of one run, as MGT's
 // "Ensemble (5)" baseline takes the top checkpoints of a single run, §4.2). One model and at most one
 // checkpoint is not an ensemble and gives one member.
-func ensembleMembers(m modelRef) ([]modelRef, error) {
-	refs := splitList(m.ref)
-	ckpts := splitList(m.checkpoint)
-	var out []modelRef
+func EnsembleMembers(m Model) ([]Model, error) {
+	refs := splitList(m.Ref)
+	ckpts := splitList(m.Checkpoint)
+	var out []Model
 	switch {
 	case len(refs) == 0:
-		return nil, checkModelRef("", "")
+		return nil, modelref.Check("", "")
 	case len(refs) == 1 && len(ckpts) <= 1:
-		out = []modelRef{m}
+		out = []Model{m}
 	case len(refs) == 1:
 		for _, c := range ckpts {
 			one := m
-			one.ref, one.checkpoint = refs[0], c
+			one.Ref, one.Checkpoint = refs[0], c
 			out = append(out, one)
 		}
 	case len(ckpts) == 0 || len(ckpts) == len(refs):
 		for i, r := range refs {
 			one := m
-			one.ref, one.checkpoint = r, ""
+			one.Ref, one.Checkpoint = r, ""
 			if len(ckpts) > 0 {
-				one.checkpoint = ckpts[i]
+				one.Checkpoint = ckpts[i]
 			}
 			out = append(out, one)
 		}
@@ -45,7 +45,7 @@ func ensembleMembers(m modelRef) ([]modelRef, error) {
 		return nil, fmt.Errorf("--model lists %d models and --checkpoint %d checkpoints: give one checkpoint per model, or none, or one experiment file with several checkpoints", len(refs), len(ckpts))
 	}
 	for i, one := range out {
-		if err := checkModelRef(one.ref, one.checkpoint); err != nil {
+		if err := modelref.Check(one.Ref, one.Checkpoint); err != nil {
 			if len(out) > 1 {
 				return nil, fmt.Errorf("ensemble member %d: %w", i+1, err)
 			}
@@ -67,24 +67,16 @@ func splitList(s string) []string {
 	return parts
 }
 
-// memberName is how a member is named in the ensemble's name: its --model, and the checkpoint's file name.
-func memberName(m modelRef) string {
-	if m.checkpoint == "" {
-		return strings.TrimSuffix(m.ref, "/")
-	}
-	return strings.TrimSuffix(m.ref, "/") + " @ " + strings.TrimSuffix(filepath.Base(m.checkpoint), ".safetensors")
-}
-
-// runEnsemble evaluates response selection with an ensemble of members (evaluate.ResponseEnsemble), each
+// runEnsemble evaluates response Selection with an ensemble of members (evaluate.ResponseEnsemble), each
 // model loaded in turn.
-func runEnsemble(ctx context.Context, members []modelRef, quiet bool, t evaluate.ResponseTask, rename, output string, log *zap.Logger) error {
+func runEnsemble(ctx context.Context, members []Model, quiet bool, t evaluate.ResponseTask, rename, output string, log *zap.Logger) error {
 	open := make([]evaluate.OpenMember, len(members))
 	names := make([]string, len(members))
 	for i, m := range members {
-		names[i] = memberName(m)
+		names[i] = modelref.Name(m.Ref, m.Checkpoint)
 		open[i] = func(ctx context.Context) (*evaluate.Session, error) {
 			log.Info("ensemble member", zap.Int("member", i+1), zap.Int("of", len(members)), zap.String("model", names[i]))
-			s, err := openModel(ctx, m, log)
+			s, err := Open(ctx, m, log)
 			if err != nil {
 				return nil, err
 			}

@@ -1,4 +1,4 @@
-package evaluatecmd
+package suite
 
 import (
 	"fmt"
@@ -11,28 +11,28 @@ import (
 	"convrep/internal/shared"
 )
 
-// dataFlags say where a task's examples come from: a dataset name read from the shared evaluation folder in
+// Data say where a task's examples come from: a dataset name read from the shared evaluation folder in
 // its upstream layout, or a user's files.
-type dataFlags struct {
-	dataset, root, train, test  string
-	textCol, labelCol, oosLabel string
-	splitSeed                   uint64 // where a dataset's test examples are themselves drawn (Ubuntu's split points)
-	split                       string // response selection: which split of the dataset, test or val (MultiWOZ only)
+type Data struct {
+	Dataset, Root, Train, Test        string
+	TextColumn, LabelColumn, OOSLabel string
+	SplitSeed                         uint64 // where a dataset's test examples are themselves drawn (Ubuntu's split points)
+	Split                             string // response selection: which split of the dataset, test or val (MultiWOZ only)
 }
 
-// responseSets are the datasets response selection knows by name.
+// responseSets are the datasets response Selection knows by name.
 var responseSets = []string{"amazonqa", "ubuntu", "multiwoz"}
 
 // evalRoot is the folder holding the evaluation sets: --data-root, else ../shared/data/eval.
-func (d dataFlags) evalRoot() (string, error) {
-	if d.root != "" {
-		return d.root, nil
+func (d Data) evalRoot() (string, error) {
+	if d.Root != "" {
+		return d.Root, nil
 	}
 	return shared.Path("data", "eval")
 }
 
 // clinc150 reads CLINC150's data_full.json under the evaluation root.
-func (d dataFlags) clinc150() (*evaluate.CLINC150, error) {
+func (d Data) clinc150() (*evaluate.CLINC150, error) {
 	root, err := d.evalRoot()
 	if err != nil {
 		return nil, err
@@ -41,37 +41,37 @@ func (d dataFlags) clinc150() (*evaluate.CLINC150, error) {
 }
 
 // intentData returns the training and test splits of an intent task (out-of-scope test rows apart).
-func (d dataFlags) intentData() (name, source string, train, test, oos evaluate.Split, err error) {
-	if d.train != "" || d.test != "" {
-		if d.train == "" || d.test == "" {
+func (d Data) intentData() (name, source string, train, test, oos evaluate.Split, err error) {
+	if d.Train != "" || d.Test != "" {
+		if d.Train == "" || d.Test == "" {
 			return "", "", nil, nil, nil, fmt.Errorf("--train and --test go together")
 		}
-		if train, err = d.readUserFile(d.train); err != nil {
+		if train, err = d.readUserFile(d.Train); err != nil {
 			return
 		}
 		var all evaluate.Split
-		if all, err = d.readUserFile(d.test); err != nil {
+		if all, err = d.readUserFile(d.Test); err != nil {
 			return
 		}
 		for _, e := range all {
-			if e.Label == d.oosLabel {
+			if e.Label == d.OOSLabel {
 				oos = append(oos, e)
 			} else {
 				test = append(test, e)
 			}
 		}
-		train = dropLabel(train, d.oosLabel)
-		name = d.dataset
+		train = dropLabel(train, d.OOSLabel)
+		name = d.Dataset
 		if name == "" {
-			name = strings.TrimSuffix(filepath.Base(d.test), filepath.Ext(d.test))
+			name = strings.TrimSuffix(filepath.Base(d.Test), filepath.Ext(d.Test))
 		}
-		return name, d.train, train, test, oos, nil
+		return name, d.Train, train, test, oos, nil
 	}
 	root, err := d.evalRoot()
 	if err != nil {
 		return
 	}
-	switch d.dataset {
+	switch d.Dataset {
 	case "clinc150":
 		c, err := d.clinc150()
 		if err != nil {
@@ -89,7 +89,7 @@ func (d dataFlags) intentData() (name, source string, train, test, oos evaluate.
 	case "":
 		err = fmt.Errorf("name a dataset (--dataset clinc150 or snips) or give --train and --test files")
 	default:
-		err = fmt.Errorf("--dataset %q has no intent data (known: clinc150, snips; or --train/--test files)", d.dataset)
+		err = fmt.Errorf("--dataset %q has no intent data (known: clinc150, snips; or --train/--test files)", d.Dataset)
 	}
 	return
 }
@@ -100,7 +100,7 @@ func (d dataFlags) intentData() (name, source string, train, test, oos evaluate.
 // "plus" set (250 out-of-scope training rows; the in-scope rows and the test rows are those of data_full.json)
 // that the authors' data/process_evaluate.py loads (load_dataset("clinc_oos", "plus")); for --train files,
 // the rows labelled --oos-label.
-func (d dataFlags) oosTask(protocol string) (evaluate.OOSTask, error) {
+func (d Data) oosTask(protocol string) (evaluate.OOSTask, error) {
 	if !slices.Contains(evaluate.OOSProtocols, protocol) {
 		return evaluate.OOSTask{}, fmt.Errorf("--oos-protocol %q: want one of %s", protocol, strings.Join(evaluate.OOSProtocols, ", "))
 	}
@@ -110,26 +110,26 @@ func (d dataFlags) oosTask(protocol string) (evaluate.OOSTask, error) {
 	}
 	t := evaluate.OOSTask{Dataset: name, Source: source, Train: train, Test: test, OOS: oos, Protocol: protocol}
 	if len(oos) == 0 {
-		return t, fmt.Errorf("%s has no out-of-scope test rows (label %q)", name, d.oosLabel)
+		return t, fmt.Errorf("%s has no out-of-scope test rows (label %q)", name, d.OOSLabel)
 	}
 	if protocol != evaluate.OOSAuthors {
 		return t, nil
 	}
 	switch {
-	case d.train != "":
-		all, err := d.readUserFile(d.train)
+	case d.Train != "":
+		all, err := d.readUserFile(d.Train)
 		if err != nil {
 			return t, err
 		}
 		for _, e := range all {
-			if e.Label == d.oosLabel {
+			if e.Label == d.OOSLabel {
 				t.OOSTrain = append(t.OOSTrain, e)
 			}
 		}
 		if len(t.OOSTrain) == 0 {
-			return t, fmt.Errorf("--oos-protocol authors: %s has no out-of-scope training rows (label %q) for the out-of-scope prototype", d.train, d.oosLabel)
+			return t, fmt.Errorf("--oos-protocol authors: %s has no out-of-scope training rows (label %q) for the out-of-scope prototype", d.Train, d.OOSLabel)
 		}
-		t.Source = d.train + " (in-scope rows, then the " + d.oosLabel + " rows)"
+		t.Source = d.Train + " (in-scope rows, then the " + d.OOSLabel + " rows)"
 	case name == "clinc150":
 		root, err := d.evalRoot()
 		if err != nil {
@@ -151,18 +151,18 @@ func (d dataFlags) oosTask(protocol string) (evaluate.OOSTask, error) {
 	return t, nil
 }
 
-// responseData returns a response-selection set.
-func (d dataFlags) responseData() (*evaluate.RetrievalSet, error) {
-	if d.test != "" {
-		rows, err := d.readUserFile(d.test)
+// responseData returns a response-Selection set.
+func (d Data) responseData() (*evaluate.RetrievalSet, error) {
+	if d.Test != "" {
+		rows, err := d.readUserFile(d.Test)
 		if err != nil {
 			return nil, err
 		}
-		name := d.dataset
+		name := d.Dataset
 		if name == "" {
-			name = strings.TrimSuffix(filepath.Base(d.test), filepath.Ext(d.test))
+			name = strings.TrimSuffix(filepath.Base(d.Test), filepath.Ext(d.Test))
 		}
-		set := &evaluate.RetrievalSet{Dataset: name, Source: d.test}
+		set := &evaluate.RetrievalSet{Dataset: name, Source: d.Test}
 		for _, r := range rows {
 			set.Contexts = append(set.Contexts, []string{r.Text})
 			set.Responses = append(set.Responses, r.Label)
@@ -173,10 +173,10 @@ func (d dataFlags) responseData() (*evaluate.RetrievalSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	if d.responseSplit() != "test" && d.dataset != "multiwoz" {
-		return nil, fmt.Errorf("--split %s: only --dataset multiwoz has a validation split here (MultiWOZ 2.1 val, 1,000 dialogues); %q is read from its test data", d.split, d.dataset)
+	if d.responseSplit() != "test" && d.Dataset != "multiwoz" {
+		return nil, fmt.Errorf("--split %s: only --dataset multiwoz has a validation split here (MultiWOZ 2.1 val, 1,000 dialogues); %q is read from its test data", d.Split, d.Dataset)
 	}
-	switch d.dataset {
+	switch d.Dataset {
 	case "amazonqa":
 		pairs, err := evaluate.ReadAmazonQA(filepath.Join(root, "amazonqa", "qa_Video_Games.json.gz"))
 		if err != nil {
@@ -184,7 +184,7 @@ func (d dataFlags) responseData() (*evaluate.RetrievalSet, error) {
 		}
 		return evaluate.AmazonQASet(pairs, "amazonqa/qa_Video_Games.json.gz"), nil
 	case "ubuntu":
-		return evaluate.ReadUbuntuIRC(filepath.Join(root, "ubuntu_irc", "data", "test"), evaluate.UbuntuOptions{Seed: d.splitSeed})
+		return evaluate.ReadUbuntuIRC(filepath.Join(root, "ubuntu_irc", "data", "test"), evaluate.UbuntuOptions{Seed: d.SplitSeed})
 	case "multiwoz":
 		set, err := evaluate.ReadMultiWOZResponses(filepath.Join(root, "multiwoz21"), d.responseSplit())
 		if err == nil && d.responseSplit() != "test" {
@@ -196,24 +196,24 @@ func (d dataFlags) responseData() (*evaluate.RetrievalSet, error) {
 	case "":
 		return nil, fmt.Errorf("name a dataset (--dataset %s) or give a --test file", strings.Join(responseSets, ", "))
 	}
-	return nil, fmt.Errorf("--dataset %q has no response-selection data (known: %s; or a --test file)", d.dataset, strings.Join(responseSets, ", "))
+	return nil, fmt.Errorf("--dataset %q has no response-Selection data (known: %s; or a --test file)", d.Dataset, strings.Join(responseSets, ", "))
 }
 
-// responseSplit is the split response selection reads: --split, test when not given.
-func (d dataFlags) responseSplit() string {
-	if d.split == "" {
+// responseSplit is the split response Selection reads: --split, test when not given.
+func (d Data) responseSplit() string {
+	if d.Split == "" {
 		return "test"
 	}
-	return d.split
+	return d.Split
 }
 
 // checkSplit checks --split before any data are read.
-func (d dataFlags) checkSplit() error {
+func (d Data) checkSplit() error {
 	switch d.responseSplit() {
 	case "test", "val":
 		return nil
 	}
-	return fmt.Errorf("--split %q: want test or val", d.split)
+	return fmt.Errorf("--split %q: want test or val", d.Split)
 }
 
 func dropLabel(s evaluate.Split, label string) evaluate.Split {
@@ -228,14 +228,14 @@ func dropLabel(s evaluate.Split, label string) evaluate.Split {
 
 // readUserFile reads a --train or --test file, finding its label column when --label-column was not given
 // and saying which it took.
-func (d dataFlags) readUserFile(path string) (evaluate.Split, error) {
-	col := d.labelCol
+func (d Data) readUserFile(path string) (evaluate.Split, error) {
+	col := d.LabelColumn
 	if col == "" {
 		var err error
-		if col, err = evaluate.LabelColumn(path, d.textCol); err != nil {
+		if col, err = evaluate.LabelColumn(path, d.TextColumn); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(os.Stderr, "evaluate: %s: taking column %q as the label (--label-column picks another)\n", path, col)
 	}
-	return evaluate.ReadUserFile(path, d.textCol, col)
+	return evaluate.ReadUserFile(path, d.TextColumn, col)
 }

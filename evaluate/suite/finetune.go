@@ -1,0 +1,137 @@
+package suite
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+
+	"convrep/evaluate"
+	"convrep/evaluate/finetune"
+	"convrep/models"
+	"convrep/tokenizers"
+)
+
+// fineTune runs the trials with cfg, each on a fresh copy of --model.
+func fineTune(ctx context.Context, c *Common, cfg finetune.Config, runs []finetune.Trial, score finetune.Scorer, dataset, task string,
+	metrics []string, settings map[string]any, log *zap.Logger) ([]evaluate.Row, string, error) {
+	if !c.Quiet {
+		cfg.Progress = os.Stderr
+	}
+	load := func() (*models.Model, *tokenizers.Tokenizer, string, error) { return loadModel(ctx, c.Model, log) }
+	return finetune.Trials(ctx, load, cfg, runs, score, dataset, task, metrics, settings, log)
+}
+
+// readActs reads a dialogue-act set by name.
+func readActs(d Data) (*evaluate.ActSet, error) {
+	root, err := d.evalRoot()
+	if err != nil {
+		return nil, err
+	}
+	switch d.Dataset {
+	case "dstc2":
+		return evaluate.ReadDSTC2(filepath.Join(root, "dstc2"))
+	case "gsim":
+		return evaluate.ReadGSIM(filepath.Join(root, "gsim_m2m"))
+	case "multiwoz":
+		return evaluate.ReadMultiWOZActs(filepath.Join(root, "multiwoz21"))
+	}
+	return nil, fmt.Errorf("--dataset %q has no dialogue acts (known: dstc2, gsim, multiwoz)", d.Dataset)
+}
+
+// Acts runs evaluate acts with c and the task's own settings (cmd/internal/evaluatecmd parses them).
+func Acts(ctx context.Context, c *Common, cfg finetune.Config, settings map[string]any, shots string, fractions string, log *zap.Logger) error {
+	p, err := prepare(c, shots != "", shots)
+	if err != nil {
+		return err
+	}
+	set, err := readActs(c.Data)
+	if err != nil {
+		return err
+	}
+	pool, val, note := finetune.TrainPool(set)
+	format, err := modelFormat(ctx, c, log)
+	if err != nil {
+		return err
+	}
+	build := func(ex []evaluate.ActExample) []finetune.Example { return finetune.ActExamples(ex, set.Labels, format) }
+	var runs []finetune.Trial
+	test := build(set.Test)
+	switch {
+	case shots != "" && fractions != "":
+		return fmt.Errorf("give --shots or --fractions, not both")
+	case shots != "":
+		for _, k := range p.shots {
+			for _, seed := range p.seeds {
+				tr, va, err := set.FewShotSplits(k, seed)
+				if err != nil {
+					return err
+				}
+				runs = append(runs, finetune.Trial{Variant: fmt.Sprintf("%d-shot", k), Seed: seed, Train: build(tr), Val: build(va)})
+			}
+		}
+	default:
+		fr := fractions
+		if fr == "" {
+			fr = "1"
+		}
+		for _, part := range strings.Split(fr, ",") {
+			x, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
+			if err != nil || x <= 0 || x > 1 {
+				return fmt.Errorf("--fractions %q: %q is not in (0, 1]", fr, part)
+			}
+			for _, seed := range p.seeds {
+				order := rand.New(rand.NewPCG(seed, 0x6672616374696f6e)).Perm(len(pool)) // "fraction"
+				n := max(1, int(x*float64(len(pool))+0.5))
+				tr := make([]evaluate.ActExample, n)
+				for i := range tr {
+					tr[i] = pool[order[i]]
+				}
+				runs = append(runs, finetune.Trial{Variant: fmt.Sprintf("%g%% of train", 100*x), Seed: seed, Train: build(tr), Val: build(val)})
+			}
+		}
+	}
+	start := time.Now()
+	cfg.Classes, cfg.MultiLabel, cfg.Truncation = len(set.Labels), true, tokenizers.TruncateLeft
+	settings["labels"], settings["test_examples"], settings["role_tokens"] = len(set.Labels), len(test), format.Roles()
+	score := func(clf *finetune.Classifier) (map[string]float64, error) {
+		m, err := clf.Evaluate(test)
+		return map[string]float64{"micro_f1": m.MicroF1, "macro_f1": m.MacroF1}, err
+	}
+	rows, model, err := fineTune(ctx, c, cfg, runs, score, set.Dataset, "dialogue-acts", []string{"micro_f1", "macro_f1"}, settings, log)
+	if err != nil {
+		return err
+	}
+	res := &evaluate.Result{Model: model, Task: "dialogue-acts", Rows: rows, Notes: append(append([]string{}, set.Notes...), nonEmpty(note)...)}
+	res.Notes = append(res.Notes, "Inputs as TOD-BERT's utils/dataloader_dm.py builds them (history, system turn, answering user turn); "+
+		"a system turn that ends its dialogue is no example, as in TOD-BERT's readers.")
+	res.WallSeconds = time.Since(start).Seconds()
+	return writeResult(res, c.Output)
+}
+
+func nonEmpty(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}
+
+// modelFormat returns how dialogue histories are written for this model (finetune.NewFormat: [SYS]/[USR]
+// role tokens when its tokenizer has them, its separator token), loading the tokenizer once before any run.
+func modelFormat(ctx context.Context, c *Common, log *zap.Logger) (finetune.Format, error) {
+	model, tok, _, err := loadModel(ctx, c.Model, log)
+	if err != nil {
+		return finetune.Format{}, err
+	}
+	finetune.Free(model)
+	sep, _ := tok.SpecialToken("sep_token")
+	f := finetune.NewFormat(tok, sep)
+	log.Info("dialogue format", zap.Bool("role_tokens", f.Roles()), zap.String("sep", sep))
+	return f, nil
+}
