@@ -9,6 +9,7 @@ import (
 
 	"convrep/objectives/mlm"
 	"convrep/rundir"
+	"convrep/trainer/trainertest"
 )
 
 // baselines are the baseline objectives (MLM, TOD-BERT's RCL, SimCSE) trained on the tiny experiment by the tests below, with the
@@ -31,7 +32,7 @@ func TestBaselinesTrainAndResumeExactly(t *testing.T) {
 	for _, o := range baselines {
 		t.Run(o.name, func(t *testing.T) {
 			dir := t.TempDir()
-			exp := tinyExperiment(t, dir, "")
+			exp := trainertest.Experiment(t, dir, "")
 			full := filepath.Join(dir, "out")
 			set := append([]string{"data.max_examples=64", "train.max_steps=24", "train.epochs=10",
 				"train.checkpoint_every=10", "train.keep_checkpoints=10"}, o.set...) // the objective's own last
@@ -64,8 +65,8 @@ func TestBaselinesTrainAndResumeExactly(t *testing.T) {
 			if err := train(t, exp, append(set, fmt.Sprintf("output_dir=%q", out)), true); err != nil {
 				t.Fatal(err)
 			}
-			sameFiles(t, filepath.Join(full, "model", "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
-			sameFiles(t, rundir.At(full).CheckpointPath(20), rundir.At(out).CheckpointPath(20))
+			trainertest.SameFiles(t, filepath.Join(full, "model", "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
+			trainertest.SameFiles(t, rundir.At(full).CheckpointPath(20), rundir.At(out).CheckpointPath(20))
 			ms := readMetricLines(t, out)
 			if len(ms) != 14 {
 				t.Fatalf("resumed run logged %d steps, want 14", len(ms))
@@ -83,7 +84,7 @@ func TestBaselinesTrainAndResumeExactly(t *testing.T) {
 // and the saved model has the MLM head over the grown vocabulary.
 func TestMLMRunSavesRoleTokensAndHead(t *testing.T) {
 	dir := t.TempDir()
-	exp := tinyExperiment(t, dir, "")
+	exp := trainertest.Experiment(t, dir, "")
 	if err := train(t, exp, []string{"objective.name=mlm", "data.max_examples=32", "train.max_steps=2"}, false); err != nil {
 		t.Fatal(err)
 	}

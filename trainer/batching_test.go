@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"convrep/trainer/trainertest"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -71,7 +72,7 @@ func TestDSEKeepsTheLastPartialBatch(t *testing.T) {
 			dir := t.TempDir()
 			set := append([]string{"data.max_examples=40", "train.batch_size=16", "train.max_steps=0", "train.epochs=1",
 				"train.log_every=1"}, tc.set...)
-			if err := train(t, tinyExperiment(t, dir, ""), set, false); err != nil {
+			if err := train(t, trainertest.Experiment(t, dir, ""), set, false); err != nil {
 				t.Fatal(err)
 			}
 			if ms := readMetricLines(t, filepath.Join(dir, "out")); len(ms) != tc.steps {

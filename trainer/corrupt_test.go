@@ -12,6 +12,7 @@ import (
 	"convrep/checkpoint"
 	"convrep/rundir"
 	"convrep/safetensors"
+	"convrep/trainer/trainertest"
 )
 
 // TestResumeRefusesCorruptCheckpoint damages the only checkpoint of a run in ways a crash, a full disk or a
@@ -80,7 +81,7 @@ func TestResumeRefusesCorruptCheckpoint(t *testing.T) {
 			"bert.embeddings.word_embeddings.weight.exp_avg"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			moved := copyRun(t, out)
+			moved := trainertest.CopyRun(t, out)
 			if err := os.Remove(rundir.At(moved).CheckpointPath(2)); err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +90,7 @@ func TestResumeRefusesCorruptCheckpoint(t *testing.T) {
 			if err := os.WriteFile(path, bad, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			before := hashFiles(t, rundir.At(moved).CheckpointDir())
+			before := trainertest.HashFiles(t, rundir.At(moved).CheckpointDir())
 			_, err := newTrainer(t, exp, []string{"output_dir=" + quote(moved)}, true)
 			if err == nil {
 				t.Fatalf("resume from a checkpoint %s succeeded", tc.name)
@@ -98,7 +99,7 @@ func TestResumeRefusesCorruptCheckpoint(t *testing.T) {
 			if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("error %q; want it to name %s and %q", err, filepath.Base(path), tc.want)
 			}
-			if !sameHashes(before, hashFiles(t, rundir.At(moved).CheckpointDir())) {
+			if !trainertest.SameHashes(before, trainertest.HashFiles(t, rundir.At(moved).CheckpointDir())) {
 				t.Error("the failed resume changed the checkpoints")
 			}
 		})

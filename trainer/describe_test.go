@@ -8,6 +8,7 @@ import (
 
 	"convrep/models"
 	"convrep/models/sbert"
+	"convrep/trainer/trainertest"
 )
 
 // A finished run's model/ is a sentence-transformers model that embeds as its objective trains and
@@ -25,7 +26,7 @@ func TestRunDescribesItself(t *testing.T) {
 	} {
 		t.Run(tc.objective, func(t *testing.T) {
 			dir := t.TempDir()
-			exp := tinyExperiment(t, dir, "")
+			exp := trainertest.Experiment(t, dir, "")
 			if err := train(t, exp, append(tc.set, "train.max_steps=2"), false); err != nil {
 				t.Fatal(err)
 			}

@@ -5,6 +5,7 @@ import (
 
 	"convrep/internal/torch"
 	"convrep/rundir"
+	"convrep/trainer/trainertest"
 )
 
 // With train.deterministic every op of a training step has a deterministic kernel (libtorch would fail the
@@ -14,14 +15,14 @@ import (
 // tinyExperiment turns it on for a GPU, where the other tests need it.
 func TestDeterministicRunMatchesDefault(t *testing.T) {
 	sets := []string{"train.max_steps=6", "train.checkpoint_every=6", "train.deterministic=false"}
-	plain := tinyExperiment(t, t.TempDir(), "")
+	plain := trainertest.Experiment(t, t.TempDir(), "")
 	if err := train(t, plain, sets, false); err != nil {
 		t.Fatal(err)
 	}
 	if torch.Deterministic() {
 		t.Fatal("a run with train.deterministic=false turned the switch on")
 	}
-	det := tinyExperiment(t, t.TempDir(), "")
+	det := trainertest.Experiment(t, t.TempDir(), "")
 	if err := train(t, det, append(sets[:2:2], "train.deterministic=true"), false); err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func TestDeterministicRunMatchesDefault(t *testing.T) {
 	if !torch.Deterministic() {
 		t.Fatal("the deterministic run left the switch off")
 	}
-	again := tinyExperiment(t, t.TempDir(), "")
+	again := trainertest.Experiment(t, t.TempDir(), "")
 	if err := train(t, again, sets, false); err != nil {
 		t.Fatal(err)
 	}

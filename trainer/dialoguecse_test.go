@@ -11,13 +11,14 @@ import (
 
 	"convrep/objectives"
 	"convrep/rundir"
+	"convrep/trainer/trainertest"
 )
 
 // cseExperiment writes a tiny DialogueCSE experiment (a random 3-layer BERT, the bottom one frozen with the
 // embeddings, woz2 dialogues) with its output in dir/out and returns the file's path.
 func cseExperiment(t *testing.T, dir, backbone string) string {
 	t.Helper()
-	tok, root := tinyData(t)
+	tok, root := trainertest.Data(t)
 	model := fmt.Sprintf(`tokenizer = %q
 max_length = 16
 
@@ -62,7 +63,7 @@ checkpoint_every = 3
 log_every = 1
 threads = 1
 `, filepath.Join(dir, "out"), model, root)
-	return writeExperimentIn(t, dir, body)
+	return trainertest.WriteExperiment(t, dir, body)
 }
 
 // The embeddings and layer 0 are in the checkpoints but in no optimiser group, and do not move; layers 1-2
@@ -134,7 +135,7 @@ func TestDialogueCSEFreezes(t *testing.T) {
 // (measured: 1.6093 over the first ten steps, 1.6073 over the last ten).
 func TestDialogueCSELossFalls(t *testing.T) {
 	pre := t.TempDir()
-	if err := train(t, tinyExperiment(t, pre, ""), []string{"train.max_steps=60", "train.checkpoint_every=60", "objective.head_init=uniform"}, false); err != nil {
+	if err := train(t, trainertest.Experiment(t, pre, ""), []string{"train.max_steps=60", "train.checkpoint_every=60", "objective.head_init=uniform"}, false); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -190,8 +191,8 @@ func TestDialogueCSEKillAndResume(t *testing.T) {
 	b.mustSucceed(t)
 	runA.mustSucceed(t)
 
-	sameFiles(t, filepath.Join(outA, "model", "model.safetensors"), filepath.Join(outB, "model", "model.safetensors"))
-	sameFiles(t, rundir.At(outA).CheckpointPath(30), rundir.At(outB).CheckpointPath(30))
+	trainertest.SameFiles(t, filepath.Join(outA, "model", "model.safetensors"), filepath.Join(outB, "model", "model.safetensors"))
+	trainertest.SameFiles(t, rundir.At(outA).CheckpointPath(30), rundir.At(outB).CheckpointPath(30))
 	ma, mb := readMetricLines(t, outA), readMetricLines(t, outB)
 	checkSteps(t, "A", ma, 30)
 	checkSteps(t, "B", mb, 30)

@@ -7,6 +7,7 @@ import (
 	"github.com/sugarme/gotch"
 
 	"convrep/experiment"
+	"convrep/trainer/trainertest"
 )
 
 func TestReadDistEnv(t *testing.T) {
@@ -44,7 +45,7 @@ func TestReadDistEnv(t *testing.T) {
 
 // The global batch must split evenly: the error comes before any rendezvous, naming the file.
 func TestGlobalBatchMustDivideOverTheRanks(t *testing.T) {
-	path := tinyExperiment(t, t.TempDir(), "")
+	path := trainertest.Experiment(t, t.TempDir(), "")
 	e, err := experiment.Load(path, []string{"train.batch_size=10"})
 	if err != nil {
 		t.Fatal(err)
@@ -107,7 +108,7 @@ func TestBindRank(t *testing.T) {
 
 // NCCL with a CPU model fails at once, naming the experiment file, before any rendezvous would wait.
 func TestNCCLWithACPUModelIsRefused(t *testing.T) {
-	path := tinyExperiment(t, t.TempDir(), "")
+	path := trainertest.Experiment(t, t.TempDir(), "")
 	e, err := experiment.Load(path, []string{"distributed.backend=nccl"})
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"convrep/checkpoint"
 	"convrep/rundir"
 	"convrep/safetensors"
+	"convrep/trainer/trainertest"
 )
 
 // The data-parallel tests start this test binary again as the workers (TestDistWorkerMain, selected by the
@@ -50,11 +51,11 @@ func TestTwoGlooWorkersFollowOneProcess(t *testing.T) {
 			if c.objective == "rcl" {
 				steps = 10
 			}
-			single := tinyExperiment(t, t.TempDir(), "")
+			single := trainertest.Experiment(t, t.TempDir(), "")
 			if err := train(t, single, sets, false); err != nil {
 				t.Fatal(err)
 			}
-			pair := tinyExperiment(t, t.TempDir(), "")
+			pair := trainertest.Experiment(t, t.TempDir(), "")
 			runWorkers(t, 2, pair, sets, false)
 			sameLosses(t, outOf(single), outOf(pair), steps)
 			sameParams(t, rundir.At(outOf(single)).CheckpointPath(int64(steps)), rundir.At(outOf(pair)).CheckpointPath(int64(steps)))
@@ -65,11 +66,11 @@ func TestTwoGlooWorkersFollowOneProcess(t *testing.T) {
 // A run stopped after 10 steps on two workers continues in one process where it stopped: the global batch
 // sequence does not depend on the number of ranks, so the run ends where the uninterrupted one does.
 func TestResumeOnAnotherNumberOfRanks(t *testing.T) {
-	single := tinyExperiment(t, t.TempDir(), "")
+	single := trainertest.Experiment(t, t.TempDir(), "")
 	if err := train(t, single, equalRunSettings, false); err != nil {
 		t.Fatal(err)
 	}
-	moved := tinyExperiment(t, t.TempDir(), "")
+	moved := trainertest.Experiment(t, t.TempDir(), "")
 	first := append(append([]string{}, equalRunSettings...), "train.max_steps=10")
 	runWorkers(t, 2, moved, first, false)
 	if err := train(t, moved, equalRunSettings, true); err != nil {
@@ -83,11 +84,11 @@ func TestResumeOnAnotherNumberOfRanks(t *testing.T) {
 // not the one-process loss.
 func TestLocalNegativesStayOnTheirRank(t *testing.T) {
 	sets := []string{"model.random.dropout=0.0", "train.max_steps=2", "train.checkpoint_every=10"}
-	single := tinyExperiment(t, t.TempDir(), "")
+	single := trainertest.Experiment(t, t.TempDir(), "")
 	if err := train(t, single, sets, false); err != nil {
 		t.Fatal(err)
 	}
-	local := tinyExperiment(t, t.TempDir(), "")
+	local := trainertest.Experiment(t, t.TempDir(), "")
 	runWorkers(t, 2, local, append(sets, "distributed.local_negatives=true"), false)
 	a, err1 := readMetrics(filepath.Join(outOf(single), "metrics.jsonl"))
 	b, err2 := readMetrics(filepath.Join(outOf(local), "metrics.jsonl"))

@@ -13,6 +13,7 @@ import (
 
 	"convrep/rundir"
 	"convrep/tensorboard"
+	"convrep/trainer/trainertest"
 )
 
 // readEvents reads a run's event file back: its events of scalars, by step, each step once.
@@ -41,7 +42,7 @@ func readEvents(t *testing.T, out string) (steps []int64, byStep map[int64][]ten
 // each value (TensorBoard's simple_value): the loss at every step is metrics.jsonl's.
 func TestEventFileHoldsEveryMetricsLine(t *testing.T) {
 	dir := t.TempDir()
-	exp := tinyExperiment(t, dir, "")
+	exp := trainertest.Experiment(t, dir, "")
 	out := filepath.Join(dir, "out")
 	if err := train(t, exp, []string{"train.max_steps=4", "train.checkpoint_every=2"}, false); err != nil {
 		t.Fatal(err)
@@ -85,7 +86,7 @@ func TestEventFileHoldsEveryMetricsLine(t *testing.T) {
 // false none is written.
 func TestResumedEventFileHasEachStepOnce(t *testing.T) {
 	dir := t.TempDir()
-	exp := tinyExperiment(t, dir, "")
+	exp := trainertest.Experiment(t, dir, "")
 	full := filepath.Join(dir, "out")
 	set := []string{"data.max_examples=64", "train.max_steps=4", "train.checkpoint_every=2", "train.keep_checkpoints=10"}
 	if err := train(t, exp, set, false); err != nil {
@@ -116,8 +117,8 @@ func TestResumedEventFileHasEachStepOnce(t *testing.T) {
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			out := copyRun(t, full)
-			for _, s := range checkpointSteps(t, out) {
+			out := trainertest.CopyRun(t, full)
+			for _, s := range trainertest.CheckpointSteps(t, out) {
 				if s > 2 {
 					if err := os.Remove(rundir.At(out).CheckpointPath(s)); err != nil {
 						t.Fatal(err)

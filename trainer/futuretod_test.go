@@ -11,13 +11,14 @@ import (
 	"convrep/checkpoint"
 	"convrep/rundir"
 	"convrep/safetensors"
+	"convrep/trainer/trainertest"
 )
 
 // tinyFutureTOD writes a FutureTOD experiment on a tiny random BERT and 64 woz2 dialogues (eight batches of
 // eight per epoch), with dropout on, and returns its path; output goes to dir/out.
 func tinyFutureTOD(t *testing.T, dir string, objective string) string {
 	t.Helper()
-	tok, root := tinyData(t)
+	tok, root := trainertest.Data(t)
 	body := fmt.Sprintf(`name = "tiny_futuretod"
 output_dir = %q
 seed = 11
@@ -55,7 +56,7 @@ keep_checkpoints = 20
 log_every = 1
 threads = 1
 `, filepath.Join(dir, "out"), tok, root, objective)
-	return writeExperimentIn(t, dir, body)
+	return trainertest.WriteExperiment(t, dir, body)
 }
 
 // ckptTensors reads one checkpoint's tensors by name.
@@ -173,8 +174,8 @@ func TestFutureTODResumeIsBitIdentical(t *testing.T) {
 			if err := train(t, exp, []string{fmt.Sprintf("output_dir=%q", out)}, true); err != nil {
 				t.Fatal(err)
 			}
-			sameFiles(t, rundir.At(full).CheckpointPath(12), rundir.At(out).CheckpointPath(12))
-			sameFiles(t, filepath.Join(full, "model", "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
+			trainertest.SameFiles(t, rundir.At(full).CheckpointPath(12), rundir.At(out).CheckpointPath(12))
+			trainertest.SameFiles(t, filepath.Join(full, "model", "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
 			for i, m := range readMetricLines(t, out) {
 				if !sameTrajectory(m, ref[int(from)+i]) {
 					t.Errorf("step %d differs from the full run:\n%+v\n%+v", m.Step, m, ref[int(from)+i])

@@ -18,6 +18,7 @@ import (
 	"convrep/internal/torch"
 	"convrep/rundir"
 	"convrep/safetensors"
+	"convrep/trainer/trainertest"
 )
 
 // graphRun trains the tiny DSE experiment with train.cuda_graphs and the given warm-up, and returns its
@@ -33,7 +34,7 @@ func graphRun(t *testing.T, warmup int) (string, *devtest.RerunGraph) {
 	oldWarmup := graphWarmup
 	graphWarmup = warmup
 	t.Cleanup(func() { graphWarmup = oldWarmup })
-	exp := tinyExperiment(t, t.TempDir(), "")
+	exp := trainertest.Experiment(t, t.TempDir(), "")
 	// 200 pairs in batches of 16: 12 full steps and a partial 13th an epoch (DSE keeps it), then epoch 2.
 	sets := []string{"data.max_examples=200", "train.epochs=2", "train.max_steps=14", "train.checkpoint_every=100", "train.cuda_graphs=true"}
 	if err := train(t, exp, sets, false); err != nil {

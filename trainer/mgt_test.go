@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"convrep/objectives/mgt"
+	"convrep/trainer/trainertest"
 
 	"github.com/sugarme/gotch"
 
@@ -24,7 +25,7 @@ import (
 // caches under cache, and returns the file's path.
 func mgtExperiment(t *testing.T, dir, cache string, steps int) string {
 	t.Helper()
-	tok, root := tinyData(t)
+	tok, root := trainertest.Data(t)
 	body := fmt.Sprintf(`name = "tiny_mgt"
 output_dir = %q
 seed = 7
@@ -67,7 +68,7 @@ checkpoint_every = 3
 log_every = 1
 threads = 1
 `, filepath.Join(dir, "out"), tok, root, cache, steps)
-	return writeExperimentIn(t, dir, body)
+	return trainertest.WriteExperiment(t, dir, body)
 }
 
 // TestMGTTrainsWithFallingLoss trains the tiny MGT experiment for 60 steps and wants the mean loss of the last
@@ -138,8 +139,8 @@ func TestMGTKillAndResumeIsBitIdentical(t *testing.T) {
 	b.mustSucceed(t)
 	a.mustSucceed(t)
 	final := filepath.Base(rundir.At("").CheckpointPath(30))
-	sameFiles(t, filepath.Join(rundir.At(outA).CheckpointDir(), final), filepath.Join(rundir.At(outB).CheckpointDir(), final))
-	sameFiles(t, filepath.Join(outA, "model", "model.safetensors"), filepath.Join(outB, "model", "model.safetensors"))
+	trainertest.SameFiles(t, filepath.Join(rundir.At(outA).CheckpointDir(), final), filepath.Join(rundir.At(outB).CheckpointDir(), final))
+	trainertest.SameFiles(t, filepath.Join(outA, "model", "model.safetensors"), filepath.Join(outB, "model", "model.safetensors"))
 	ma, mb := readMetricLines(t, outA), readMetricLines(t, outB)
 	checkSteps(t, "A", ma, 30)
 	checkSteps(t, "B", mb, 30)

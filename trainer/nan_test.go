@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"convrep/objectives/dse"
+	"convrep/trainer/trainertest"
 
 	"github.com/sugarme/gotch/ts"
 
@@ -82,7 +83,7 @@ func (p *probeObjective) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts
 	if p.calls++; p.calls != p.at {
 		return loss, metrics, nil
 	}
-	hashes, err := hashDir(rundir.At(p.watch).CheckpointDir())
+	hashes, err := trainertest.HashDir(rundir.At(p.watch).CheckpointDir())
 	if err != nil && !os.IsNotExist(err) {
 		return nil, nil, err
 	}
@@ -115,7 +116,7 @@ func TestNaNStopsTheRun(t *testing.T) {
 	} {
 		t.Run(tc.kind, func(t *testing.T) {
 			dir := t.TempDir()
-			exp := tinyExperiment(t, dir, "")
+			exp := trainertest.Experiment(t, dir, "")
 			out := filepath.Join(dir, "out")
 			err := train(t, exp, []string{"objective.name=" + probeName, fmt.Sprintf("objective.probe_at=%d", k),
 				fmt.Sprintf("objective.probe_kind=%q", tc.kind), fmt.Sprintf("objective.probe_watch=%q", out),
@@ -128,18 +129,18 @@ func TestNaNStopsTheRun(t *testing.T) {
 				t.Fatal("the probe never went wrong")
 			}
 			before := seen.(map[string][32]byte)
-			after := hashFiles(t, rundir.At(out).CheckpointDir())
-			if !sameHashes(before, after) {
+			after := trainertest.HashFiles(t, rundir.At(out).CheckpointDir())
+			if !trainertest.SameHashes(before, after) {
 				t.Errorf("checkpoints changed after step %d went wrong: before %d files %v, after %d files %v",
 					k, len(before), keys(before), len(after), keys(after))
 			}
-			steps := checkpointSteps(t, out)
+			steps := trainertest.CheckpointSteps(t, out)
 			lastGood := (k - 1) / tc.every * tc.every
 			if len(steps) == 0 || steps[len(steps)-1] != lastGood {
 				t.Fatalf("checkpoints at steps %v, want the newest at %d", steps, lastGood)
 			}
 			for _, s := range steps {
-				if bad := nonFiniteParams(t, rundir.At(out).CheckpointPath(s)); len(bad) > 0 {
+				if bad := trainertest.NonFiniteParams(t, rundir.At(out).CheckpointPath(s)); len(bad) > 0 {
 					t.Errorf("checkpoint %d holds non-finite parameters: %v", s, bad)
 				}
 			}
@@ -169,7 +170,7 @@ func TestDivergingRunStops(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			exp := tinyExperiment(t, dir, "")
+			exp := trainertest.Experiment(t, dir, "")
 			out := filepath.Join(dir, "out")
 			err := train(t, exp, append(tc.set, "train.checkpoint_every=1", "train.max_steps=6"), false)
 			var k int64
@@ -179,7 +180,7 @@ func TestDivergingRunStops(t *testing.T) {
 			if _, serr := fmt.Sscanf(err.Error(), "step %d:", &k); serr != nil || !strings.Contains(err.Error(), "loss is") {
 				t.Fatalf("Run: %v; want an error naming the step whose loss is not finite", err)
 			}
-			steps := checkpointSteps(t, out)
+			steps := trainertest.CheckpointSteps(t, out)
 			if k > 1 && (len(steps) == 0 || steps[len(steps)-1] != k-1) {
 				t.Fatalf("loss blew up at step %d, checkpoints at %v; want the newest at %d", k, steps, k-1)
 			}
@@ -187,7 +188,7 @@ func TestDivergingRunStops(t *testing.T) {
 				t.Fatalf("loss blew up at step 1, yet checkpoints at %v", steps)
 			}
 			for _, s := range steps {
-				if bad := nonFiniteParams(t, rundir.At(out).CheckpointPath(s)); len(bad) > 0 {
+				if bad := trainertest.NonFiniteParams(t, rundir.At(out).CheckpointPath(s)); len(bad) > 0 {
 					t.Errorf("checkpoint %d holds non-finite parameters: %v", s, bad)
 				}
 			}

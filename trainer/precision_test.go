@@ -9,6 +9,7 @@ import (
 	"convrep/experiment"
 	"convrep/rundir"
 	"convrep/safetensors"
+	"convrep/trainer/trainertest"
 )
 
 // bf16 runs the forward pass under autocast and the loss in fp32: the loss differs from an fp32 run's
@@ -17,7 +18,7 @@ import (
 func TestBF16KeepsFP32MasterWeights(t *testing.T) {
 	var runs [2][]Metric
 	for i, precision := range []string{"fp32", "bf16"} {
-		path := tinyExperiment(t, t.TempDir(), "")
+		path := trainertest.Experiment(t, t.TempDir(), "")
 		if err := train(t, path, []string{"train.precision=" + precision, "train.max_steps=12", "train.checkpoint_every=100"}, false); err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +56,7 @@ func TestBF16KeepsFP32MasterWeights(t *testing.T) {
 }
 
 func TestPrecisionIsChecked(t *testing.T) {
-	path := tinyExperiment(t, t.TempDir(), "")
+	path := trainertest.Experiment(t, t.TempDir(), "")
 	if _, err := experiment.Load(path, []string{"train.precision=fp16"}); err == nil || !strings.Contains(err.Error(), "train.precision") ||
 		!strings.Contains(err.Error(), "gradient scaler") {
 		t.Fatalf("fp16 on the trainer: %v", err)

@@ -9,19 +9,20 @@ import (
 	"testing"
 
 	"convrep/rundir"
+	"convrep/trainer/trainertest"
 )
 
 // TestRefusesExistingRunWithoutResume: a second run into an output folder that holds checkpoints must ask
 // for --resume instead of overwriting them.
 func TestRefusesExistingRunWithoutResume(t *testing.T) {
 	exp, out := finishedRun(t)
-	before, metrics := hashFiles(t, rundir.At(out).CheckpointDir()), hashFiles(t, out)
+	before, metrics := trainertest.HashFiles(t, rundir.At(out).CheckpointDir()), trainertest.HashFiles(t, out)
 	_, err := newTrainer(t, exp, nil, false)
 	if err == nil || !strings.Contains(err.Error(), out) || !strings.Contains(err.Error(), "--resume") ||
 		!strings.Contains(err.Error(), "step-000000003.safetensors") {
 		t.Fatalf("New without resume over a run: %v; want an error naming %s, its newest checkpoint and --resume", err, out)
 	}
-	if !sameHashes(before, hashFiles(t, rundir.At(out).CheckpointDir())) || !sameHashes(metrics, hashFiles(t, out)) {
+	if !trainertest.SameHashes(before, trainertest.HashFiles(t, rundir.At(out).CheckpointDir())) || !trainertest.SameHashes(metrics, trainertest.HashFiles(t, out)) {
 		t.Error("the refused run changed the output folder")
 	}
 }
@@ -31,7 +32,7 @@ func TestRefusesExistingRunWithoutResume(t *testing.T) {
 func TestResumeRefusesOtherExperiment(t *testing.T) {
 	exp, out := finishedRun(t)
 	newestPath := rundir.At(out).CheckpointPath(3)
-	before := hashFiles(t, rundir.At(out).CheckpointDir())
+	before := trainertest.HashFiles(t, rundir.At(out).CheckpointDir())
 	for _, set := range []string{"train.lr=2e-3", "seed=8", "objective.temperature=0.1", "model.random.dropout=0.2",
 		"data.max_examples=256", "train.batch_size=8", "objective.mode=orig", "data.pairs=dse2-1", "train.optimizer=adamw"} {
 		t.Run(set, func(t *testing.T) {
@@ -39,19 +40,19 @@ func TestResumeRefusesOtherExperiment(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), newestPath) || !strings.Contains(err.Error(), "another experiment") {
 				t.Fatalf("resume with %s: %v; want an error naming %s as another experiment's", set, err, newestPath)
 			}
-			if !sameHashes(before, hashFiles(t, rundir.At(out).CheckpointDir())) {
+			if !trainertest.SameHashes(before, trainertest.HashFiles(t, rundir.At(out).CheckpointDir())) {
 				t.Error("the refused resume changed the checkpoints")
 			}
 		})
 	}
 	// The same experiment, run longer into a copy of the folder, with other logging: it continues.
-	moved := copyRun(t, out)
+	moved := trainertest.CopyRun(t, out)
 	set := []string{"train.max_steps=5", "train.log_every=2", "train.checkpoint_every=4", "train.keep_checkpoints=3",
 		fmt.Sprintf("output_dir=%q", moved), fmt.Sprintf("data.cache_dir=%q", filepath.Join(t.TempDir(), "cache"))}
 	if err := train(t, exp, set, true); err != nil {
 		t.Fatalf("resume with %v: %v", set, err)
 	}
-	if got := checkpointSteps(t, moved); fmt.Sprint(got) != "[3 4 5]" {
+	if got := trainertest.CheckpointSteps(t, moved); fmt.Sprint(got) != "[3 4 5]" {
 		t.Errorf("extended run's checkpoints at %v, want [3 4 5] (step 4 by checkpoint_every, three kept)", got)
 	}
 	if got := metricSteps(t, moved); fmt.Sprint(got) != "[1 2 3 4 5]" {
@@ -84,7 +85,7 @@ func TestMissingInputsFailBeforeTraining(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			exp := tinyExperiment(t, dir, "")
+			exp := trainertest.Experiment(t, dir, "")
 			if tc.edit != nil {
 				b, err := os.ReadFile(exp)
 				if err != nil {

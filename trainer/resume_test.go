@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"convrep/rundir"
+	"convrep/trainer/trainertest"
 )
 
 // TestKillAndResumeIsBitIdentical trains the tiny experiment three ways with cmd/train and wants the same
@@ -45,9 +46,9 @@ func TestKillAndResumeIsBitIdentical(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	expA := tinyExperiment(t, dirA, "")
-	expB := tinyExperiment(t, dirB, shared)
-	expC := tinyExperiment(t, dirC, shared)
+	expA := trainertest.Experiment(t, dirA, "")
+	expB := trainertest.Experiment(t, dirB, shared)
+	expC := trainertest.Experiment(t, dirC, shared)
 	outA, outB, outC := filepath.Join(dirA, "out"), filepath.Join(dirB, "out"), filepath.Join(dirC, "out")
 	const steps, every = 30, 3
 
@@ -86,8 +87,8 @@ func TestKillAndResumeIsBitIdentical(t *testing.T) {
 	checkSteps(t, "A", metricsA, steps)
 	eventStepsA, eventsA := readEvents(t, outA)
 	for _, run := range []struct{ name, out string }{{"B", outB}, {"C", outC}} {
-		sameFiles(t, filepath.Join(outA, "model", "model.safetensors"), filepath.Join(run.out, "model", "model.safetensors"))
-		sameFiles(t, filepath.Join(rundir.At(outA).CheckpointDir(), final), filepath.Join(rundir.At(run.out).CheckpointDir(), final))
+		trainertest.SameFiles(t, filepath.Join(outA, "model", "model.safetensors"), filepath.Join(run.out, "model", "model.safetensors"))
+		trainertest.SameFiles(t, filepath.Join(rundir.At(outA).CheckpointDir(), final), filepath.Join(rundir.At(run.out).CheckpointDir(), final))
 		ms := readMetricLines(t, run.out)
 		checkSteps(t, run.name, ms, steps)
 		for i := range min(len(ms), len(metricsA)) {
@@ -233,7 +234,7 @@ func exitStatus(err error, exit **exec.ExitError) (syscall.WaitStatus, bool) {
 
 // newest is the step of the newest checkpoint under out, 0 if none.
 func newest(t *testing.T, out string) int64 {
-	steps := checkpointSteps(t, out)
+	steps := trainertest.CheckpointSteps(t, out)
 	if len(steps) == 0 {
 		return 0
 	}
@@ -292,13 +293,13 @@ func sameTrajectory(a, b Metric) bool {
 // alone must end in the same bytes and log the same trajectory from there on.
 func TestResumeFromEveryCheckpoint(t *testing.T) {
 	dir := t.TempDir()
-	exp := tinyExperiment(t, dir, "")
+	exp := trainertest.Experiment(t, dir, "")
 	full := filepath.Join(dir, "out")
 	set := []string{"data.max_examples=64", "train.max_steps=10", "train.epochs=3", "train.checkpoint_every=2", "train.keep_checkpoints=10"}
 	if err := train(t, exp, set, false); err != nil {
 		t.Fatal(err)
 	}
-	if got := checkpointSteps(t, full); fmt.Sprint(got) != "[2 4 6 8 10]" {
+	if got := trainertest.CheckpointSteps(t, full); fmt.Sprint(got) != "[2 4 6 8 10]" {
 		t.Fatalf("checkpoints at %v, want [2 4 6 8 10]", got)
 	}
 	ref := readMetricLines(t, full)
@@ -322,8 +323,8 @@ func TestResumeFromEveryCheckpoint(t *testing.T) {
 			if err := train(t, exp, append(set, fmt.Sprintf("output_dir=%q", out)), true); err != nil {
 				t.Fatal(err)
 			}
-			sameFiles(t, filepath.Join(full, "model", "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
-			sameFiles(t, rundir.At(full).CheckpointPath(10), rundir.At(out).CheckpointPath(10))
+			trainertest.SameFiles(t, filepath.Join(full, "model", "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
+			trainertest.SameFiles(t, rundir.At(full).CheckpointPath(10), rundir.At(out).CheckpointPath(10))
 			ms := readMetricLines(t, out)
 			if len(ms) != int(10-from) {
 				t.Fatalf("resumed run logged %d steps, want %d", len(ms), 10-from)

@@ -15,6 +15,7 @@ import (
 	"convrep/checkpoint"
 	"convrep/internal/torch"
 	"convrep/rundir"
+	"convrep/trainer/trainertest"
 )
 
 // dropoutSettings keep the tiny experiment's dropout (0.1) on, so that every step draws from each rank's
@@ -24,10 +25,10 @@ var dropoutSettings = []string{"train.max_steps=16", "train.checkpoint_every=2"}
 // Two Gloo workers with dropout on, both SIGKILLed mid-run and resumed, end in the same bytes as an
 // uninterrupted two-worker run: each rank continues its own dropout stream from the checkpoint.
 func TestTwoGlooWorkersKilledAndResumedWithDropout(t *testing.T) {
-	ref := tinyExperiment(t, t.TempDir(), "")
+	ref := trainertest.Experiment(t, t.TempDir(), "")
 	runWorkers(t, 2, ref, dropoutSettings, false)
 
-	killed := tinyExperiment(t, t.TempDir(), "")
+	killed := trainertest.Experiment(t, t.TempDir(), "")
 	out := outOf(killed)
 	w := startWorkers(t, 2, killed, dropoutSettings, false)
 	deadline := time.Now().Add(2 * time.Minute)
@@ -54,8 +55,8 @@ func TestTwoGlooWorkersKilledAndResumedWithDropout(t *testing.T) {
 	runWorkers(t, 2, killed, dropoutSettings, true)
 
 	final := filepath.Base(rundir.At("").CheckpointPath(16))
-	sameFiles(t, filepath.Join(rundir.At(outOf(ref)).CheckpointDir(), final), filepath.Join(rundir.At(out).CheckpointDir(), final))
-	sameFiles(t, filepath.Join(outOf(ref), "model", "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
+	trainertest.SameFiles(t, filepath.Join(rundir.At(outOf(ref)).CheckpointDir(), final), filepath.Join(rundir.At(out).CheckpointDir(), final))
+	trainertest.SameFiles(t, filepath.Join(outOf(ref), "model", "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
 	a, b := readMetricLines(t, outOf(ref)), readMetricLines(t, out)
 	checkSteps(t, "the uninterrupted run", a, 16)
 	checkSteps(t, "the resumed run", b, 16)
@@ -79,15 +80,15 @@ func TestTwoGlooWorkersKilledAndResumedWithDropout(t *testing.T) {
 // has no stream there and seeds its own).
 func TestRanksDrawDifferentDropoutMasks(t *testing.T) {
 	sets := []string{"train.max_steps=4", "train.checkpoint_every=2"}
-	fresh := tinyExperiment(t, t.TempDir(), "")
+	fresh := trainertest.Experiment(t, t.TempDir(), "")
 	masks := drawMasks(t, fresh, sets, false)
 	differ(t, "fresh run", masks)
 
-	resumed := tinyExperiment(t, t.TempDir(), "")
+	resumed := trainertest.Experiment(t, t.TempDir(), "")
 	runWorkers(t, 2, resumed, sets, false)
 	differ(t, "resumed two-rank run", drawMasks(t, resumed, sets, true))
 
-	single := tinyExperiment(t, t.TempDir(), "")
+	single := trainertest.Experiment(t, t.TempDir(), "")
 	if err := train(t, single, sets, false); err != nil {
 		t.Fatal(err)
 	}

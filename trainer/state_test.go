@@ -19,6 +19,7 @@ import (
 	"convrep/experiment"
 	"convrep/rundir"
 	"convrep/safetensors"
+	"convrep/trainer/trainertest"
 )
 
 // The sizes validation lets through still cannot wrap or overflow the run's step counts.
@@ -125,7 +126,7 @@ func TestMetricsLinesOfAnyLength(t *testing.T) {
 // crash cannot leave a checkpoint whose metrics were lost.
 func TestMetricsSyncedAtEachCheckpoint(t *testing.T) {
 	dir := t.TempDir()
-	exp := tinyExperiment(t, dir, "")
+	exp := trainertest.Experiment(t, dir, "")
 	out := filepath.Join(dir, "out")
 	type synced struct{ lastLine, newestCheckpoint int64 }
 	var syncs []synced
@@ -136,7 +137,7 @@ func TestMetricsSyncedAtEachCheckpoint(t *testing.T) {
 			return err
 		}
 		newest := int64(-1)
-		if steps := checkpointSteps(t, out); len(steps) > 0 {
+		if steps := trainertest.CheckpointSteps(t, out); len(steps) > 0 {
 			newest = steps[len(steps)-1]
 		}
 		syncs = append(syncs, synced{ms[len(ms)-1].Step, newest})
@@ -150,7 +151,7 @@ func TestMetricsSyncedAtEachCheckpoint(t *testing.T) {
 	if !slices.Equal(syncs, want) {
 		t.Errorf("metrics synced at (last line, newest checkpoint) %v, want %v", syncs, want)
 	}
-	if got := checkpointSteps(t, out); !slices.Equal(got, []int64{4, 6}) {
+	if got := trainertest.CheckpointSteps(t, out); !slices.Equal(got, []int64{4, 6}) {
 		t.Errorf("checkpoints %v, want [4 6]", got)
 	}
 }
@@ -159,7 +160,7 @@ func TestMetricsSyncedAtEachCheckpoint(t *testing.T) {
 // steps 11-20, as the uninterrupted run does, not that of 16-20.
 func TestResumedFirstLineCoversTheWholeWindow(t *testing.T) {
 	dir := t.TempDir()
-	exp := tinyExperiment(t, dir, "")
+	exp := trainertest.Experiment(t, dir, "")
 	full := filepath.Join(dir, "out")
 	set := []string{"train.max_steps=20", "train.log_every=10", "train.checkpoint_every=5"}
 	if err := train(t, exp, set, false); err != nil {
@@ -171,7 +172,7 @@ func TestResumedFirstLineCoversTheWholeWindow(t *testing.T) {
 	}
 
 	// The stop: everything after the checkpoint at step 15 is gone.
-	resumed := copyRun(t, full)
+	resumed := trainertest.CopyRun(t, full)
 	if err := os.Remove(rundir.At(resumed).CheckpointPath(20)); err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +262,7 @@ func TestResumeFallsBackToThePreviousCheckpoint(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			moved := copyRun(t, out)
+			moved := trainertest.CopyRun(t, out)
 			newest := rundir.At(moved).CheckpointPath(3)
 			tc.corrupt(t, newest)
 			e, err := experiment.Load(exp, []string{"output_dir=" + quote(moved)})

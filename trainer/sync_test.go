@@ -16,6 +16,7 @@ import (
 	"convrep/models"
 	"convrep/objectives"
 	"convrep/rundir"
+	"convrep/trainer/trainertest"
 )
 
 // watchedObjective wraps another registered objective (setting inner, e.g. dse or the NaN probe) and notes
@@ -161,7 +162,7 @@ func TestNonFiniteBetweenReadings(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			exp := tinyExperiment(t, dir, "")
+			exp := trainertest.Experiment(t, dir, "")
 			out := filepath.Join(dir, "out")
 			key := t.Name()
 			ctx, cancel := context.WithCancel(context.Background())
@@ -182,12 +183,12 @@ func TestNonFiniteBetweenReadings(t *testing.T) {
 			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 				t.Fatalf("Run: %v; want an error beginning %q", err, tc.want)
 			}
-			steps := checkpointSteps(t, out)
+			steps := trainertest.CheckpointSteps(t, out)
 			if len(steps) == 0 || steps[len(steps)-1] != tc.newest {
 				t.Fatalf("checkpoints at steps %v, want the newest at %d", steps, tc.newest)
 			}
 			for _, s := range steps {
-				if bad := nonFiniteParams(t, rundir.At(out).CheckpointPath(s)); len(bad) > 0 {
+				if bad := trainertest.NonFiniteParams(t, rundir.At(out).CheckpointPath(s)); len(bad) > 0 {
 					t.Errorf("checkpoint %d holds non-finite parameters: %v", s, bad)
 				}
 			}
@@ -203,7 +204,7 @@ func TestNonFiniteBetweenReadings(t *testing.T) {
 // moments) stays usable: the run trains on and logs finite losses.
 func TestStepScopeFreesWhatAStepLeaves(t *testing.T) {
 	dir := t.TempDir()
-	exp := tinyExperiment(t, dir, "")
+	exp := trainertest.Experiment(t, dir, "")
 	key := t.Name()
 	err := train(t, exp, []string{"objective.name=" + watchedName, `objective.inner="dse"`, fmt.Sprintf("objective.watch_key=%q", key),
 		"objective.leak=true", "train.max_steps=8", "train.log_every=4", "train.checkpoint_every=4"}, false)
@@ -231,7 +232,7 @@ func TestStepScopeFreesWhatAStepLeaves(t *testing.T) {
 // given (12 steps), and wants step k to make want(k) device-to-host reads: those between its loss and the next.
 func checkReadsPerStep(t *testing.T, dir string, want func(step int) int64, sets ...string) {
 	t.Helper()
-	exp := tinyExperiment(t, dir, "")
+	exp := trainertest.Experiment(t, dir, "")
 	key := t.Name()
 	err := train(t, exp, append([]string{"objective.name=" + watchedName, `objective.inner="dse"`, fmt.Sprintf("objective.watch_key=%q", key)},
 		sets...), false)

@@ -13,12 +13,13 @@ import (
 	"convrep/experiment"
 	"convrep/models"
 	"convrep/rundir"
+	"convrep/trainer/trainertest"
 )
 
 // The untrained baseline the evaluation suite compares with is exactly the backbone training starts from.
 func TestUntrainedIsTheStartingPoint(t *testing.T) {
 	dir := t.TempDir()
-	e, err := experiment.Load(tinyExperiment(t, dir, ""), nil)
+	e, err := experiment.Load(trainertest.Experiment(t, dir, ""), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestUntrainedIsTheStartingPoint(t *testing.T) {
 // A checkpoint loads into the experiment's backbone with the weights the run saved at that step.
 func TestAtCheckpointGivesTheSavedModel(t *testing.T) {
 	dir := t.TempDir()
-	path := tinyExperiment(t, dir, "")
+	path := trainertest.Experiment(t, dir, "")
 	if err := train(t, path, nil, false); err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestAtCheckpointGivesTheSavedModel(t *testing.T) {
 func TestRunTurnsAutogradOnForItsThread(t *testing.T) {
 	runtime.LockOSThread() // Run locks the goroutine's thread again: this one, with autograd off
 	defer runtime.UnlockOSThread()
-	path := tinyExperiment(t, t.TempDir(), "")
+	path := trainertest.Experiment(t, t.TempDir(), "")
 	tr, err := newTrainer(t, path, []string{"train.max_steps=3"}, false)
 	if err != nil {
 		t.Fatal(err)

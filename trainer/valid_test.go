@@ -19,6 +19,7 @@ import (
 	"convrep/models"
 	"convrep/objectives"
 	"convrep/rundir"
+	"convrep/trainer/trainertest"
 )
 
 // validSet are the overrides that turn validation on in the tiny FutureTOD run: 5% of woz2's dialogues held
@@ -37,7 +38,7 @@ func TestValidationRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys := readValidKeys(t, full)
-	_, root := tinyData(t)
+	_, root := trainertest.Data(t)
 	all, err := datasets.ReadAll(root, []string{"woz2"}, datasets.ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +79,7 @@ func TestValidationRun(t *testing.T) {
 	if rec := readBest(t, full); rec.Step != best || rec.ValidLoss != bestLoss {
 		t.Fatalf("best/ holds %+v, want step %d at %v", rec, best, bestLoss)
 	}
-	sameFiles(t, filepath.Join(full, bestDir, "model.safetensors"), filepath.Join(full, "model", "model.safetensors"))
+	trainertest.SameFiles(t, filepath.Join(full, bestDir, "model.safetensors"), filepath.Join(full, "model", "model.safetensors"))
 	t.Logf("valid_loss best at step %d (%.4f)", best, bestLoss)
 
 	// A resume before the best evaluation writes best/ again; one after it finds best/ as the run left it.
@@ -95,8 +96,8 @@ func TestValidationRun(t *testing.T) {
 			if err := train(t, exp, append(slices.Clone(validSet), fmt.Sprintf("output_dir=%q", out)), true); err != nil {
 				t.Fatal(err)
 			}
-			sameFiles(t, rundir.At(full).CheckpointPath(12), rundir.At(out).CheckpointPath(12))
-			sameFiles(t, filepath.Join(full, "model", "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
+			trainertest.SameFiles(t, rundir.At(full).CheckpointPath(12), rundir.At(out).CheckpointPath(12))
+			trainertest.SameFiles(t, filepath.Join(full, "model", "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
 			for i, m := range readMetricLines(t, out) {
 				if !sameTrajectory(m, ref[int(from)+i]) {
 					t.Errorf("step %d differs from the full run:\n%+v\n%+v", m.Step, m, ref[int(from)+i])
@@ -217,7 +218,7 @@ func (s *scriptedObjective) ValidationLoss(any) (*ts.Tensor, int64, error) {
 // further.
 func TestEarlyStopping(t *testing.T) {
 	dir := t.TempDir()
-	exp := tinyExperiment(t, dir, "")
+	exp := trainertest.Experiment(t, dir, "")
 	out := filepath.Join(dir, "out")
 	set := []string{"objective.name=" + `"` + scriptedName + `"`, `objective.inner="dse"`,
 		`objective.script="2:5,4:3,6:4,8:3.5,10:1,12:1"`, "train.valid_share=0.02", "train.eval_every=2",
@@ -236,7 +237,7 @@ func TestEarlyStopping(t *testing.T) {
 	if last := ms[len(ms)-1]; last.BestStep != 4 {
 		t.Errorf("best_step %d at the stop, want 4", last.BestStep)
 	}
-	if got := checkpointSteps(t, out); fmt.Sprint(got) != "[5 8]" {
+	if got := trainertest.CheckpointSteps(t, out); fmt.Sprint(got) != "[5 8]" {
 		t.Fatalf("checkpoints at %v, want [5 8]", got)
 	}
 	c, err := checkpoint.Read(rundir.At(out).CheckpointPath(8))
@@ -249,14 +250,14 @@ func TestEarlyStopping(t *testing.T) {
 	if rec := readBest(t, out); rec.Step != 4 {
 		t.Fatalf("best/ holds step %d's model, want 4", rec.Step)
 	}
-	sameFiles(t, filepath.Join(out, bestDir, "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
+	trainertest.SameFiles(t, filepath.Join(out, bestDir, "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
 	if err := train(t, exp, set, true); err != nil {
 		t.Fatal(err)
 	}
 	if after := readMetricLines(t, out); len(after) != 8 {
 		t.Errorf("the resumed stopped run logged up to %d lines, want the 8 it had", len(after))
 	}
-	if got := checkpointSteps(t, out); fmt.Sprint(got) != "[5 8]" {
+	if got := trainertest.CheckpointSteps(t, out); fmt.Sprint(got) != "[5 8]" {
 		t.Errorf("after resuming the stopped run: checkpoints at %v, want [5 8]", got)
 	}
 }
