@@ -1,14 +1,9 @@
 package trainer
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -27,7 +22,7 @@ import (
 // (it must exit 0 with a checkpoint at its current step) and resumed. Dropout is on, so a resume that lost
 // libtorch's generator state, the optimiser's moments or the data position would drift.
 func TestKillAndResumeIsBitIdentical(t *testing.T) {
-	bin := buildTrain(t)
+	bin := trainertest.BuildTrain(t)
 	seed := uint64(time.Now().UnixNano())
 	if s := os.Getenv("CONVREP_KILL_SEED"); s != "" {
 		var err error
@@ -53,34 +48,34 @@ func TestKillAndResumeIsBitIdentical(t *testing.T) {
 	const steps, every = 30, 3
 
 	// A runs beside B: the machine has two cores and each run one libtorch thread.
-	runA := start(t, bin, dirA, expA)
+	runA := trainertest.Start(t, bin, dirA, expA)
 
 	// B: killed after a random number of checkpoints plus a random part of a checkpoint interval.
-	b := start(t, bin, dirB, expB)
-	killAt(t, b, outB, rng, int64(every*(1+rng.IntN(4))), syscall.SIGKILL)
-	first := newest(t, outB)
-	b = start(t, bin, dirB, "--resume", expB)
-	killAt(t, b, outB, rng, first+int64(every*(1+rng.IntN(2))), syscall.SIGKILL)
-	t.Logf("B killed after checkpoints %d and %d", first, newest(t, outB))
-	b = start(t, bin, dirB, "--resume", expB)
-	b.mustSucceed(t)
+	b := trainertest.Start(t, bin, dirB, expB)
+	trainertest.KillAt(t, b, outB, rng, int64(every*(1+rng.IntN(4))), syscall.SIGKILL)
+	first := trainertest.Newest(t, outB)
+	b = trainertest.Start(t, bin, dirB, "--resume", expB)
+	trainertest.KillAt(t, b, outB, rng, first+int64(every*(1+rng.IntN(2))), syscall.SIGKILL)
+	t.Logf("B killed after checkpoints %d and %d", first, trainertest.Newest(t, outB))
+	b = trainertest.Start(t, bin, dirB, "--resume", expB)
+	b.MustSucceed(t)
 
 	// C: SIGTERM finishes the step, checkpoints there and exits 0.
-	c := start(t, bin, dirC, expC)
-	killAt(t, c, outC, rng, int64(every*(1+rng.IntN(5))), syscall.SIGTERM)
-	stopped := newest(t, outC)
+	c := trainertest.Start(t, bin, dirC, expC)
+	trainertest.KillAt(t, c, outC, rng, int64(every*(1+rng.IntN(5))), syscall.SIGTERM)
+	stopped := trainertest.Newest(t, outC)
 	logged := metricSteps(t, outC)
 	if len(logged) == 0 || logged[len(logged)-1] != stopped || stopped >= steps {
 		t.Fatalf("C stopped by SIGTERM: newest checkpoint at step %d, metrics up to %v; want a checkpoint at the last step done, before %d",
 			stopped, logged[max(0, len(logged)-1):], steps)
 	}
-	if !strings.Contains(c.output(t), "stopped by signal") {
-		t.Errorf("C's log does not say it stopped by signal:\n%s", c.output(t))
+	if !strings.Contains(c.Output(t), "stopped by signal") {
+		t.Errorf("C's log does not say it stopped by signal:\n%s", c.Output(t))
 	}
 	t.Logf("C stopped by SIGTERM at step %d", stopped)
-	c = start(t, bin, dirC, "--resume", expC)
-	c.mustSucceed(t)
-	runA.mustSucceed(t)
+	c = trainertest.Start(t, bin, dirC, "--resume", expC)
+	c.MustSucceed(t)
+	runA.MustSucceed(t)
 
 	final := filepath.Base(rundir.At("").CheckpointPath(steps))
 	metricsA := readMetricLines(t, outA)
@@ -116,147 +111,9 @@ func TestKillAndResumeIsBitIdentical(t *testing.T) {
 	}
 }
 
-// buildTrain builds cmd/train once for the test.
-func buildTrain(t *testing.T) string {
-	t.Helper()
-	wd, err := os.Getwd()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(t.TempDir(), "train")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/train")
-	cmd.Dir = filepath.Dir(wd) // the repository root, above trainer/
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/train: %v\n%s", err, out)
-	}
-	return bin
-}
-
-// proc is one cmd/train process, its output going to a log file.
-type proc struct {
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
-	err  error
-}
-
-func start(t *testing.T, bin, dir string, args ...string) *proc {
-	t.Helper()
-	log, err := os.CreateTemp(dir, "train-*.log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{cmd: exec.Command(bin, append([]string{"--quiet"}, args...)...), log: log.Name(), done: make(chan struct{})}
-	p.cmd.Stdout, p.cmd.Stderr = log, log
-	if err := p.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		p.err = p.cmd.Wait()
-		log.Close()
-		close(p.done)
-	}()
-	t.Cleanup(func() {
-		select {
-		case <-p.done:
-		default:
-			p.cmd.Process.Kill()
-			<-p.done
-		}
-	})
-	return p
-}
-
-func (p *proc) output(t *testing.T) string {
-	b, err := os.ReadFile(p.log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
-func (p *proc) mustSucceed(t *testing.T) {
-	t.Helper()
-	select {
-	case <-p.done:
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("%v still running after two minutes:\n%s", p.cmd.Args, p.output(t))
-	}
-	if p.err != nil {
-		t.Fatalf("%v: %v\n%s", p.cmd.Args, p.err, p.output(t))
-	}
-}
-
-// killAt waits until the run has checkpointed step `after` or later, waits a random part of a checkpoint
-// interval more, and sends sig. SIGKILL must kill the run; SIGTERM must let it exit 0. Either way it must
-// still have been training: a run that finished first proves nothing.
-func killAt(t *testing.T, p *proc, out string, rng *rand.Rand, after int64, sig syscall.Signal) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for newest(t, out) < after {
-		select {
-		case <-p.done:
-			t.Fatalf("%v ended (%v) before checkpoint %d:\n%s", p.cmd.Args, p.err, after, p.output(t))
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no checkpoint %d after a minute:\n%s", after, p.output(t))
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond) // a checkpoint interval is about 3×50 ms
-	if err := p.cmd.Process.Signal(sig); err != nil {
-		t.Fatalf("signal %v: %v", sig, err)
-	}
-	<-p.done
-	var exit *exec.ExitError
-	switch {
-	case sig == syscall.SIGKILL:
-		ws, ok := exitStatus(p.err, &exit)
-		if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-			t.Fatalf("%v was not killed by SIGKILL (%v): it ended on its own\n%s", p.cmd.Args, p.err, p.output(t))
-		}
-	case p.err != nil:
-		t.Fatalf("%v after %v: %v, want exit status 0\n%s", p.cmd.Args, sig, p.err, p.output(t))
-	}
-	if _, err := os.Stat(filepath.Join(out, "model")); err == nil {
-		t.Fatalf("%v had already finished when %v came: the kill moment is too late\n%s", p.cmd.Args, sig, p.output(t))
-	}
-}
-
-func exitStatus(err error, exit **exec.ExitError) (syscall.WaitStatus, bool) {
-	if !errors.As(err, exit) {
-		return 0, false
-	}
-	ws, ok := (*exit).Sys().(syscall.WaitStatus)
-	return ws, ok
-}
-
-// newest is the step of the newest checkpoint under out, 0 if none.
-func newest(t *testing.T, out string) int64 {
-	steps := trainertest.CheckpointSteps(t, out)
-	if len(steps) == 0 {
-		return 0
-	}
-	return steps[len(steps)-1]
-}
-
 func readMetricLines(t *testing.T, out string) []Metric {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(out, "metrics.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ms []Metric
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for line := 1; sc.Scan(); line++ {
-		var m Metric
-		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-			t.Fatalf("%s metrics.jsonl:%d: %v", out, line, err)
-		}
-		ms = append(ms, m)
-	}
-	return ms
+	return trainertest.MetricLines[Metric](t, out)
 }
 
 func metricSteps(t *testing.T, out string) []int64 {
@@ -270,15 +127,11 @@ func metricSteps(t *testing.T, out string) []int64 {
 // checkSteps wants one metrics line per step, 1..n in order (log_every is 1).
 func checkSteps(t *testing.T, run string, ms []Metric, n int64) {
 	t.Helper()
-	var got []string
-	ok := len(ms) == int(n)
-	for i, m := range ms {
-		got = append(got, fmt.Sprint(m.Step))
-		ok = ok && m.Step == int64(i+1)
+	var steps []int64
+	for _, m := range ms {
+		steps = append(steps, m.Step)
 	}
-	if !ok {
-		t.Errorf("%s's metrics.jsonl steps are %s, want 1..%d each once", run, strings.Join(got, ","), n)
-	}
+	trainertest.CheckSteps(t, run, steps, n)
 }
 
 // sameTrajectory compares what a metrics line says about training, leaving out the timings.

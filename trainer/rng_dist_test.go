@@ -32,7 +32,7 @@ func TestTwoGlooWorkersKilledAndResumedWithDropout(t *testing.T) {
 	out := outOf(killed)
 	w := startWorkers(t, 2, killed, dropoutSettings, false)
 	deadline := time.Now().Add(2 * time.Minute)
-	for newest(t, out) < 6 {
+	for trainertest.Newest(t, out) < 6 {
 		if time.Now().After(deadline) {
 			t.Fatalf("no checkpoint 6 after two minutes:\n%s", workerLogs(w))
 		}
@@ -51,7 +51,7 @@ func TestTwoGlooWorkersKilledAndResumedWithDropout(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, "model")); err == nil {
 		t.Fatal("the run had finished when it was killed: the kill came too late")
 	}
-	t.Logf("killed after checkpoint %d", newest(t, out))
+	t.Logf("killed after checkpoint %d", trainertest.Newest(t, out))
 	runWorkers(t, 2, killed, dropoutSettings, true)
 
 	final := filepath.Base(rundir.At("").CheckpointPath(16))

@@ -192,22 +192,6 @@ func TestResumedFirstLineCoversTheWholeWindow(t *testing.T) {
 	}
 }
 
-// signed returns a checkpoint's metadata with the checksum of tensors, so that a test's checkpoint, made
-// without some tensors, reaches the checks behind the checksum.
-func signed(t *testing.T, meta map[string]string, tensors []safetensors.Tensor) map[string]string {
-	t.Helper()
-	var m checkpoint.Meta
-	if err := json.Unmarshal([]byte(meta["convrep"]), &m); err != nil {
-		t.Fatal(err)
-	}
-	m.Checksum = checkpoint.Checksum(tensors)
-	b, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return map[string]string{"convrep": string(b)}
-}
-
 // rewriteCheckpoint lets edit change a checkpoint's metadata and tensors, keeping the checksum of what it
 // holds, so that the test reaches the checks behind the checksum.
 func rewriteCheckpoint(t *testing.T, path string, edit func(m *checkpoint.Meta)) {

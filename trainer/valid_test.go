@@ -32,7 +32,7 @@ var validSet = []string{"train.valid_share=0.05", "train.eval_every=2"}
 // evaluation ends in the same bytes and the same metrics, validation included.
 func TestValidationRun(t *testing.T) {
 	dir := t.TempDir()
-	exp := tinyFutureTOD(t, dir, "refresh_every = 1")
+	exp := trainertest.FutureTOD(t, dir, "refresh_every = 1")
 	full := filepath.Join(dir, "out")
 	if err := train(t, exp, validSet, false); err != nil {
 		t.Fatal(err)

@@ -5,16 +5,23 @@
 package trainertest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
@@ -101,6 +108,103 @@ log_every = 1
 threads = 1
 deterministic = %v  # on a GPU, what makes the resumed runs bit-identical
 `, filepath.Join(dir, "out"), tok, devtest.Name(), root, cache, devtest.Name() != "cpu")
+	return WriteExperiment(t, dir, body)
+}
+
+// FutureTOD writes a FutureTOD experiment on a tiny random BERT and 64 woz2 dialogues (eight batches of
+// eight per epoch), with dropout on, and returns its path; output goes to dir/out. objective is more of the [objective] table's lines.
+func FutureTOD(t *testing.T, dir string, objective string) string {
+	t.Helper()
+	tok, root := Data(t)
+	body := fmt.Sprintf(`name = "tiny_futuretod"
+output_dir = %q
+seed = 11
+
+[model]
+tokenizer = %q
+max_length = 48
+
+[model.random]
+arch = "bert"
+layers = 2
+hidden = 32
+heads = 2
+intermediate = 64
+max_positions = 64
+dropout = 0.2
+
+[data]
+root = %q
+corpora = ["woz2"]
+max_examples = 64
+
+[objective]
+name = "futuretod"
+top_k_layers = 2
+%s
+
+[train]
+batch_size = 8
+epochs = 3
+max_steps = 12
+lr = 2e-3
+checkpoint_every = 2
+keep_checkpoints = 20
+log_every = 1
+threads = 1
+`, filepath.Join(dir, "out"), tok, root, objective)
+	return WriteExperiment(t, dir, body)
+}
+
+// DialogueCSE writes a tiny DialogueCSE experiment (a random 3-layer BERT, the bottom one frozen with the
+// embeddings, woz2 dialogues) with its output in dir/out and returns the file's path.
+func DialogueCSE(t *testing.T, dir, backbone string) string {
+	t.Helper()
+	tok, root := Data(t)
+	model := fmt.Sprintf(`tokenizer = %q
+max_length = 16
+
+[model.random]
+arch = "bert"
+layers = 3
+hidden = 32
+heads = 2
+intermediate = 64
+max_positions = 64
+dropout = 0.1`, tok)
+	if backbone != "" {
+		model = fmt.Sprintf("backbone = %q\nmax_length = 16", backbone)
+	}
+	body := fmt.Sprintf(`name = "tiny-dialoguecse"
+output_dir = %q
+seed = 11
+
+[model]
+%s
+
+[data]
+root = %q
+corpora = ["woz2"]
+merge_same_speaker = true
+max_examples = 480
+
+[objective]
+name = "dialoguecse"
+temperature = 0.1
+aggregation = "attention"
+negatives = 4
+context_turns = 2
+freeze_layers = 1
+
+[train]
+batch_size = 8
+max_steps = 30
+lr = 1e-3
+head_lr = 1e-3
+checkpoint_every = 3
+log_every = 1
+threads = 1
+`, filepath.Join(dir, "out"), model, root)
 	return WriteExperiment(t, dir, body)
 }
 
@@ -270,4 +374,200 @@ func WriteExperiment(t *testing.T, dir, body string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// MetricLines reads a run's metrics.jsonl in out, each line as an M (trainer.Metric).
+func MetricLines[M any](t *testing.T, out string) []M {
+	t.Helper()
+	b, err := os.ReadFile(rundir.At(out).MetricsPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ms []M
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for line := 1; sc.Scan(); line++ {
+		var m M
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("%s metrics.jsonl:%d: %v", out, line, err)
+		}
+		ms = append(ms, m)
+	}
+	return ms
+}
+
+// CheckSteps wants a run's metrics lines to be at steps 1..n, each once and in order (log_every is 1).
+func CheckSteps(t *testing.T, run string, steps []int64, n int64) {
+	t.Helper()
+	var got []string
+	ok := len(steps) == int(n)
+	for i, s := range steps {
+		got = append(got, fmt.Sprint(s))
+		ok = ok && s == int64(i+1)
+	}
+	if !ok {
+		t.Errorf("%s's metrics.jsonl steps are %s, want 1..%d each once", run, strings.Join(got, ","), n)
+	}
+}
+
+// Signed returns a checkpoint's metadata with the checksum of tensors, so that a test's checkpoint, made
+// without some tensors, reaches the checks behind the checksum.
+func Signed(t *testing.T, meta map[string]string, tensors []safetensors.Tensor) map[string]string {
+	t.Helper()
+	var m checkpoint.Meta
+	if err := json.Unmarshal([]byte(meta["convrep"]), &m); err != nil {
+		t.Fatal(err)
+	}
+	m.Checksum = checkpoint.Checksum(tensors)
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{"convrep": string(b)}
+}
+
+// BuildTrain builds cmd/train once for the test.
+func BuildTrain(t *testing.T) string {
+	t.Helper()
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(t.TempDir(), "train")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/train")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/train: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// Proc is one cmd/train process, its output going to a log file.
+type Proc struct {
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+	err  error
+}
+
+// Start runs bin (cmd/train) with args in dir, quietly, its output going to a log file in dir; the test's
+// end kills it if it still runs.
+func Start(t *testing.T, bin, dir string, args ...string) *Proc {
+	t.Helper()
+	log, err := os.CreateTemp(dir, "train-*.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Proc{cmd: exec.Command(bin, append([]string{"--quiet"}, args...)...), log: log.Name(), done: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = log, log
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		log.Close()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+// Output is what the process wrote so far.
+func (p *Proc) Output(t *testing.T) string {
+	b, err := os.ReadFile(p.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// MustSucceed waits up to two minutes for the process, which must exit 0.
+func (p *Proc) MustSucceed(t *testing.T) {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("%v still running after two minutes:\n%s", p.cmd.Args, p.Output(t))
+	}
+	if p.err != nil {
+		t.Fatalf("%v: %v\n%s", p.cmd.Args, p.err, p.Output(t))
+	}
+}
+
+// KillAt waits until the run has checkpointed step `after` or later, waits a random part of a checkpoint
+// interval more, and sends sig. SIGKILL must kill the run; SIGTERM must let it exit 0. Either way it must
+// still have been training: a run that finished first proves nothing.
+func KillAt(t *testing.T, p *Proc, out string, rng *rand.Rand, after int64, sig syscall.Signal) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for Newest(t, out) < after {
+		select {
+		case <-p.done:
+			t.Fatalf("%v ended (%v) before checkpoint %d:\n%s", p.cmd.Args, p.err, after, p.Output(t))
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no checkpoint %d after a minute:\n%s", after, p.Output(t))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond) // a checkpoint interval is about 3×50 ms
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("signal %v: %v", sig, err)
+	}
+	<-p.done
+	var exit *exec.ExitError
+	switch {
+	case sig == syscall.SIGKILL:
+		ws, ok := exitStatus(p.err, &exit)
+		if !ok || !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+			t.Fatalf("%v was not killed by SIGKILL (%v): it ended on its own\n%s", p.cmd.Args, p.err, p.Output(t))
+		}
+	case p.err != nil:
+		t.Fatalf("%v after %v: %v, want exit status 0\n%s", p.cmd.Args, sig, p.err, p.Output(t))
+	}
+	if _, err := os.Stat(filepath.Join(out, "model")); err == nil {
+		t.Fatalf("%v had already finished when %v came: the kill moment is too late\n%s", p.cmd.Args, sig, p.Output(t))
+	}
+}
+
+func exitStatus(err error, exit **exec.ExitError) (syscall.WaitStatus, bool) {
+	if !errors.As(err, exit) {
+		return 0, false
+	}
+	ws, ok := (*exit).Sys().(syscall.WaitStatus)
+	return ws, ok
+}
+
+// Newest is the step of the newest checkpoint under out, 0 if none.
+func Newest(t *testing.T, out string) int64 {
+	steps := CheckpointSteps(t, out)
+	if len(steps) == 0 {
+		return 0
+	}
+	return steps[len(steps)-1]
+}
+
+// moduleRoot is the folder of the go.mod above the working directory (a test runs in its package's folder).
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = up
+	}
 }

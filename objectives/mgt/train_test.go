@@ -1,19 +1,26 @@
-package trainer
+package mgt_test
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"convrep/experiment"
+	"convrep/objectives"
+	"convrep/objectives/internal/testutil"
 	"convrep/objectives/mgt"
+	"convrep/trainer"
 	"convrep/trainer/trainertest"
 
 	"github.com/sugarme/gotch"
+	"go.uber.org/zap"
 
 	"convrep/checkpoint"
 	"convrep/models"
@@ -76,11 +83,11 @@ threads = 1
 func TestMGTTrainsWithFallingLoss(t *testing.T) {
 	dir := t.TempDir()
 	exp := mgtExperiment(t, dir, filepath.Join(dir, "cache"), 60)
-	if err := train(t, exp, nil, false); err != nil {
+	if err := trainertest.Run(t, runTrainer, exp, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	ms := readMetricLines(t, out)
+	ms := trainertest.MetricLines[trainer.Metric](t, out)
 	if len(ms) != 60 {
 		t.Fatalf("%d metric lines, want 60", len(ms))
 	}
@@ -117,7 +124,7 @@ func TestMGTTrainsWithFallingLoss(t *testing.T) {
 // B's first start embeds the pool and draws the segments, its resume reads them back, so a cache miss and a
 // cache hit must give the same run.
 func TestMGTKillAndResumeIsBitIdentical(t *testing.T) {
-	bin := buildTrain(t)
+	bin := trainertest.BuildTrain(t)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("kill moment drawn with seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
@@ -131,19 +138,19 @@ func TestMGTKillAndResumeIsBitIdentical(t *testing.T) {
 	expA := mgtExperiment(t, dirA, filepath.Join(dirA, "cache"), 30)
 	expB := mgtExperiment(t, dirB, filepath.Join(dirB, "cache"), 30)
 	outA, outB := filepath.Join(dirA, "out"), filepath.Join(dirB, "out")
-	a := start(t, bin, dirA, expA)
-	b := start(t, bin, dirB, expB)
-	killAt(t, b, outB, rng, int64(3*(1+rng.IntN(6))), syscall.SIGKILL)
-	t.Logf("B killed after checkpoint %d", newest(t, outB))
-	b = start(t, bin, dirB, "--resume", expB)
-	b.mustSucceed(t)
-	a.mustSucceed(t)
+	a := trainertest.Start(t, bin, dirA, expA)
+	b := trainertest.Start(t, bin, dirB, expB)
+	trainertest.KillAt(t, b, outB, rng, int64(3*(1+rng.IntN(6))), syscall.SIGKILL)
+	t.Logf("B killed after checkpoint %d", trainertest.Newest(t, outB))
+	b = trainertest.Start(t, bin, dirB, "--resume", expB)
+	b.MustSucceed(t)
+	a.MustSucceed(t)
 	final := filepath.Base(rundir.At("").CheckpointPath(30))
 	trainertest.SameFiles(t, filepath.Join(rundir.At(outA).CheckpointDir(), final), filepath.Join(rundir.At(outB).CheckpointDir(), final))
 	trainertest.SameFiles(t, filepath.Join(outA, "model", "model.safetensors"), filepath.Join(outB, "model", "model.safetensors"))
-	ma, mb := readMetricLines(t, outA), readMetricLines(t, outB)
-	checkSteps(t, "A", ma, 30)
-	checkSteps(t, "B", mb, 30)
+	ma, mb := trainertest.MetricLines[trainer.Metric](t, outA), trainertest.MetricLines[trainer.Metric](t, outB)
+	trainertest.CheckSteps(t, "A", steps(ma), 30)
+	trainertest.CheckSteps(t, "B", steps(mb), 30)
 	for i := range min(len(ma), len(mb)) {
 		if !sameTrajectory(ma[i], mb[i]) {
 			t.Errorf("B's metrics at step %d differ from A's:\n%+v\n%+v", mb[i].Step, mb[i], ma[i])
@@ -154,33 +161,52 @@ func TestMGTKillAndResumeIsBitIdentical(t *testing.T) {
 // MGT's response encoder is an encoder: it trains at train.lr, the rate the experiment file names for
 // encoders, whatever train.head_lr says (it was once in the head's group, at head_lr).
 func TestMGTResponseEncoderTrainsAtLR(t *testing.T) {
-	dir := t.TempDir()
-	tr, err := newTrainer(t, mgtExperiment(t, dir, filepath.Join(dir, "cache"), 3), []string{"train.lr=1e-3", "train.head_lr=0.5"}, false)
+	o, err := testutil.New("mgt", testutil.TinyBERT(t, 3), objectives.Settings{"variant": "mgt", "segment": int64(3), "models": int64(3)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tr.cl.close()
-	rates := map[string]float64{}
-	for _, g := range tr.groups {
-		for _, name := range g.ParamNames {
-			rates[name] = g.LR
-		}
-	}
 	resp, enc := 0, 0
-	for name := range tr.params {
-		switch {
-		case strings.HasPrefix(name, mgt.ResponsePrefix+"."):
-			resp++
-			if rates[name] != 1e-3 {
-				t.Errorf("%s trains at %v, want train.lr 1e-3", name, rates[name])
+	for _, g := range o.Groups() {
+		for _, name := range g.Params {
+			if g.Rate != objectives.EncoderRate {
+				t.Errorf("%s trains at %q, want train.lr (%q)", name, g.Rate, objectives.EncoderRate)
 			}
-		case rates[name] != 1e-3:
-			t.Errorf("%s trains at %v, want train.lr 1e-3", name, rates[name])
-		default:
-			enc++
+			if strings.HasPrefix(name, mgt.ResponsePrefix+".") {
+				resp++
+			} else {
+				enc++
+			}
 		}
 	}
 	if resp == 0 || resp != enc {
 		t.Errorf("%d response-encoder and %d context-encoder tensors: want two encoders of one size", resp, enc)
 	}
+}
+
+// The end-to-end tests train MGT through the trainer, with the harness the trainer's own tests use.
+
+// runTrainer trains as cmd/train does (trainertest.Trainer).
+func runTrainer(ctx context.Context, e *experiment.Experiment, resume bool, log *zap.Logger) error {
+	tr, err := trainer.New(ctx, e, trainer.Options{Resume: resume}, log)
+	if err != nil {
+		return err
+	}
+	return tr.Run(ctx, trainer.Options{Resume: resume})
+}
+
+// steps are the metrics lines' steps.
+func steps(ms []trainer.Metric) []int64 {
+	var out []int64
+	for _, m := range ms {
+		out = append(out, m.Step)
+	}
+	return out
+}
+
+// sameTrajectory compares what two metrics lines say about training, leaving out the timings.
+func sameTrajectory(a, b trainer.Metric) bool {
+	for _, m := range []*trainer.Metric{&a, &b} {
+		m.PairsPerS, m.StepS, m.DataWaitS, m.ElapsedS = 0, 0, 0, 0
+	}
+	return reflect.DeepEqual(a, b)
 }

@@ -1,63 +1,25 @@
-package trainer
+package futuretod_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"convrep/checkpoint"
+	"convrep/experiment"
 	"convrep/rundir"
 	"convrep/safetensors"
+	"convrep/trainer"
 	"convrep/trainer/trainertest"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
 )
-
-// tinyFutureTOD writes a FutureTOD experiment on a tiny random BERT and 64 woz2 dialogues (eight batches of
-// eight per epoch), with dropout on, and returns its path; output goes to dir/out.
-func tinyFutureTOD(t *testing.T, dir string, objective string) string {
-	t.Helper()
-	tok, root := trainertest.Data(t)
-	body := fmt.Sprintf(`name = "tiny_futuretod"
-output_dir = %q
-seed = 11
-
-[model]
-tokenizer = %q
-max_length = 48
-
-[model.random]
-arch = "bert"
-layers = 2
-hidden = 32
-heads = 2
-intermediate = 64
-max_positions = 64
-dropout = 0.2
-
-[data]
-root = %q
-corpora = ["woz2"]
-max_examples = 64
-
-[objective]
-name = "futuretod"
-top_k_layers = 2
-%s
-
-[train]
-batch_size = 8
-epochs = 3
-max_steps = 12
-lr = 2e-3
-checkpoint_every = 2
-keep_checkpoints = 20
-log_every = 1
-threads = 1
-`, filepath.Join(dir, "out"), tok, root, objective)
-	return trainertest.WriteExperiment(t, dir, body)
-}
 
 // ckptTensors reads one checkpoint's tensors by name.
 func ckptTensors(t *testing.T, path string) map[string][]byte {
@@ -111,9 +73,9 @@ func TestFutureTODTeacherInCheckpoints(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			exp := tinyFutureTOD(t, dir, tc.objective)
+			exp := trainertest.FutureTOD(t, dir, tc.objective)
 			out := filepath.Join(dir, "out")
-			if err := train(t, exp, []string{"train.checkpoint_every=1"}, false); err != nil {
+			if err := trainertest.Run(t, runTrainer, exp, []string{"train.checkpoint_every=1"}, false); err != nil {
 				t.Fatal(err)
 			}
 			last := map[string][]byte{} // the teacher as last refreshed
@@ -148,13 +110,13 @@ func TestFutureTODTeacherInCheckpoints(t *testing.T) {
 // after the refresh), ends in the same bytes as the uninterrupted run, teacher included.
 func TestFutureTODResumeIsBitIdentical(t *testing.T) {
 	dir := t.TempDir()
-	exp := tinyFutureTOD(t, dir, "refresh_every = 1")
+	exp := trainertest.FutureTOD(t, dir, "refresh_every = 1")
 	full := filepath.Join(dir, "out")
-	if err := train(t, exp, nil, false); err != nil {
+	if err := trainertest.Run(t, runTrainer, exp, nil, false); err != nil {
 		t.Fatal(err)
 	}
-	ref := readMetricLines(t, full)
-	checkSteps(t, "the full run", ref, 12)
+	ref := trainertest.MetricLines[trainer.Metric](t, full)
+	trainertest.CheckSteps(t, "the full run", steps(ref), 12)
 	if c := ckptTensors(t, rundir.At(full).CheckpointPath(12)); !hasPrefix(c, checkpoint.ObjectivePrefix+"teacher.") {
 		t.Fatal("the final checkpoint holds no teacher")
 	}
@@ -171,12 +133,12 @@ func TestFutureTODResumeIsBitIdentical(t *testing.T) {
 			if err := os.WriteFile(rundir.At(out).CheckpointPath(from), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if err := train(t, exp, []string{fmt.Sprintf("output_dir=%q", out)}, true); err != nil {
+			if err := trainertest.Run(t, runTrainer, exp, []string{fmt.Sprintf("output_dir=%q", out)}, true); err != nil {
 				t.Fatal(err)
 			}
 			trainertest.SameFiles(t, rundir.At(full).CheckpointPath(12), rundir.At(out).CheckpointPath(12))
 			trainertest.SameFiles(t, filepath.Join(full, "model", "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
-			for i, m := range readMetricLines(t, out) {
+			for i, m := range trainertest.MetricLines[trainer.Metric](t, out) {
 				if !sameTrajectory(m, ref[int(from)+i]) {
 					t.Errorf("step %d differs from the full run:\n%+v\n%+v", m.Step, m, ref[int(from)+i])
 				}
@@ -199,10 +161,14 @@ func TestFutureTODResumeIsBitIdentical(t *testing.T) {
 		if err := os.MkdirAll(rundir.At(out).CheckpointDir(), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := safetensors.WriteFile(rundir.At(out).CheckpointPath(10), signed(t, f.Metadata, kept), kept); err != nil {
+		if err := safetensors.WriteFile(rundir.At(out).CheckpointPath(10), trainertest.Signed(t, f.Metadata, kept), kept); err != nil {
 			t.Fatal(err)
 		}
-		_, err = newTrainer(t, exp, []string{fmt.Sprintf("output_dir=%q", out)}, true)
+		e, err := experiment.Load(exp, []string{fmt.Sprintf("output_dir=%q", out)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = trainer.New(t.Context(), e, trainer.Options{Resume: true}, zaptest.NewLogger(t))
 		if err == nil || !strings.Contains(err.Error(), "objective's state") {
 			t.Fatalf("resuming without the teacher: %v, want a refusal naming the objective's state", err)
 		}
@@ -221,13 +187,13 @@ func hasPrefix(m map[string][]byte, prefix string) bool {
 // Thirty steps of the tiny run lower the loss, both of its parts included.
 func TestFutureTODLossFalls(t *testing.T) {
 	dir := t.TempDir()
-	exp := tinyFutureTOD(t, dir, "refresh_every = 2")
-	if err := train(t, exp, []string{"train.max_steps=24", "train.checkpoint_every=100"}, false); err != nil {
+	exp := trainertest.FutureTOD(t, dir, "refresh_every = 2")
+	if err := trainertest.Run(t, runTrainer, exp, []string{"train.max_steps=24", "train.checkpoint_every=100"}, false); err != nil {
 		t.Fatal(err)
 	}
-	ms := readMetricLines(t, filepath.Join(dir, "out"))
-	checkSteps(t, "the run", ms, 24)
-	avg := func(ms []Metric, key string) float64 {
+	ms := trainertest.MetricLines[trainer.Metric](t, filepath.Join(dir, "out"))
+	trainertest.CheckSteps(t, "the run", steps(ms), 24)
+	avg := func(ms []trainer.Metric, key string) float64 {
 		s := 0.0
 		for _, m := range ms {
 			if key == "" {
@@ -245,4 +211,32 @@ func TestFutureTODLossFalls(t *testing.T) {
 			t.Errorf("%q did not fall: first four steps %.4f, last four %.4f", key, first, last)
 		}
 	}
+}
+
+// The end-to-end tests train FutureTOD through the trainer, with the harness the trainer's own tests use.
+
+// runTrainer trains as cmd/train does (trainertest.Trainer).
+func runTrainer(ctx context.Context, e *experiment.Experiment, resume bool, log *zap.Logger) error {
+	tr, err := trainer.New(ctx, e, trainer.Options{Resume: resume}, log)
+	if err != nil {
+		return err
+	}
+	return tr.Run(ctx, trainer.Options{Resume: resume})
+}
+
+// steps are the metrics lines' steps.
+func steps(ms []trainer.Metric) []int64 {
+	var out []int64
+	for _, m := range ms {
+		out = append(out, m.Step)
+	}
+	return out
+}
+
+// sameTrajectory compares what two metrics lines say about training, leaving out the timings.
+func sameTrajectory(a, b trainer.Metric) bool {
+	for _, m := range []*trainer.Metric{&a, &b} {
+		m.PairsPerS, m.StepS, m.DataWaitS, m.ElapsedS = 0, 0, 0, 0
+	}
+	return reflect.DeepEqual(a, b)
 }
