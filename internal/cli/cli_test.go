@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -94,10 +95,15 @@ func TestCommandMain(t *testing.T) {
 			return *fail, err
 		},
 		Run: func(_ context.Context, fail string, _ *zap.Logger) error {
-			if fail != "" {
-				return errors.New(fail)
+			switch fail {
+			case "":
+				return nil
+			case "usage": // a dispatcher's subcommand whose flags did not parse
+				return fmt.Errorf("sub: %w", ErrUsage)
+			case "help": // a dispatcher's subcommand's --help
+				return flag.ErrHelp
 			}
-			return nil
+			return errors.New(fail)
 		},
 	}
 	for _, tc := range []struct {
@@ -109,6 +115,8 @@ func TestCommandMain(t *testing.T) {
 		{[]string{"--help"}, 0, true},
 		{[]string{"--nope"}, 2, false},
 		{[]string{"--fail", "x"}, 1, true},
+		{[]string{"--fail", "usage"}, 2, true},
+		{[]string{"--fail", "help"}, 0, true},
 	} {
 		if code := c.Main(tc.args); code != tc.code {
 			t.Errorf("%q: exit %d, want %d", tc.args, code, tc.code)

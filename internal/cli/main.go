@@ -28,6 +28,10 @@ type Command[O any] struct {
 	Interruptible bool
 }
 
+// ErrUsage is a command line that did not parse, found by Run (a dispatcher parses its subcommand's flags there):
+// the exit status is 2, and the parser has printed why.
+var ErrUsage = errors.New("bad command line")
+
 // Main runs the command on args, the command line after its name, and returns the exit status: 0; 2 for a
 // command line that does not parse (0 for --help); 1 for a failure, which Fail reports on stderr.
 func (c Command[O]) Main(args []string) int {
@@ -64,8 +68,11 @@ func (c Command[O]) run(o O, stderr io.Writer, log *zap.Logger) int {
 		defer stop()
 	}
 	err := c.Run(ctx, o, log)
-	if err == nil {
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp): // a subcommand's --help (evaluate TASK --help)
 		return 0
+	case errors.Is(err, ErrUsage): // a subcommand's command line did not parse; its parser said why
+		return 2
 	}
 	if f, ok := stderr.(*os.File); ok {
 		Fail(f, log, c.Name, err)

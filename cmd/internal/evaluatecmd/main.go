@@ -25,16 +25,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime"
 	"slices"
 	"strings"
-	"syscall"
 
 	"go.uber.org/zap"
 
 	"convrep/internal/cli"
-	"convrep/internal/logging"
 )
 
 // command is one subcommand: its flags and what it does with them.
@@ -69,31 +66,31 @@ func usage(w io.Writer) {
 
 // Main runs evaluate on args, the command line after the command's name, and returns the exit status: 0, 1 for
 // a failure, 2 for a command line that does not parse.
-func Main(args []string) int {
+func Main(args []string) int { return evaluateCommand.Main(args) }
+
+var evaluateCommand = cli.Command[[]string]{Name: "evaluate", Parse: parseTask, Run: runTask, Interruptible: true}
+
+// parseTask wants a task's name first; the task parses its own flags when it runs.
+func parseTask(args []string, stderr io.Writer) ([]string, error) {
 	if len(args) < 1 {
-		usage(os.Stderr)
-		return 2
+		usage(stderr)
+		return nil, cli.ErrUsage
 	}
 	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(os.Stdout)
-		return 0
+		return nil, flag.ErrHelp
 	}
-	log := logging.New()
-	defer log.Sync()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	return args, nil
+}
+
+// runTask runs the task args[0] with its flags; a failure is reported under the task's name.
+func runTask(ctx context.Context, args []string, log *zap.Logger) error {
 	runtime.LockOSThread() // libtorch's grad mode is per thread
 	err := dispatch(ctx, args, log)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		return 0
-	case errors.Is(err, errUsage):
-		return 2
-	case err != nil:
-		cli.Fail(os.Stderr, log, "evaluate "+args[0], err)
-		return 1
+	if err == nil || errors.Is(err, flag.ErrHelp) || errors.Is(err, cli.ErrUsage) {
+		return err
 	}
-	return 0
+	return fmt.Errorf("%s: %w", args[0], err)
 }
 
 // Check parses args as Main does, the task and its flags, and returns what it would reject, without loading a
@@ -124,12 +121,10 @@ func dispatch(ctx context.Context, args []string, log *zap.Logger) error {
 	}
 	fmt.Fprintf(os.Stderr, "evaluate: unknown task %q\n\n", args[0])
 	usage(os.Stderr)
-	return errUsage
+	return cli.ErrUsage
 }
 
 var (
-	// errUsage reports a command line that could not be parsed (the flag package has printed why).
-	errUsage = errors.New("bad command line")
 	// errParsed ends a task whose command line parsed, under a context marked parse-only (Check).
 	errParsed = errors.New("command line parsed")
 )
@@ -160,7 +155,7 @@ func parse(ctx context.Context, fs *flag.FlagSet, args []string) ([]string, erro
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
 		}
-		return nil, fmt.Errorf("%w: %v", errUsage, err)
+		return nil, fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
 	if len(positional) > 0 && fs.Name() != "report" {
 		return nil, fmt.Errorf("unexpected arguments %q (see --help)", strings.Join(positional, " "))
