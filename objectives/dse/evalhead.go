@@ -8,7 +8,7 @@ import (
 	"convrep/checkpoint"
 	"convrep/models"
 	"convrep/objectives"
-	"convrep/safetensors"
+	"convrep/rundir"
 )
 
 // evaluation is what evaluation asks of DSE (objectives.Evaluation): the contrastive head of its checkpoints.
@@ -36,13 +36,9 @@ type evalHead struct {
 // readHead reads the head a trainer checkpoint holds under name (DSE's is "contrast_head": its tensors are
 // param/contrast_head.0.weight and param/contrast_head.2.weight).
 func readHead(path, name string) (*evalHead, error) {
-	f, err := safetensors.ReadFile(path)
+	byName, err := rundir.Weights(path)
 	if err != nil {
 		return nil, fmt.Errorf("head: %w", err)
-	}
-	byName := map[string]safetensors.Tensor{}
-	for _, t := range f.Tensors {
-		byName[t.Name] = t
 	}
 	layer := func(i int) ([]float32, []int64, error) {
 		key := fmt.Sprintf("%s%s.%d.weight", checkpoint.ParamPrefix, name, i)

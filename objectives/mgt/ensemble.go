@@ -196,11 +196,11 @@ func (evaluation) Ensemble(scores [][][]float64) ([][]float64, error) {
 // ResponseEncoderAt builds an encoder of configuration cfg and loads the response encoder of the checkpoint at
 // path into it.
 func ResponseEncoderAt(cfg *models.Config, path string, dev gotch.Device) (*models.Model, error) {
-	f, err := safetensors.ReadFile(path)
+	weights, err := rundir.Weights(path)
 	if err != nil {
 		return nil, fmt.Errorf("response encoder: %w", err)
 	}
-	return encoderFrom(cfg, f, path, responseTensors, dev)
+	return encoderFrom(cfg, weights, path, responseTensors, dev)
 }
 
 // loadRunEncoders builds one encoder per tensor prefix from a finished run's configuration and newest
@@ -210,30 +210,29 @@ func loadRunEncoders(runDir string, dev gotch.Device, prefixes ...string) ([]*mo
 	if err != nil {
 		return nil, err
 	}
-	cfg, err := models.ReadConfig(filepath.Join(runDir, "model", "config.json"))
+	cfg, err := models.ReadConfig(filepath.Join(rundir.At(runDir).ModelDir(), "config.json"))
 	if err != nil {
 		return nil, fmt.Errorf("load dual encoder %s: %w", runDir, err)
 	}
-	f, err := safetensors.ReadFile(path)
+	weights, err := rundir.Weights(path)
 	if err != nil {
 		return nil, fmt.Errorf("load dual encoder %s: %w", runDir, err)
 	}
 	out := make([]*models.Model, len(prefixes))
 	for i, prefix := range prefixes {
-		if out[i], err = encoderFrom(cfg, f, path, prefix, dev); err != nil {
+		if out[i], err = encoderFrom(cfg, weights, path, prefix, dev); err != nil {
 			return nil, fmt.Errorf("load dual encoder %s: %w", runDir, err)
 		}
 	}
 	return out, nil
 }
 
-// encoderFrom builds an encoder of configuration cfg holding the tensors <prefix><name> of checkpoint f.
-func encoderFrom(cfg *models.Config, f *safetensors.File, path, prefix string, dev gotch.Device) (*models.Model, error) {
-	sd := make(map[string]safetensors.Tensor, len(f.Tensors))
+// encoderFrom builds an encoder of configuration cfg holding the tensors <prefix><name> of a checkpoint's
+// weights sd (rundir.Weights).
+func encoderFrom(cfg *models.Config, sd map[string]safetensors.Tensor, path, prefix string, dev gotch.Device) (*models.Model, error) {
 	found := false
-	for _, t := range f.Tensors {
-		sd[t.Name] = t
-		found = found || strings.HasPrefix(t.Name, prefix)
+	for name := range sd {
+		found = found || strings.HasPrefix(name, prefix)
 	}
 	if !found && prefix == responseTensors {
 		return nil, fmt.Errorf("%s holds no MGT response encoder (no %s* tensors): not a checkpoint of an mgt run", path, prefix)
