@@ -184,7 +184,7 @@ func DryRun(ctx context.Context, e *experiment.Experiment, w io.Writer, log *zap
 	}
 	pf("steps       %s", steps)
 	pf("checkpoints every %d steps, the newest %d kept, each about %s, in %s", e.Train.CheckpointEvery,
-		e.Train.KeepCheckpoints, humanBytes(f.Checkpoint()), filepath.Join(e.OutputDir, "checkpoints"))
+		e.Train.KeepCheckpoints, humanBytes(f.Checkpoint()), rundir.At(e.OutputDir).CheckpointDir())
 	if paths, err := rundir.At(e.OutputDir).Checkpoints(); err == nil && len(paths) > 0 {
 		pf("resume      %s holds %d checkpoints: train would need --resume", e.OutputDir, len(paths))
 	}

@@ -196,7 +196,7 @@ func frozenEncoder(env objectives.DataEnv, o Config) (*models.Model, models.Pool
 // checkSegmentRun fails with what to do when dir is not a finished run: the single dual encoder is trained
 // first. It names the experiment files under experiments/ that train into dir, when there are any.
 func checkSegmentRun(dir string) error {
-	cfg := filepath.Join(dir, "model", "config.json")
+	cfg := filepath.Join(rundir.At(dir).ModelDir(), "config.json")
 	_, err := os.Stat(cfg)
 	if err == nil {
 		return nil
