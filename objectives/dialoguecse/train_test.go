@@ -34,7 +34,7 @@ func TestDialogueCSELossFalls(t *testing.T) {
 	if err := trainertest.Run(t, runTrainer, trainertest.DialogueCSE(t, dir, filepath.Join(pre, "out", "model")), []string{"train.max_steps=40", "objective.freeze_layers=0"}, false); err != nil {
 		t.Fatal(err)
 	}
-	ms := trainertest.MetricLines[trainer.Metric](t, filepath.Join(dir, "out"))
+	ms := trainertest.Lines(t, filepath.Join(dir, "out"))
 	if len(ms) != 40 {
 		t.Fatalf("%d metrics lines, want 40", len(ms))
 	}
@@ -74,11 +74,11 @@ func TestDialogueCSEKillAndResume(t *testing.T) {
 
 	trainertest.SameFiles(t, filepath.Join(outA, "model", "model.safetensors"), filepath.Join(outB, "model", "model.safetensors"))
 	trainertest.SameFiles(t, rundir.At(outA).CheckpointPath(30), rundir.At(outB).CheckpointPath(30))
-	ma, mb := trainertest.MetricLines[trainer.Metric](t, outA), trainertest.MetricLines[trainer.Metric](t, outB)
-	trainertest.CheckSteps(t, "A", steps(ma), 30)
-	trainertest.CheckSteps(t, "B", steps(mb), 30)
+	ma, mb := trainertest.Lines(t, outA), trainertest.Lines(t, outB)
+	trainertest.CheckSteps(t, "A", trainertest.StepsOf(ma), 30)
+	trainertest.CheckSteps(t, "B", trainertest.StepsOf(mb), 30)
 	for i := range min(len(ma), len(mb)) {
-		if !sameTrajectory(ma[i], mb[i]) {
+		if !reflect.DeepEqual(ma[i].Trajectory, mb[i].Trajectory) {
 			t.Errorf("step %d differs:\n%+v\n%+v", ma[i].Step, ma[i], mb[i])
 		}
 	}
@@ -93,21 +93,4 @@ func runTrainer(ctx context.Context, e *experiment.Experiment, resume bool, log 
 		return err
 	}
 	return tr.Run(ctx, trainer.Options{Resume: resume})
-}
-
-// steps are the metrics lines' steps.
-func steps(ms []trainer.Metric) []int64 {
-	var out []int64
-	for _, m := range ms {
-		out = append(out, m.Step)
-	}
-	return out
-}
-
-// sameTrajectory compares what two metrics lines say about training, leaving out the timings.
-func sameTrajectory(a, b trainer.Metric) bool {
-	for _, m := range []*trainer.Metric{&a, &b} {
-		m.PairsPerS, m.StepS, m.DataWaitS, m.ElapsedS = 0, 0, 0, 0
-	}
-	return reflect.DeepEqual(a, b)
 }

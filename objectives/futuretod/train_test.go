@@ -115,8 +115,8 @@ func TestFutureTODResumeIsBitIdentical(t *testing.T) {
 	if err := trainertest.Run(t, runTrainer, exp, nil, false); err != nil {
 		t.Fatal(err)
 	}
-	ref := trainertest.MetricLines[trainer.Metric](t, full)
-	trainertest.CheckSteps(t, "the full run", steps(ref), 12)
+	ref := trainertest.Lines(t, full)
+	trainertest.CheckSteps(t, "the full run", trainertest.StepsOf(ref), 12)
 	if c := ckptTensors(t, rundir.At(full).CheckpointPath(12)); !hasPrefix(c, checkpoint.ObjectivePrefix+"teacher.") {
 		t.Fatal("the final checkpoint holds no teacher")
 	}
@@ -138,8 +138,8 @@ func TestFutureTODResumeIsBitIdentical(t *testing.T) {
 			}
 			trainertest.SameFiles(t, rundir.At(full).CheckpointPath(12), rundir.At(out).CheckpointPath(12))
 			trainertest.SameFiles(t, filepath.Join(full, "model", "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
-			for i, m := range trainertest.MetricLines[trainer.Metric](t, out) {
-				if !sameTrajectory(m, ref[int(from)+i]) {
+			for i, m := range trainertest.Lines(t, out) {
+				if !reflect.DeepEqual(m.Trajectory, ref[int(from)+i].Trajectory) {
 					t.Errorf("step %d differs from the full run:\n%+v\n%+v", m.Step, m, ref[int(from)+i])
 				}
 			}
@@ -191,9 +191,9 @@ func TestFutureTODLossFalls(t *testing.T) {
 	if err := trainertest.Run(t, runTrainer, exp, []string{"train.max_steps=24", "train.checkpoint_every=100"}, false); err != nil {
 		t.Fatal(err)
 	}
-	ms := trainertest.MetricLines[trainer.Metric](t, filepath.Join(dir, "out"))
-	trainertest.CheckSteps(t, "the run", steps(ms), 24)
-	avg := func(ms []trainer.Metric, key string) float64 {
+	ms := trainertest.Lines(t, filepath.Join(dir, "out"))
+	trainertest.CheckSteps(t, "the run", trainertest.StepsOf(ms), 24)
+	avg := func(ms []trainertest.Line, key string) float64 {
 		s := 0.0
 		for _, m := range ms {
 			if key == "" {
@@ -222,21 +222,4 @@ func runTrainer(ctx context.Context, e *experiment.Experiment, resume bool, log 
 		return err
 	}
 	return tr.Run(ctx, trainer.Options{Resume: resume})
-}
-
-// steps are the metrics lines' steps.
-func steps(ms []trainer.Metric) []int64 {
-	var out []int64
-	for _, m := range ms {
-		out = append(out, m.Step)
-	}
-	return out
-}
-
-// sameTrajectory compares what two metrics lines say about training, leaving out the timings.
-func sameTrajectory(a, b trainer.Metric) bool {
-	for _, m := range []*trainer.Metric{&a, &b} {
-		m.PairsPerS, m.StepS, m.DataWaitS, m.ElapsedS = 0, 0, 0, 0
-	}
-	return reflect.DeepEqual(a, b)
 }

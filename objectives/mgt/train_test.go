@@ -87,7 +87,7 @@ func TestMGTTrainsWithFallingLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	ms := trainertest.MetricLines[trainer.Metric](t, out)
+	ms := trainertest.Lines(t, out)
 	if len(ms) != 60 {
 		t.Fatalf("%d metric lines, want 60", len(ms))
 	}
@@ -148,11 +148,11 @@ func TestMGTKillAndResumeIsBitIdentical(t *testing.T) {
 	final := filepath.Base(rundir.At("").CheckpointPath(30))
 	trainertest.SameFiles(t, filepath.Join(rundir.At(outA).CheckpointDir(), final), filepath.Join(rundir.At(outB).CheckpointDir(), final))
 	trainertest.SameFiles(t, filepath.Join(outA, "model", "model.safetensors"), filepath.Join(outB, "model", "model.safetensors"))
-	ma, mb := trainertest.MetricLines[trainer.Metric](t, outA), trainertest.MetricLines[trainer.Metric](t, outB)
-	trainertest.CheckSteps(t, "A", steps(ma), 30)
-	trainertest.CheckSteps(t, "B", steps(mb), 30)
+	ma, mb := trainertest.Lines(t, outA), trainertest.Lines(t, outB)
+	trainertest.CheckSteps(t, "A", trainertest.StepsOf(ma), 30)
+	trainertest.CheckSteps(t, "B", trainertest.StepsOf(mb), 30)
 	for i := range min(len(ma), len(mb)) {
-		if !sameTrajectory(ma[i], mb[i]) {
+		if !reflect.DeepEqual(ma[i].Trajectory, mb[i].Trajectory) {
 			t.Errorf("B's metrics at step %d differ from A's:\n%+v\n%+v", mb[i].Step, mb[i], ma[i])
 		}
 	}
@@ -192,21 +192,4 @@ func runTrainer(ctx context.Context, e *experiment.Experiment, resume bool, log 
 		return err
 	}
 	return tr.Run(ctx, trainer.Options{Resume: resume})
-}
-
-// steps are the metrics lines' steps.
-func steps(ms []trainer.Metric) []int64 {
-	var out []int64
-	for _, m := range ms {
-		out = append(out, m.Step)
-	}
-	return out
-}
-
-// sameTrajectory compares what two metrics lines say about training, leaving out the timings.
-func sameTrajectory(a, b trainer.Metric) bool {
-	for _, m := range []*trainer.Metric{&a, &b} {
-		m.PairsPerS, m.StepS, m.DataWaitS, m.ElapsedS = 0, 0, 0, 0
-	}
-	return reflect.DeepEqual(a, b)
 }

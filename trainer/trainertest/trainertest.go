@@ -395,6 +395,41 @@ func MetricLines[M any](t *testing.T, out string) []M {
 	return ms
 }
 
+// Line is a metrics line as an objective's tests read it: its step, loss and objective metrics, and Trajectory,
+// every field that says something about training (all but the timings), to compare two runs with.
+type Line struct {
+	Step       int64              `json:"step"`
+	Loss       float64            `json:"loss"`
+	Objective  map[string]float64 `json:"objective"`
+	Trajectory map[string]any     `json:"-"`
+}
+
+// timings are the metrics line's fields that differ between two runs of the same steps.
+var timings = []string{"pairs_per_s", "step_s", "data_wait_s", "elapsed_s"}
+
+// Lines reads a run's metrics.jsonl in out.
+func Lines(t *testing.T, out string) []Line {
+	t.Helper()
+	raw := MetricLines[map[string]any](t, out)
+	lines := MetricLines[Line](t, out)
+	for i := range lines {
+		for _, k := range timings {
+			delete(raw[i], k)
+		}
+		lines[i].Trajectory = raw[i]
+	}
+	return lines
+}
+
+// StepsOf are the lines' steps, in order.
+func StepsOf(lines []Line) []int64 {
+	steps := make([]int64, len(lines))
+	for i, l := range lines {
+		steps[i] = l.Step
+	}
+	return steps
+}
+
 // CheckSteps wants a run's metrics lines to be at steps 1..n, each once and in order (log_every is 1).
 func CheckSteps(t *testing.T, run string, steps []int64, n int64) {
 	t.Helper()
