@@ -90,7 +90,7 @@ func BenchmarkCacheKey(b *testing.B) {
 	tok := tinyBERT(b)
 	key := CacheKey{
 		CorpusFiles:  []string{filepath.Join(filepath.Dir(tinyBERTDir(b)), "..", "data", "pretrain")},
-		TokenizerDir: tinyBERTDir(b), Tokenizer: tok, Pairs: PairOptions{Variant: VariantDSE, MinWords: 3},
+		TokenizerDir: tinyBERTDir(b), Tokenizer: tok, Pairs: PairKey{Variant: "dse", MinWords: 3, Sep: " [SEP] "},
 	}
 	for b.Loop() {
 		if _, err := key.Digest(); err != nil {

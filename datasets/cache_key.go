@@ -31,8 +31,8 @@ type CacheKey struct {
 	// the ids it gives a set of probe texts are hashed, so tokens added at
 	// run time, and changes to the tokenizers package, count too.
 	Tokenizer *tokenizers.Tokenizer
-	// Pairs are the pair construction options.
-	Pairs PairOptions
+	// Pairs is how the pairs were built, as the objective that builds them records it.
+	Pairs PairKey
 	// MaxLength and Truncation are TokenizePairs' settings.
 	MaxLength  int
 	Truncation tokenizers.Truncation
@@ -54,6 +54,23 @@ type CacheKey struct {
 	// chose the dialogues, as the caller spells it; "" without one, or where
 	// the cache folder already tells the hold-outs apart.
 	Holdout string
+}
+
+// PairKey is the pair construction in a cache key: the settings of the objective that builds the pairs,
+// with their defaults filled in by it (objectives/dse's PairOptions.Key), so that two spellings of one
+// setting share a cache. Its fields are those the key has always recorded, so that caches built before
+// the construction moved to its objective keep their names.
+type PairKey struct {
+	// Variant names the construction; it must be set.
+	Variant string
+	// MinWords is the word filter, Sep what joins the utterances of a query, BothDirections whether each
+	// pair is also given reversed.
+	MinWords       int
+	Sep            string
+	BothDirections bool
+	// QueryCut is how a query of several utterances is fitted to its budget; "" where no query joins
+	// several (the key then records none, as keys did before the setting).
+	QueryCut string
 }
 
 // cacheFormatVersion changes whenever the file layout or the meaning of
@@ -124,10 +141,10 @@ func (k CacheKey) digest() ([32]byte, []byte, error) {
 	if len(k.CorpusFiles) == 0 && k.Files == nil {
 		return zero, nil, fmt.Errorf("cache key: no corpus files")
 	}
-	if err := k.Pairs.Validate(); err != nil {
-		return zero, nil, fmt.Errorf("cache key: %w", err)
+	if k.Pairs.Variant == "" {
+		return zero, nil, fmt.Errorf("cache key: no pair construction")
 	}
-	p := k.Pairs.Normalized()
+	p := k.Pairs
 	rec := keyRecord{
 		Format: cacheFormatVersion, Corpora: append([]string{}, k.Corpora...),
 		Variant: p.Variant, MinWords: p.MinWords, Sep: p.Sep, Both: p.BothDirections,
@@ -137,9 +154,7 @@ func (k CacheKey) digest() ([32]byte, []byte, error) {
 	if k.Streamed {
 		rec.Build = "streamed"
 	}
-	if p.MaxQueryUtterances() > 1 {
-		rec.QueryCut = string(p.QueryCut) // caches written before the setting hold tokens_left queries
-	}
+	rec.QueryCut = p.QueryCut
 	var err error
 	for _, root := range k.CorpusFiles {
 		fr, err := fileRecords(root, contentHashLimit)

@@ -20,25 +20,28 @@ import (
 
 // A streamed cache build (CachedPairsStream) holds one dialogue's pairs, a few chunks of pairs being
 // tokenised, and the cache's index (two lengths a pair), never the corpus: dialogues come one at a time,
-// each one's pairs are built (PairBuilder, DSE §3.1 and §4.4: consecutive utterances of one dialogue),
-// tokenised in chunks on the CPUs while the next dialogues are read, and their ids appended to two spill
-// files, one a side, in the cache's directory. The cache file is then written from the spills, atomically,
-// and read back as any cache hit is. The spills are unlinked as soon as they are made, so that a crash
-// leaves nothing behind.
+// each one's pairs are built (a Pairer, such as DSE's, §3.1 and §4.4: consecutive utterances of one
+// dialogue), tokenised in chunks on the CPUs while the next dialogues are read, and their ids appended to
+// two spill files, one a side, in the cache's directory. The cache file is then written from the spills,
+// atomically, and read back as any cache hit is. The spills are unlinked as soon as they are made, so that
+// a crash leaves nothing behind.
 //
-// Its pairs, their order and their ids are those that DSEPairs and TokenizePairs give the same dialogues
-// in memory, and so is the subset of data.max_examples: Shuffle's permutation, drawn from the number of
-// pairs alone (ShuffleOrder), for which the dialogues are read twice, once to count the pairs and once to
-// tokenise the chosen ones.
+// Its pairs, their order and their ids are those that the Pairer and TokenizePairsWith give the same
+// dialogues in memory, and so is the subset of data.max_examples: Shuffle's permutation, drawn from the
+// number of pairs alone (ShuffleOrder), for which the dialogues are read twice, once to count the pairs and
+// once to tokenise the chosen ones.
 
 // PairStream is what a streamed cache build reads and how it tokenises.
 type PairStream struct {
 	// Each hands every dialogue to fn, one at a time, in reading order, and returns fn's first error. It is
 	// called twice with MaxExamples, and must give the same dialogues both times.
 	Each func(fn func(Dialogue) error) error
-	// Pairs are the pairs built of each dialogue.
-	Pairs PairOptions
-	// Tok, MaxLength and Truncation are TokenizePairs' settings; Workers its goroutines (<= 0: one per CPU).
+	// NewPairer starts the pairs' construction afresh for one read of the dialogues (a Pairer may remember
+	// what it saw, as DSE's dropout remembers the texts it kept).
+	NewPairer func() (Pairer, error)
+	// Fit, Tok, MaxLength and Truncation are TokenizePairsWith's settings; Workers its goroutines (<= 0: one
+	// per CPU).
+	Fit        QueryFit
 	Tok        *tokenizers.Tokenizer
 	MaxLength  int
 	Truncation tokenizers.Truncation
@@ -66,7 +69,7 @@ func CachedPairsStream(cacheDir string, key CacheKey, s PairStream, log *zap.Log
 		return tp, tp != nil, err
 	}
 	path, digest, desc := c.path, c.digest, c.desc
-	sp, err := s.build(cacheDir, log)
+	sp, err := s.build(cacheDir, key.Pairs.Variant, log)
 	if err != nil {
 		return nil, false, fmt.Errorf("pair cache %s: build: %w", path, err)
 	}
@@ -89,8 +92,8 @@ func CachedPairsStream(cacheDir string, key CacheKey, s PairStream, log *zap.Log
 }
 
 // build spills the tokenised pairs of s into dir (or, where dir cannot hold them, the system's temporary
-// folder).
-func (s PairStream) build(dir string, log *zap.Logger) (*pairSpill, error) {
+// folder); variant names the construction in the log.
+func (s PairStream) build(dir, variant string, log *zap.Logger) (*pairSpill, error) {
 	if s.Each == nil {
 		return nil, fmt.Errorf("no dialogues to read")
 	}
@@ -100,17 +103,18 @@ func (s PairStream) build(dir string, log *zap.Logger) (*pairSpill, error) {
 	if s.MaxLength < 0 {
 		return nil, fmt.Errorf("tokenize pairs: negative max length %d", s.MaxLength)
 	}
-	if _, err := NewPairBuilder(s.Pairs); err != nil {
-		return nil, err
+	if s.NewPairer == nil {
+		return nil, fmt.Errorf("no pair construction")
 	}
 	var keep func(int) bool
 	var order []int
 	total := -1 // the pairs the first read counted, with MaxExamples
 	if s.MaxExamples > 0 {
-		c, err := NewPairCounter(s.Pairs)
+		p, err := s.NewPairer()
 		if err != nil {
 			return nil, err
 		}
+		c := NewPairCounter(p)
 		total = 0
 		if err := s.Each(func(d Dialogue) error { total += c.Add(d); return nil }); err != nil {
 			return nil, err
@@ -136,7 +140,7 @@ func (s PairStream) build(dir string, log *zap.Logger) (*pairSpill, error) {
 	}
 	sp.order = order
 	log.Info("built pairs", zap.Int("dialogues", st.dialogues), zap.Int("pairs", st.pairs), zap.Int("kept", sp.n),
-		zap.String("variant", s.Pairs.Normalized().Variant), zap.Bool("streamed", true))
+		zap.String("variant", variant), zap.Bool("streamed", true))
 	return sp, nil
 }
 
@@ -164,7 +168,7 @@ type spillStats struct{ dialogues, pairs int }
 // the next chunk is read.
 func (s PairStream) spill(sp *pairSpill, keep func(int) bool) (spillStats, error) {
 	var st spillStats
-	b, err := NewPairBuilder(s.Pairs)
+	b, err := s.NewPairer()
 	if err != nil {
 		return st, err
 	}
@@ -182,7 +186,7 @@ func (s PairStream) spill(sp *pairSpill, keep func(int) bool) (spillStats, error
 			if failed.Load() {
 				continue // drain, so that the reader never blocks
 			}
-			tp, err := tokenizePairsFrom(c.pairs, c.base, s.Tok, s.MaxLength, s.Truncation, s.Workers)
+			tp, err := tokenizePairsFrom(c.pairs, c.base, s.Fit, s.Tok, s.MaxLength, s.Truncation, s.Workers)
 			if err == nil {
 				err = sp.add(tp)
 			}

@@ -37,7 +37,7 @@ func genDialogue(d int) Dialogue {
 	return Dialogue{ID: fmt.Sprintf("g%06d", d), Corpus: "gen", Turns: turns}
 }
 
-// genEach hands out the generated dialogues 0..n-1, and then the toy ones.
+// genEach hands out the generated dialogues 0..n-1, and then the edge one.
 func genEach(n int) func(func(Dialogue) error) error {
 	return func(fn func(Dialogue) error) error {
 		for d := range n {
@@ -45,12 +45,7 @@ func genEach(n int) func(func(Dialogue) error) error {
 				return err
 			}
 		}
-		for _, d := range toyDialogues() {
-			if err := fn(d); err != nil {
-				return err
-			}
-		}
-		return nil
+		return fn(edgeDialogue())
 	}
 }
 
@@ -64,7 +59,7 @@ func collect(t testing.TB, each func(func(Dialogue) error) error) []Dialogue {
 }
 
 // streamKey is a key over a stand-in corpus folder.
-func streamKey(t *testing.T, opt PairOptions) CacheKey {
+func streamKey(t *testing.T, pk PairKey) CacheKey {
 	t.Helper()
 	corpus := filepath.Join(t.TempDir(), "gen")
 	if err := os.MkdirAll(corpus, 0o755); err != nil {
@@ -72,46 +67,54 @@ func streamKey(t *testing.T, opt PairOptions) CacheKey {
 	}
 	writeTestFile(t, filepath.Join(corpus, "gen.jsonl"), "{}\n")
 	return CacheKey{Corpora: []string{"gen"}, CorpusFiles: []string{corpus}, TokenizerDir: tinyBERTDir(t),
-		Tokenizer: tinyBERT(t), Pairs: opt, MaxLength: 16, Truncation: tokenizers.TruncateRight, Streamed: true}
+		Tokenizer: tinyBERT(t), Pairs: pk, MaxLength: 16, Truncation: tokenizers.TruncateRight, Streamed: true}
 }
 
-// The streamed build gives the in-memory build's cache byte for byte: the pairs of DSEPairs, in its order
-// (or Shuffle's subset of data.max_examples), tokenised as TokenizePairs does, over more pairs than one chunk.
+// lastWords is a QueryFit that keeps a query's last 3 words and gives it 6 tokens, left-cut.
+func lastWords(p Pair, opt tokenizers.BatchOptions, _ int) (string, tokenizers.BatchOptions) {
+	w := strings.Fields(p.Query)
+	opt.MaxLength, opt.Truncation = 6, tokenizers.TruncateLeft
+	return strings.Join(w[max(0, len(w)-3):], " "), opt
+}
+
+// The streamed build gives the in-memory build's cache byte for byte: the Pairer's pairs, in its order
+// (or Shuffle's subset of data.max_examples), tokenised as TokenizePairsWith does, over more pairs than one
+// chunk. (DSE's constructions are checked the same way in objectives/dse.)
 func TestCachedPairsStreamMatchesInMemory(t *testing.T) {
-	const dialogues = 1200 // about 5,000 pairs for dse: two chunks
+	const dialogues = 1200 // about 5,000 pairs for next: two chunks
 	for _, tc := range []struct {
 		name        string
-		opt         PairOptions
+		minWords    int
+		dedup, fit  bool
 		maxExamples int
 	}{
-		{"dse", PairOptions{Variant: VariantDSE, MinWords: 3}, 0},
-		{"dse both directions", PairOptions{Variant: VariantDSE, MinWords: 3, BothDirections: true}, 0},
-		{"dse2-1", PairOptions{Variant: VariantDSE21, MinWords: 3}, 0},
-		{"dse123-1 tokens_left", PairOptions{Variant: VariantDSE123, MinWords: 0, QueryCut: QueryCutTokensLeft}, 0},
-		{"dropout", PairOptions{Variant: VariantDropout, MinWords: 3}, 0},
-		{"dse max_examples", PairOptions{Variant: VariantDSE, MinWords: 3}, 700},
-		{"dse123-1 max_examples", PairOptions{Variant: VariantDSE123, MinWords: 3}, 4500},
-		{"max_examples over the pairs keeps all in order", PairOptions{Variant: VariantDSE31, MinWords: 3}, 1 << 20},
+		{"next", 3, false, false, 0},
+		{"next, no filter", 0, false, false, 0},
+		{"next, queries fitted", 0, false, true, 0},
+		{"dedup remembers across dialogues", 3, true, false, 0},
+		{"next max_examples", 3, false, false, 700},
+		{"dedup max_examples, queries fitted", 3, true, true, 150},
+		{"max_examples over the pairs keeps all in order", 3, false, false, 1 << 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			key := streamKey(t, tc.opt)
-			s := PairStream{Each: genEach(dialogues), Pairs: tc.opt, Tok: key.Tokenizer, MaxLength: key.MaxLength,
-				Truncation: key.Truncation, Workers: 2, MaxExamples: tc.maxExamples, Seed: 11}
+			key := streamKey(t, nextKey(tc.minWords, tc.dedup))
+			s := PairStream{Each: genEach(dialogues), NewPairer: newNextPairer(tc.minWords, tc.dedup), Tok: key.Tokenizer,
+				MaxLength: key.MaxLength, Truncation: key.Truncation, Workers: 2, MaxExamples: tc.maxExamples, Seed: 11}
+			if tc.fit {
+				s.Fit = lastWords
+			}
 			cache := t.TempDir()
 			got, hit, err := CachedPairsStream(cache, key, s, nil)
 			if err != nil || hit {
 				t.Fatalf("hit %v, err %v", hit, err)
 			}
 
-			pairs, err := DSEPairs(collect(t, s.Each), tc.opt)
-			if err != nil {
-				t.Fatal(err)
-			}
+			pairs := nextPairs(t, collect(t, s.Each), tc.minWords, tc.dedup)
 			if tc.maxExamples > 0 && len(pairs) > tc.maxExamples {
 				Shuffle(pairs, s.Seed)
 				pairs = pairs[:tc.maxExamples]
 			}
-			want, err := TokenizePairs(pairs, key.Tokenizer, key.MaxLength, key.Truncation, 2)
+			want, err := TokenizePairsWith(pairs, s.Fit, key.Tokenizer, key.MaxLength, key.Truncation, 2)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,7 +164,6 @@ func TestShuffleOrderIsShuffle(t *testing.T) {
 
 // The build's errors name where they happened, and leave no cache file.
 func TestCachedPairsStreamErrors(t *testing.T) {
-	opt := PairOptions{Variant: VariantDSE, MinWords: 0}
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "chats.csv")
 	writeTestFile(t, bad, "dialogue_id,turn,speaker,text\nc1,1,user,hello there my friend\nc1,2,agent,hi how can I help\n"+
@@ -194,9 +196,9 @@ func TestCachedPairsStreamErrors(t *testing.T) {
 		}, 3, []string{"changed while they were read"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			key := streamKey(t, opt)
+			key := streamKey(t, nextKey(0, false))
 			cache := t.TempDir()
-			s := PairStream{Each: tc.each, Pairs: opt, Tok: key.Tokenizer, MaxLength: 16, MaxExamples: tc.maxExamples}
+			s := PairStream{Each: tc.each, NewPairer: newNextPairer(0, false), Tok: key.Tokenizer, MaxLength: 16, MaxExamples: tc.maxExamples}
 			tp, _, err := CachedPairsStream(cache, key, s, nil)
 			if tc.want == nil {
 				if err != nil || tp.Len() != tc.pairs {
@@ -221,16 +223,15 @@ func TestCachedPairsStreamErrors(t *testing.T) {
 
 // A cache folder that cannot be written still gives the pairs, from the spills.
 func TestCachedPairsStreamUnwritableCache(t *testing.T) {
-	opt := PairOptions{Variant: VariantDSE, MinWords: 3}
-	key := streamKey(t, opt)
+	key := streamKey(t, nextKey(3, false))
 	blocker := filepath.Join(t.TempDir(), "file")
 	writeTestFile(t, blocker, "x")
-	s := PairStream{Each: genEach(50), Pairs: opt, Tok: key.Tokenizer, MaxLength: 16}
+	s := PairStream{Each: genEach(50), NewPairer: newNextPairer(3, false), Tok: key.Tokenizer, MaxLength: 16}
 	got, hit, err := CachedPairsStream(filepath.Join(blocker, "cache"), key, s, nil)
 	if err != nil || hit {
 		t.Fatalf("hit %v, err %v", hit, err)
 	}
-	pairs, _ := DSEPairs(collect(t, s.Each), opt)
+	pairs := nextPairs(t, collect(t, s.Each), 3, false)
 	want, _ := TokenizePairs(pairs, key.Tokenizer, 16, 0, 1)
 	if !equalRows(got.Query, want.Query) || !equalRows(got.Response, want.Response) {
 		t.Fatal("pairs from the spills differ from the in-memory build")
@@ -244,8 +245,7 @@ func TestCachedPairsStreamMemoryBounded(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds caches of 10,000 and 40,000 dialogues")
 	}
-	opt := PairOptions{Variant: VariantDSE, MinWords: 0}
-	key := streamKey(t, opt)
+	key := streamKey(t, nextKey(0, false))
 	liveHeap := func() uint64 {
 		runtime.GC()
 		var ms runtime.MemStats
@@ -263,7 +263,7 @@ func TestCachedPairsStreamMemoryBounded(t *testing.T) {
 		}
 		k := key
 		k.Extra = []string{fmt.Sprint(n)}
-		s := PairStream{Each: each, Pairs: opt, Tok: key.Tokenizer, MaxLength: 16, Workers: 2}
+		s := PairStream{Each: each, NewPairer: newNextPairer(0, false), Tok: key.Tokenizer, MaxLength: 16, Workers: 2}
 		tp, _, err := CachedPairsStream(t.TempDir(), k, s, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -272,7 +272,7 @@ func TestCachedPairsStreamMemoryBounded(t *testing.T) {
 	}
 	inMemory := func(n int) uint64 {
 		ds := collect(t, genEach(n))
-		pairs, _ := DSEPairs(ds, opt)
+		pairs := nextPairs(t, ds, 0, false)
 		tp, err := TokenizePairs(pairs, key.Tokenizer, 16, 0, 2)
 		if err != nil {
 			t.Fatal(err)

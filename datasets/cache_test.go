@@ -33,17 +33,13 @@ func newCacheFixture(t *testing.T) *cacheFixture {
 	}
 	writeTestFile(t, filepath.Join(corpus, "a.json"), `{"dialogues": 1}`)
 	writeTestFile(t, filepath.Join(corpus, "sub", "b.json"), `{"dialogues": 2}`)
-	opt := PairOptions{Variant: VariantDSE, MinWords: 3}
-	pairs, err := DSEPairs(toyDialogues(), opt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pairs := nextPairs(t, []Dialogue{genDialogue(0), genDialogue(1), edgeDialogue()}, 3, false)
 	return &cacheFixture{
 		dir: corpus, cache: filepath.Join(root, "cache"), pairs: pairs,
 		key: CacheKey{
 			Corpora: []string{"toy"}, CorpusFiles: []string{corpus},
 			TokenizerDir: tinyBERTDir(t), Tokenizer: tinyBERT(t),
-			Pairs: opt, MaxLength: 32, Truncation: tokenizers.TruncateRight,
+			Pairs: nextKey(3, false), MaxLength: 32, Truncation: tokenizers.TruncateRight,
 		},
 	}
 }
@@ -208,7 +204,6 @@ func TestCacheKeyChanges(t *testing.T) {
 		name string
 		edit func(k *CacheKey)
 	}{
-		{"default sep spelt out", func(k *CacheKey) { k.Pairs.Sep = DefaultSep }},
 		{"corpus path unclean", func(k *CacheKey) { k.CorpusFiles = []string{f.dir + "/../toy/"} }},
 		{"tokenizer reloaded", func(k *CacheKey) { k.Tokenizer = tinyBERT(t) }},
 		{"corpus file touched", func(k *CacheKey) {
@@ -228,7 +223,8 @@ func TestCacheKeyChanges(t *testing.T) {
 		name string
 		edit func(t *testing.T, k *CacheKey)
 	}{
-		{"variant", func(t *testing.T, k *CacheKey) { k.Pairs.Variant = VariantDSE21 }},
+		{"variant", func(t *testing.T, k *CacheKey) { k.Pairs.Variant = "dse2-1" }},
+		{"query cut", func(t *testing.T, k *CacheKey) { k.Pairs.QueryCut = "tokens_left" }},
 		{"min words", func(t *testing.T, k *CacheKey) { k.Pairs.MinWords = 2 }},
 		{"sep", func(t *testing.T, k *CacheKey) { k.Pairs.Sep = " </s> " }},
 		{"both directions", func(t *testing.T, k *CacheKey) { k.Pairs.BothDirections = true }},
@@ -290,7 +286,7 @@ func TestCacheKeyErrors(t *testing.T) {
 		{"no corpus files", func(k *CacheKey) { k.CorpusFiles = nil }},
 		{"missing corpus file", func(k *CacheKey) { k.CorpusFiles = []string{filepath.Join(f.dir, "nope.json")} }},
 		{"empty corpus folder", func(k *CacheKey) { k.CorpusFiles = []string{t.TempDir()} }},
-		{"unknown variant", func(k *CacheKey) { k.Pairs.Variant = "dse9-1" }},
+		{"no pair construction", func(k *CacheKey) { k.Pairs.Variant = "" }},
 	}
 	for _, tc := range tests {
 		k := f.key

@@ -3,8 +3,6 @@ package datasets
 import (
 	"fmt"
 	"reflect"
-	"slices"
-	"strings"
 	"testing"
 
 	"convrep/internal/shared"
@@ -25,18 +23,15 @@ func tinyBERT(t testing.TB) *tokenizers.Tokenizer {
 	return tok
 }
 
-// manyPairs is the toy pairs of every variant, repeated with numbers so
-// that several workers' chunks are exercised.
+// manyPairs is pairs of generated dialogues, odd texts among them, repeated with numbers so that several
+// workers' chunks are exercised.
 func manyPairs(t testing.TB, copies int) []Pair {
 	t.Helper()
-	var base []Pair
-	for _, v := range []string{VariantDSE123, VariantDropout} {
-		ps, err := DSEPairs(toyDialogues(), PairOptions{Variant: v})
-		if err != nil {
-			t.Fatal(err)
-		}
-		base = append(base, ps...)
+	var ds []Dialogue
+	for d := range 8 {
+		ds = append(ds, genDialogue(d))
 	}
+	base := append(nextPairs(t, append(ds, edgeDialogue()), 0, false), nextPairs(t, ds, 3, true)...)
 	base = append(base,
 		Pair{Query: "", Response: "[CLS] odd [SEP] specials [MASK]"},
 		Pair{Query: "Café Ünïcode 東京 🍕", Response: "a\u00a0b\tc\nd"},
@@ -84,65 +79,6 @@ func TestTokenizePairsEqualsEncode(t *testing.T) {
 					t.Fatalf("workers %d pair %d %s %q: %v, want Encode's %v", workers, i, side, text, got, want)
 				}
 			}
-		}
-	}
-}
-
-func TestTokenizePairsTruncates(t *testing.T) {
-	tok := tinyBERT(t)
-	pairs := manyPairs(t, 2)
-	cls, _ := tok.TokenID("[CLS]")
-	sep, _ := tok.TokenID("[SEP]")
-	for _, c := range []struct {
-		trunc tokenizers.Truncation
-		cut   QueryCut
-	}{
-		{tokenizers.TruncateRight, QueryCutWords}, {tokenizers.TruncateLeft, QueryCutWords},
-		{tokenizers.TruncateRight, QueryCutTokensLeft}, {tokenizers.TruncateLeft, QueryCutTokensLeft},
-	} {
-		trunc := c.trunc
-		const maxLen = 8
-		pairs := slices.Clone(pairs)
-		for i := range pairs {
-			pairs[i].QueryCut = c.cut
-		}
-		tp, err := TokenizePairs(pairs, tok, maxLen, trunc, 2)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cut := 0
-		for i, p := range pairs {
-			// A k-1 query has k times the budget (TokenizePairs): with QueryCutTokensLeft it keeps its last
-			// tokens; with QueryCutWords its last int(0.9·k·maxLen) words, then the tokenizer cuts its end.
-			qLen, qTrunc, text := maxLen, trunc, p.Query
-			if p.QueryUtterances > 1 {
-				qLen, qTrunc = p.QueryUtterances*maxLen, tokenizers.TruncateLeft
-				if c.cut == QueryCutWords {
-					qTrunc = tokenizers.TruncateRight
-					if w, keep := strings.Fields(text), int(0.9*float64(qLen)); len(w) > keep {
-						text = strings.Join(w[len(w)-keep:], " ")
-					}
-				}
-			}
-			b, err := tok.EncodeBatch([]string{text}, tokenizers.BatchOptions{MaxLength: qLen, Truncation: qTrunc})
-			if err != nil {
-				t.Fatal(err)
-			}
-			want := b.InputIDs[0][:b.Lengths[0]]
-			got := to64(tp.Query[i])
-			if !reflect.DeepEqual(got, want) {
-				t.Fatalf("truncation %d, query cut %s, pair %d %q: %v, want %v", trunc, c.cut, i, p.Query, got, want)
-			}
-			if len(got) > qLen || got[0] != cls || got[len(got)-1] != sep {
-				t.Fatalf("truncation %d pair %d: %v is not [CLS] … [SEP] within %d", trunc, i, got, qLen)
-			}
-			full, _ := tok.Encode(text)
-			if len(full) > qLen {
-				cut++
-			}
-		}
-		if cut == 0 {
-			t.Fatal("no pair was long enough to be truncated")
 		}
 	}
 }

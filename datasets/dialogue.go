@@ -1,5 +1,7 @@
-// Package datasets reads the dialogue corpora convrep pretrains on, each in its upstream layout, into one
-// dialogue type, and builds the training examples of the objectives (DSE pairs, ...) from them.
+// Package datasets reads the dialogue corpora convrep pretrains on, each in its upstream layout, and one's
+// own dialogue files, into one dialogue type; it keeps the tokenised pairs an objective builds from them in
+// a cache (its file format, streamed builds and keys), and draws the training order. The objectives build
+// their own examples: DSE's pair constructions and query cut are objectives/dse's.
 package datasets
 
 // Speaker is who said a turn.

@@ -4,29 +4,22 @@ package datasets
 func CountOne(d Dialogue) Stats {
 	s := Stats{Dialogues: 1, Turns: len(d.Turns)}
 	for _, t := range d.Turns {
-		s.Words += wordCount(t.Text)
+		s.Words += WordCount(t.Text)
 	}
 	return s
 }
 
-// PairCounter counts the pairs DSEPairs builds from dialogues given one at a time, without holding them
-// (PairBuilder).
+// PairCounter counts the pairs a Pairer builds from dialogues given one at a time, without holding them.
 type PairCounter struct {
-	b   *PairBuilder
+	p   Pairer
 	buf []Pair
 }
 
-// NewPairCounter counts the pairs of opt.
-func NewPairCounter(opt PairOptions) (*PairCounter, error) {
-	b, err := NewPairBuilder(opt)
-	if err != nil {
-		return nil, err
-	}
-	return &PairCounter{b: b}, nil
-}
+// NewPairCounter counts the pairs of p.
+func NewPairCounter(p Pairer) *PairCounter { return &PairCounter{p: p} }
 
 // Add returns the number of pairs d adds after the dialogues added before it.
 func (c *PairCounter) Add(d Dialogue) int {
-	c.buf = c.b.Add(c.buf[:0], d)
+	c.buf = c.p.Add(c.buf[:0], d)
 	return len(c.buf)
 }

@@ -4,7 +4,9 @@
 // Consecutive utterances (x_i, x_i+) of a dialogue are positive pairs (§2, §3.1); each is embedded by mean
 // pooling over the encoder's last layer (§3.1), passed through a contrastive head, a two-layer MLP
 // Linear(d,d) → ReLU → Linear(d,128) without biases (Appendix A.2), L2-normalised, and trained with the
-// hard-negative contrastive loss of Eq. 1-3 (see HardConLoss).
+// hard-negative contrastive loss of Eq. 1-3 (see HardConLoss). Its pairs (and SimCSE's, the dropout
+// construction) are built here (DSEPairs, PairBuilder: §3.1, §4.4, Appendix A.1), their k-1 queries fitted
+// to their budget (QueryCut), and kept in datasets' token cache (NewPairs).
 //
 // Settings ([objective] table): temperature τ (default 0.05, Appendix A.2), mode ("hardneg", the default,
 // or "orig"), head_dim (128), head_init and query_cut. The head's parameters live in the model's VarStore
@@ -19,7 +21,7 @@
 //     "uniform" is torch.nn.Linear's U(±1/√d) (HeadInit).
 //   - query_cut "words": a k-1 query keeps its last int(0.9·k·max_length) words and the tokenizer then
 //     cuts its end (training.py, prepare_pairwise_input_multiturn_concatenate); "tokens_left" cuts tokens
-//     from the left so the utterance next to the response stays (datasets.QueryCut).
+//     from the left so the utterance next to the response stays (QueryCut).
 //   - train.head_lr, when the experiment leaves it out, is train.lr × 100 (main.py's --lr_scale default,
 //     utils/optimizer.py get_optimizer), and each epoch's last partial batch is kept (dataloader.py: torch's
 //     DataLoader, drop_last=False) unless train.drop_last says otherwise (TrainDefaults). The loss of a
@@ -34,7 +36,6 @@ import (
 
 	"github.com/sugarme/gotch/ts"
 
-	"convrep/datasets"
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/objectives"
@@ -74,11 +75,11 @@ func init() {
 
 // Config are DSE's settings.
 type Config struct {
-	Temperature float64           // τ (Appendix A.2: 0.05)
-	Mode        Mode              // hardneg (Eq. 1-3) or orig
-	HeadDim     int64             // the head's output size (Appendix A.2: 128)
-	HeadInit    HeadInit          // how the head is drawn (normal, as the authors' code)
-	QueryCut    datasets.QueryCut // how a k-1 query meets its budget (words, as the authors' code)
+	Temperature float64  // τ (Appendix A.2: 0.05)
+	Mode        Mode     // hardneg (Eq. 1-3) or orig
+	HeadDim     int64    // the head's output size (Appendix A.2: 128)
+	HeadInit    HeadInit // how the head is drawn (normal, as the authors' code)
+	QueryCut    QueryCut // how a k-1 query meets its budget (words, as the authors' code)
 }
 
 // HeadLRScale is DSE's lr_scale: the head trains at lr × 100 unless train.head_lr says otherwise
@@ -91,7 +92,7 @@ func parseDSE(s objectives.Settings) (objectives.Config, error) {
 	c := Config{Temperature: r.Number("temperature", 0.05), HeadDim: r.Integer("head_dim", 128)}
 	modeName := r.Text("mode", string(HardNeg))
 	initName := r.Text("head_init", string(HeadInitNormal))
-	cutName := r.Text("query_cut", string(datasets.QueryCutWords))
+	cutName := r.Text("query_cut", string(QueryCutWords))
 	if err := r.Done(); err != nil {
 		return nil, err
 	}
@@ -102,7 +103,7 @@ func parseDSE(s objectives.Settings) (objectives.Config, error) {
 	if c.HeadInit, err = ParseHeadInit(initName); err != nil {
 		return nil, fmt.Errorf("setting head_init: %w", err)
 	}
-	if c.QueryCut, err = datasets.ParseQueryCut(cutName); err != nil {
+	if c.QueryCut, err = ParseQueryCut(cutName); err != nil {
 		return nil, fmt.Errorf("setting query_cut: %w", err)
 	}
 	if err := CheckContrast(c.Temperature, c.Mode); err != nil {
@@ -139,7 +140,7 @@ type dse struct {
 	head   *contrastHead
 	tau    float64
 	mode   Mode
-	cut    datasets.QueryCut
+	cut    QueryCut
 	gather objectives.Gather // nil: negatives from this process's rows only
 }
 

@@ -72,15 +72,15 @@ func readOracle(t *testing.T) (*oracleRun, *safetensors.File) {
 	return &run, f
 }
 
-// oraclePairs tokenises the oracle's pairs as the dse objective does (datasets.TokenizePairs, the default
+// oraclePairs tokenises the oracle's pairs as the dse objective does (TokenizePairs, the default
 // query cut), each query of NumTurn utterances.
-func oraclePairs(t *testing.T, run *oracleRun, tok *tokenizers.Tokenizer, cut datasets.QueryCut) *datasets.TokenizedPairs {
+func oraclePairs(t *testing.T, run *oracleRun, tok *tokenizers.Tokenizer, cut QueryCut) *datasets.TokenizedPairs {
 	t.Helper()
 	var pairs []datasets.Pair
 	for _, p := range run.Pairs {
-		pairs = append(pairs, datasets.Pair{Query: p.Query, Response: p.Response, QueryUtterances: run.Args.NumTurn, QueryCut: cut})
+		pairs = append(pairs, datasets.Pair{Query: p.Query, Response: p.Response, QueryUtterances: run.Args.NumTurn})
 	}
-	tp, err := datasets.TokenizePairs(pairs, tok, run.Args.MaxLength, tokenizers.TruncateRight, 1)
+	tp, err := TokenizePairs(pairs, cut, tok, run.Args.MaxLength, tokenizers.TruncateRight, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,12 +97,12 @@ func TestOracleQueryIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		cut       datasets.QueryCut
+		cut       QueryCut
 		wantEqual bool
 	}{
 		{"", true},
-		{datasets.QueryCutWords, true},
-		{datasets.QueryCutTokensLeft, false},
+		{QueryCutWords, true},
+		{QueryCutTokensLeft, false},
 	} {
 		t.Run(string(tc.cut), func(t *testing.T) {
 			tp := oraclePairs(t, run, tok, tc.cut)

@@ -13,7 +13,7 @@ import (
 	"convrep/objectives/inputs"
 )
 
-// pairSet is the dataset of DSE and SimCSE: tokenised (query, response) pairs of the variant (datasets.PairOptions),
+// pairSet is the dataset of DSE and SimCSE: tokenised (query, response) pairs of the variant (PairOptions),
 // cached on disk.
 type pairSet struct {
 	pairs *datasets.TokenizedPairs
@@ -23,24 +23,25 @@ type pairSet struct {
 	qWidth, rWidth int
 }
 
-// NewPairs is the pairs of variant, a k-1 query fitted to its budget as cut says ("" = datasets.QueryCutWords).
-func NewPairs(env objectives.DataEnv, variant string, cut datasets.QueryCut) (objectives.Dataset, error) {
+// NewPairs is the pairs of variant, a k-1 query fitted to its budget as cut says ("" = QueryCutWords).
+func NewPairs(env objectives.DataEnv, variant string, cut QueryCut) (objectives.Dataset, error) {
 	log := env.Logger()
 	sep, _ := env.Tok.SpecialToken("sep_token")
-	popt := datasets.PairOptions{Variant: variant, MinWords: env.MinWords, Sep: datasets.SepFor(sep), BothDirections: env.BothDirections,
+	popt := PairOptions{Variant: variant, MinWords: env.MinWords, Sep: datasets.SepFor(sep), BothDirections: env.BothDirections,
 		QueryCut: cut}
-	if err := popt.Validate(); err != nil {
+	pkey, err := popt.Key()
+	if err != nil {
 		return nil, fmt.Errorf("data: %w", err)
 	}
 	// A k-1 query gets k × model.max_length tokens (DSE §4.4 as the authors ran it), at most the model's
-	// positions (datasets.TokenizePairs); say so when that cap bites.
+	// positions (TokenizePairs); say so when that cap bites.
 	if k := popt.MaxQueryUtterances(); k > 1 && env.MaxLength > 0 {
-		if got := datasets.QueryBudget(k, env.MaxLength, env.Tok); got < k*env.MaxLength {
+		if got := QueryBudget(k, env.MaxLength, env.Tok); got < k*env.MaxLength {
 			log.Warn("multi-utterance queries get fewer tokens than the paper's k × max_length: the tokenizer's model_max_length caps them",
 				zap.String("pairs", popt.Variant), zap.Int("utterances", k), zap.Int("want", k*env.MaxLength), zap.Int("tokens", got))
 		}
 	}
-	key := datasets.CacheKey{Corpora: env.Corpora, CorpusFiles: env.Files, TokenizerDir: env.TokDir, Tokenizer: env.Tok, Pairs: popt,
+	key := datasets.CacheKey{Corpora: env.Corpora, CorpusFiles: env.Files, TokenizerDir: env.TokDir, Tokenizer: env.Tok, Pairs: pkey,
 		MaxLength: env.MaxLength, Truncation: env.Truncation, MergeSpeakers: env.Read.MergeSameSpeaker,
 		MetaLWOZMultiWOZ: env.Read.MetaLWOZMultiWOZ,
 		Files:            env.Read.Files, // data.files: each hashed whole, with the column and speaker mapping
@@ -50,7 +51,7 @@ func NewPairs(env objectives.DataEnv, variant string, cut datasets.QueryCut) (ob
 		if err != nil {
 			return nil, err
 		}
-		pairs, err := datasets.DSEPairs(ds, popt)
+		pairs, err := DSEPairs(ds, popt)
 		if err != nil {
 			return nil, err
 		}
@@ -59,18 +60,18 @@ func NewPairs(env objectives.DataEnv, variant string, cut datasets.QueryCut) (ob
 			datasets.Shuffle(pairs, env.Seed) // a random subset, the same for every run of this seed
 			pairs = pairs[:env.MaxExamples]
 		}
-		return datasets.TokenizePairs(pairs, env.Tok, env.MaxLength, env.Truncation, runtime.NumCPU())
+		return TokenizePairs(pairs, popt.QueryCut, env.Tok, env.MaxLength, env.Truncation, runtime.NumCPU())
 	}
 	var tp *datasets.TokenizedPairs
 	var hit bool
-	var err error
 	if env.Streams() {
 		// The user's own files: pairs built dialogue by dialogue (§3.1, §4.4: consecutive utterances of one
 		// dialogue) and tokenised into the cache as the files stream in, so the build holds one dialogue and
 		// the cache's index, never the corpus.
 		key.Streamed, key.Holdout = true, env.HoldoutRule()
 		tp, hit, err = datasets.CachedPairsStream(env.CacheDir, key, datasets.PairStream{
-			Each: env.EachDialogue, Pairs: popt, Tok: env.Tok, MaxLength: env.MaxLength, Truncation: env.Truncation,
+			Each: env.EachDialogue, NewPairer: func() (datasets.Pairer, error) { return NewPairBuilder(popt) },
+			Fit: popt.QueryCut.Fit, Tok: env.Tok, MaxLength: env.MaxLength, Truncation: env.Truncation,
 			Workers: runtime.NumCPU(), MaxExamples: env.MaxExamples, Seed: env.Seed}, log)
 	} else {
 		tp, hit, err = datasets.CachedPairsLog(env.CacheDir, key, build, log)

@@ -24,22 +24,22 @@ func camRestEnv(t *testing.T, maxLength int) objectives.DataEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return objectives.DataEnv{Root: root, Corpora: []string{"camrest676"}, Files: files, MinWords: datasets.PaperMinWords,
+	return objectives.DataEnv{Root: root, Corpora: []string{"camrest676"}, Files: files, MinWords: PaperMinWords,
 		CacheDir: t.TempDir(), Tok: tok, TokDir: dir, MaxLength: maxLength, Truncation: tokenizers.TruncateRight}
 }
 
 // TestNewPairsMultiUtteranceBudget: DSE3-1's queries get 3 × max_length tokens (DSE §4.4 as the authors ran
 // it), responses max_length; the model's positions cap the queries' budget.
 func TestNewPairsMultiUtteranceBudget(t *testing.T) {
-	for _, cut := range []datasets.QueryCut{datasets.QueryCutWords, datasets.QueryCutTokensLeft} {
+	for _, cut := range []QueryCut{QueryCutWords, QueryCutTokensLeft} {
 		t.Run(string(cut), func(t *testing.T) { checkMultiUtteranceBudget(t, cut) })
 	}
 }
 
-func checkMultiUtteranceBudget(t *testing.T, cut datasets.QueryCut) {
+func checkMultiUtteranceBudget(t *testing.T, cut QueryCut) {
 	const maxLength = 16
 	env := camRestEnv(t, maxLength)
-	d, err := NewPairs(env, datasets.VariantDSE31, cut)
+	d, err := NewPairs(env, VariantDSE31, cut)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func checkMultiUtteranceBudget(t *testing.T, cut datasets.QueryCut) {
 
 	// 3 × 32 = 96 is over the fixture's 64 positions: the queries get 64, whatever the cut.
 	env = camRestEnv(t, 32)
-	if d, err = NewPairs(env, datasets.VariantDSE31, cut); err != nil {
+	if d, err = NewPairs(env, VariantDSE31, cut); err != nil {
 		t.Fatal(err)
 	}
 	ps = d.(*pairSet).pairs

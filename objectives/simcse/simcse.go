@@ -4,7 +4,7 @@
 // unsupervised. Each utterance is encoded twice; the two encodings differ only by the encoder's dropout
 // masks (§3) and form a positive pair, the other utterances of the batch being the negatives, with the loss
 // of Loss (Eq. 4, τ = 0.05). The data are DSE's "dropout" pairs, every distinct utterance paired with
-// itself (datasets.VariantDropout).
+// itself (dse.VariantDropout).
 //
 // Settings ([objective] table): temperature (0.05), pooler: "cls" (the default: the [CLS] vector through
 // an MLP, Linear(d,d) then tanh, during training only, §3 and Appendix A of the paper: "we take [CLS]
@@ -19,7 +19,6 @@ import (
 
 	"github.com/sugarme/gotch/ts"
 
-	"convrep/datasets"
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/objectives"
@@ -87,10 +86,10 @@ func (o *simcse) Groups() []objectives.Group { return objectives.WithHead(o.mode
 // cache). data.pairs must be "dropout" or left out.
 func (o *simcse) Dataset(env objectives.DataEnv) (objectives.Dataset, error) {
 	switch env.Pairs {
-	case datasets.VariantDropout, datasets.VariantDSE: // "dse" is the default of a file that names none
-		return dse.NewPairs(env, datasets.VariantDropout, "")
+	case dse.VariantDropout, dse.VariantDSE: // "dse" is the default of a file that names none
+		return dse.NewPairs(env, dse.VariantDropout, "")
 	}
-	return nil, fmt.Errorf("data.pairs = %q: simcse trains on %q pairs (one utterance twice)", env.Pairs, datasets.VariantDropout)
+	return nil, fmt.Errorf("data.pairs = %q: simcse trains on %q pairs (one utterance twice)", env.Pairs, dse.VariantDropout)
 }
 
 // buildMLP adds SimCSE's MLPLayer, torch.nn.Linear(d,d) with its default initialisation, to the model.

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"convrep/datasets"
+	"convrep/objectives/dse"
 )
 
 // setupCheck is data check FILE...: it reads dialogue files of one's own as an experiment's data.files
@@ -26,9 +27,9 @@ func setupCheck(fs *flag.FlagSet, files *[]string) func(io.Writer, *zap.Logger) 
 	system := fs.String("system", "", fmt.Sprintf("comma-separated speaker labels read as the system (data.speakers.system; default %s)", strings.Join(datasets.DefaultSpeakers.System, ",")))
 	merge := fs.Bool("merge-speakers", false, "join consecutive turns of one speaker with a space (data.merge_same_speaker)")
 	skipBad := fs.Bool("skip-bad", false, "skip malformed rows with their dialogue, counted in the log per file (data.skip_bad), instead of failing")
-	var popt datasets.PairOptions
+	var popt dse.PairOptions
 	fs.StringVar(&popt.Variant, "pairs", "", "also count the training pairs of this variant: dse, dse2-1, dse3-1, dse123-1, dropout")
-	fs.IntVar(&popt.MinWords, "min-words", datasets.PaperMinWords, "with --pairs: drop pairs with a side of this many words or fewer")
+	fs.IntVar(&popt.MinWords, "min-words", dse.PaperMinWords, "with --pairs: drop pairs with a side of this many words or fewer")
 	fs.BoolVar(&popt.BothDirections, "both-directions", false, "with --pairs: also pair consecutive utterances backwards")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: data check [flags] FILE...\n\n"+
@@ -48,10 +49,11 @@ func setupCheck(fs *flag.FlagSet, files *[]string) func(io.Writer, *zap.Logger) 
 			Speakers: datasets.Speakers{User: list(*user), System: list(*system)}}
 		var counter *datasets.PairCounter
 		if popt.Variant != "" {
-			var err error
-			if counter, err = datasets.NewPairCounter(popt); err != nil {
+			b, err := dse.NewPairBuilder(popt)
+			if err != nil {
 				return err
 			}
+			counter = datasets.NewPairCounter(b)
 		}
 		per := make([]datasets.Stats, len(*files))
 		pairs := make([]int, len(*files))

@@ -9,14 +9,15 @@ import (
 	"go.uber.org/zap"
 
 	"convrep/datasets"
+	"convrep/objectives/dse"
 )
 
 func setupStats(fs *flag.FlagSet) func(io.Writer, *zap.Logger) error {
 	var rf readFlags
 	rf.add(fs)
-	var popt datasets.PairOptions
+	var popt dse.PairOptions
 	fs.StringVar(&popt.Variant, "pairs", "", "also count the training pairs of this variant: dse, dse2-1, dse3-1, dse123-1, dropout")
-	fs.IntVar(&popt.MinWords, "min-words", datasets.PaperMinWords, "with --pairs: drop pairs with a side of this many words or fewer")
+	fs.IntVar(&popt.MinWords, "min-words", dse.PaperMinWords, "with --pairs: drop pairs with a side of this many words or fewer")
 	fs.BoolVar(&popt.BothDirections, "both-directions", false, "with --pairs: also pair consecutive utterances backwards (the DSE paper's pairs are forward only, App. A.1)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: data stats [--data DIR] [--corpora LIST] [--merge-speakers] [--metalwoz-multiwoz] [--skip-bad] [--pairs VARIANT]\n\n"+
@@ -34,7 +35,7 @@ func setupStats(fs *flag.FlagSet) func(io.Writer, *zap.Logger) error {
 		var pairs []int
 		if popt.Variant != "" {
 			for _, ds := range per {
-				ps, err := datasets.DSEPairs(ds, popt)
+				ps, err := dse.DSEPairs(ds, popt)
 				if err != nil {
 					return err
 				}

@@ -1,60 +1,13 @@
-package datasets
+package dse
 
 import (
 	"crypto/sha256"
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
+
+	"convrep/datasets"
 )
-
-// Pair is one positive pair for contrastive pretraining (DSE, Zhou et al.
-// 2022): Query is the anchor side, Response its positive. Dialogue is the
-// ID of the dialogue both came from, Corpus its corpus.
-type Pair struct {
-	Query    string
-	Response string
-	Dialogue string
-	Corpus   string
-	// QueryUtterances is how many utterances Query joins: k for the
-	// query of a k-1 pair, 1 otherwise (0 is read as 1). TokenizePairs
-	// gives such a query k times the token budget, fitted to it as QueryCut
-	// says.
-	QueryUtterances int
-	// QueryCut is how TokenizePairs fits a query of k > 1 utterances to its
-	// budget; "" is QueryCutWords.
-	QueryCut QueryCut
-}
-
-// QueryCut is how a query that joins k > 1 utterances is fitted to its
-// budget of B = k × max_length tokens (DSE §4.4).
-type QueryCut string
-
-const (
-	// QueryCutWords is the DSE authors' cut (pretrain/training.py,
-	// PSCTrainer.prepare_pairwise_input_multiturn_concatenate): the query
-	// keeps its last int(0.9·B) white-space separated words (Python's
-	// str.split), joined by single spaces, and is then encoded with
-	// max_length B and HuggingFace's truncation=True, which cuts the end
-	// when those words still make more than B tokens. The default.
-	QueryCutWords QueryCut = "words"
-	// QueryCutTokensLeft encodes the whole query and keeps [CLS] and its
-	// last B−1 tokens, so the utterance next to the response always stays:
-	// the paper's words (§4.4 says only that the utterances are joined),
-	// and convrep's cut before issue 23.
-	QueryCutTokensLeft QueryCut = "tokens_left"
-)
-
-// ParseQueryCut reads a query cut by name ("" is the default).
-func ParseQueryCut(s string) (QueryCut, error) {
-	switch c := QueryCut(strings.ToLower(strings.TrimSpace(s))); c {
-	case "", QueryCutWords:
-		return QueryCutWords, nil
-	case QueryCutTokensLeft:
-		return c, nil
-	}
-	return "", fmt.Errorf("query cut %q is not one of %s, %s", s, QueryCutWords, QueryCutTokensLeft)
-}
 
 // The pair constructions of the DSE paper.
 const (
@@ -74,7 +27,7 @@ const (
 )
 
 // DefaultSep joins the utterances of a multi-utterance query. Use
-// SepFor to get the separator of another tokenizer (RoBERTa's "</s>").
+// datasets.SepFor to get the separator of another tokenizer (RoBERTa's "</s>").
 const DefaultSep = " [SEP] "
 
 // PaperMinWords is the paper's filter: utterances of at most 3 words are
@@ -91,7 +44,7 @@ type PairOptions struct {
 	MinWords int
 	// Sep joins the utterances of a multi-utterance query; "" means
 	// DefaultSep. It should hold the tokenizer's own separator token so
-	// that it is encoded as that special token (see SepFor).
+	// that it is encoded as that special token (see datasets.SepFor).
 	Sep string
 	// BothDirections also emits (u_{i+1}, u_i) after every single-utterance
 	// pair (u_i, u_{i+1}). The paper does not: Figure 2 lists only forward
@@ -101,9 +54,9 @@ type PairOptions struct {
 	// each side of a pair as the anchor, which makes the reverse pair a
 	// duplicate: same loss, and a false negative if both share a batch.
 	BothDirections bool
-	// QueryCut is how a k-1 query (k > 1) is fitted to its token budget;
-	// "" means QueryCutWords. DSEPairs gives it to each k-1 pair (a pair
-	// keeps "" for QueryCutWords).
+	// QueryCut is how a k-1 query (k > 1) is fitted to its token budget
+	// where the pairs are tokenised (TokenizePairs, PairOptions.Fit); ""
+	// means QueryCutWords.
 	QueryCut QueryCut
 }
 
@@ -153,15 +106,26 @@ func (o PairOptions) MaxQueryUtterances() int {
 	return max(1, slices.Max(append([]int{1}, variantWindows[o.Normalized().Variant]...)))
 }
 
-// SepFor returns the query separator for a tokenizer whose sep_token is
-// sep: " [SEP] " for BERT and DistilBERT, " </s> " for RoBERTa.
-func SepFor(sep string) string { return " " + sep + " " }
+// Key is the options in a pair cache's key (datasets.CacheKey), with their defaults filled in; it reports
+// an unknown variant or query cut.
+func (o PairOptions) Key() (datasets.PairKey, error) {
+	if err := o.Validate(); err != nil {
+		return datasets.PairKey{}, err
+	}
+	n := o.Normalized()
+	k := datasets.PairKey{Variant: n.Variant, MinWords: n.MinWords, Sep: n.Sep, BothDirections: n.BothDirections}
+	if n.MaxQueryUtterances() > 1 {
+		k.QueryCut = string(n.QueryCut) // caches written before the setting hold tokens_left queries
+	}
+	return k, nil
+}
 
 // DSEPairs builds the positive pairs of opt.Variant from the dialogues.
 //
 // Pairs come in a fixed order: dialogue by dialogue as given; within one,
 // for dse123-1 the 1-1 pairs, then 2-1, then 3-1; within those by the
-// position of the response. Shuffle or Order them for training.
+// position of the response. datasets.Shuffle or datasets.Order them for
+// training.
 //
 // Choices the paper leaves open:
 //   - Utterances are the turns as given, trimmed of surrounding space
@@ -180,12 +144,12 @@ func SepFor(sep string) string { return " " + sep + " " }
 //   - dropout keeps each distinct utterance text once over all dialogues
 //     (A.1 counts 879,185 "unique sentences"); Dialogue and Corpus are
 //     those of its first occurrence.
-func DSEPairs(ds []Dialogue, opt PairOptions) ([]Pair, error) {
+func DSEPairs(ds []datasets.Dialogue, opt PairOptions) ([]datasets.Pair, error) {
 	b, err := NewPairBuilder(opt)
 	if err != nil {
 		return nil, err
 	}
-	var out []Pair
+	var out []datasets.Pair
 	for _, d := range ds {
 		out = b.Add(out, d)
 	}
@@ -217,7 +181,7 @@ func NewPairBuilder(opt PairOptions) (*PairBuilder, error) {
 }
 
 // Add appends the pairs of d, after those of the dialogues added before it, to out.
-func (b *PairBuilder) Add(out []Pair, d Dialogue) []Pair {
+func (b *PairBuilder) Add(out []datasets.Pair, d datasets.Dialogue) []datasets.Pair {
 	if b.seen != nil {
 		return b.appendDropout(out, d)
 	}
@@ -230,29 +194,26 @@ func (b *PairBuilder) Add(out []Pair, d Dialogue) []Pair {
 
 // utterances returns the trimmed turn texts and whether each passes the
 // word filter.
-func utterances(d Dialogue, minWords int) ([]string, []bool) {
+func utterances(d datasets.Dialogue, minWords int) ([]string, []bool) {
 	utts := make([]string, len(d.Turns))
 	ok := make([]bool, len(d.Turns))
 	for i, t := range d.Turns {
 		utts[i] = strings.TrimSpace(t.Text)
-		ok[i] = wordCount(utts[i]) > minWords
+		ok[i] = datasets.WordCount(utts[i]) > minWords
 	}
 	return utts, ok
 }
 
 // appendWindowPairs adds the k-1 pairs of one dialogue.
-func appendWindowPairs(out []Pair, d Dialogue, utts []string, ok []bool, k int, opt PairOptions) []Pair {
+func appendWindowPairs(out []datasets.Pair, d datasets.Dialogue, utts []string, ok []bool, k int, opt PairOptions) []datasets.Pair {
 	run := 0 // consecutive utterances that passed the filter, ending at r-1
 	for r := range utts {
 		if run >= k && ok[r] {
 			q := strings.Join(utts[r-k:r], opt.Sep)
-			p := Pair{Query: q, Response: utts[r], Dialogue: d.ID, Corpus: d.Corpus, QueryUtterances: k}
-			if k > 1 && opt.QueryCut != QueryCutWords {
-				p.QueryCut = opt.QueryCut // "" is QueryCutWords
-			}
+			p := datasets.Pair{Query: q, Response: utts[r], Dialogue: d.ID, Corpus: d.Corpus, QueryUtterances: k}
 			out = append(out, p)
 			if k == 1 && opt.BothDirections {
-				out = append(out, Pair{Query: utts[r], Response: q, Dialogue: d.ID, Corpus: d.Corpus, QueryUtterances: 1})
+				out = append(out, datasets.Pair{Query: utts[r], Response: q, Dialogue: d.ID, Corpus: d.Corpus, QueryUtterances: 1})
 			}
 		}
 		if ok[r] {
@@ -265,10 +226,10 @@ func appendWindowPairs(out []Pair, d Dialogue, utts []string, ok []bool, k int, 
 }
 
 // appendDropout pairs each utterance of d not seen before with itself.
-func (b *PairBuilder) appendDropout(out []Pair, d Dialogue) []Pair {
+func (b *PairBuilder) appendDropout(out []datasets.Pair, d datasets.Dialogue) []datasets.Pair {
 	for _, t := range d.Turns {
 		u := strings.TrimSpace(t.Text)
-		if wordCount(u) <= b.opt.MinWords {
+		if datasets.WordCount(u) <= b.opt.MinWords {
 			continue
 		}
 		sum := sha256.Sum256([]byte(u))
@@ -277,22 +238,7 @@ func (b *PairBuilder) appendDropout(out []Pair, d Dialogue) []Pair {
 			continue
 		}
 		b.seen[key] = struct{}{}
-		out = append(out, Pair{Query: u, Response: u, Dialogue: d.ID, Corpus: d.Corpus, QueryUtterances: 1})
+		out = append(out, datasets.Pair{Query: u, Response: u, Dialogue: d.ID, Corpus: d.Corpus, QueryUtterances: 1})
 	}
 	return out
-}
-
-// wordCount counts whitespace-separated words as len(strings.Fields(s))
-// would, without allocating.
-func wordCount(s string) int {
-	n := 0
-	in := false
-	for _, r := range s {
-		space := unicode.IsSpace(r)
-		if !space && !in {
-			n++
-		}
-		in = !space
-	}
-	return n
 }

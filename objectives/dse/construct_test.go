@@ -1,9 +1,12 @@
-package datasets
+package dse
 
 import (
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"convrep/datasets"
 )
 
 // Turn texts of the hand-made dialogues; word counts in comments.
@@ -18,29 +21,29 @@ const (
 	toyV1 = "Korean food, please, thank you."
 )
 
-func toyDialogues() []Dialogue {
-	turns := func(texts ...string) []Turn {
-		var ts []Turn
+func toyDialogues() []datasets.Dialogue {
+	turns := func(texts ...string) []datasets.Turn {
+		var ts []datasets.Turn
 		for i, s := range texts {
-			sp := User
+			sp := datasets.User
 			if i%2 == 1 {
-				sp = System
+				sp = datasets.System
 			}
-			ts = append(ts, Turn{Speaker: sp, Text: s})
+			ts = append(ts, datasets.Turn{Speaker: sp, Text: s})
 		}
 		return ts
 	}
-	return []Dialogue{
+	return []datasets.Dialogue{
 		{ID: "d1", Corpus: "toy", Turns: turns(toyU0, toyU1, toyU2, toyU3, toyU4, "  "+toyU5+"\n", toyU6)},
 		{ID: "d2", Corpus: "toy2", Turns: turns(toyU1, toyV1, "")},
 	}
 }
 
 // p builds an expected pair of dialogue d1 ("toy") or d2 ("toy2").
-func wantPair(dialogue, q, r string) Pair {
+func wantPair(dialogue, q, r string) datasets.Pair {
 	corpus := map[string]string{"d1": "toy", "d2": "toy2"}[dialogue]
 	k := 1 + strings.Count(q, "[SEP]") + strings.Count(q, "</s>") // the toy utterances hold neither separator
-	return Pair{Query: q, Response: r, Dialogue: dialogue, Corpus: corpus, QueryUtterances: k}
+	return datasets.Pair{Query: q, Response: r, Dialogue: dialogue, Corpus: corpus, QueryUtterances: k}
 }
 
 func joinUtts(sep string, us ...string) string { return strings.Join(us, sep) }
@@ -50,54 +53,54 @@ func TestDSEPairs(t *testing.T) {
 	tests := []struct {
 		name string
 		opt  PairOptions
-		want []Pair
+		want []datasets.Pair
 	}{
-		{"dse min3", PairOptions{Variant: VariantDSE, MinWords: 3}, []Pair{
+		{"dse min3", PairOptions{Variant: VariantDSE, MinWords: 3}, []datasets.Pair{
 			wantPair("d1", toyU0, toyU1), wantPair("d1", toyU3, toyU4), wantPair("d1", toyU4, toyU5), wantPair("d1", toyU5, toyU6),
 			wantPair("d2", toyU1, toyV1),
 		}},
-		{"default variant is dse", PairOptions{MinWords: 3}, []Pair{
+		{"default variant is dse", PairOptions{MinWords: 3}, []datasets.Pair{
 			wantPair("d1", toyU0, toyU1), wantPair("d1", toyU3, toyU4), wantPair("d1", toyU4, toyU5), wantPair("d1", toyU5, toyU6),
 			wantPair("d2", toyU1, toyV1),
 		}},
-		{"dse both directions", PairOptions{Variant: VariantDSE, MinWords: 3, BothDirections: true}, []Pair{
+		{"dse both directions", PairOptions{Variant: VariantDSE, MinWords: 3, BothDirections: true}, []datasets.Pair{
 			wantPair("d1", toyU0, toyU1), wantPair("d1", toyU1, toyU0), wantPair("d1", toyU3, toyU4), wantPair("d1", toyU4, toyU3),
 			wantPair("d1", toyU4, toyU5), wantPair("d1", toyU5, toyU4), wantPair("d1", toyU5, toyU6), wantPair("d1", toyU6, toyU5),
 			wantPair("d2", toyU1, toyV1), wantPair("d2", toyV1, toyU1),
 		}},
-		{"dse min0 keeps short, drops empty", PairOptions{Variant: VariantDSE, MinWords: 0}, []Pair{
+		{"dse min0 keeps short, drops empty", PairOptions{Variant: VariantDSE, MinWords: 0}, []datasets.Pair{
 			wantPair("d1", toyU0, toyU1), wantPair("d1", toyU1, toyU2), wantPair("d1", toyU2, toyU3), wantPair("d1", toyU3, toyU4),
 			wantPair("d1", toyU4, toyU5), wantPair("d1", toyU5, toyU6),
 			wantPair("d2", toyU1, toyV1),
 		}},
 		{"dse min5 drops 5-word utterances", PairOptions{Variant: VariantDSE, MinWords: 5}, nil},
-		{"dse2-1", PairOptions{Variant: VariantDSE21, MinWords: 3}, []Pair{
+		{"dse2-1", PairOptions{Variant: VariantDSE21, MinWords: 3}, []datasets.Pair{
 			wantPair("d1", joinUtts(s, toyU3, toyU4), toyU5), wantPair("d1", joinUtts(s, toyU4, toyU5), toyU6),
 		}},
-		{"dse2-1 both directions stays forward", PairOptions{Variant: VariantDSE21, MinWords: 3, BothDirections: true}, []Pair{
+		{"dse2-1 both directions stays forward", PairOptions{Variant: VariantDSE21, MinWords: 3, BothDirections: true}, []datasets.Pair{
 			wantPair("d1", joinUtts(s, toyU3, toyU4), toyU5), wantPair("d1", joinUtts(s, toyU4, toyU5), toyU6),
 		}},
-		{"dse3-1", PairOptions{Variant: VariantDSE31, MinWords: 3}, []Pair{
+		{"dse3-1", PairOptions{Variant: VariantDSE31, MinWords: 3}, []datasets.Pair{
 			wantPair("d1", joinUtts(s, toyU3, toyU4, toyU5), toyU6),
 		}},
-		{"dse3-1 min0", PairOptions{Variant: VariantDSE31}, []Pair{
+		{"dse3-1 min0", PairOptions{Variant: VariantDSE31}, []datasets.Pair{
 			wantPair("d1", joinUtts(s, toyU0, toyU1, toyU2), toyU3), wantPair("d1", joinUtts(s, toyU1, toyU2, toyU3), toyU4),
 			wantPair("d1", joinUtts(s, toyU2, toyU3, toyU4), toyU5), wantPair("d1", joinUtts(s, toyU3, toyU4, toyU5), toyU6),
 		}},
-		{"dse2-1 custom sep", PairOptions{Variant: VariantDSE21, MinWords: 3, Sep: SepFor("</s>")}, []Pair{
+		{"dse2-1 custom sep", PairOptions{Variant: VariantDSE21, MinWords: 3, Sep: datasets.SepFor("</s>")}, []datasets.Pair{
 			wantPair("d1", toyU3+" </s> "+toyU4, toyU5), wantPair("d1", toyU4+" </s> "+toyU5, toyU6),
 		}},
-		{"dse123-1", PairOptions{Variant: VariantDSE123, MinWords: 3}, []Pair{
+		{"dse123-1", PairOptions{Variant: VariantDSE123, MinWords: 3}, []datasets.Pair{
 			wantPair("d1", toyU0, toyU1), wantPair("d1", toyU3, toyU4), wantPair("d1", toyU4, toyU5), wantPair("d1", toyU5, toyU6),
 			wantPair("d1", joinUtts(s, toyU3, toyU4), toyU5), wantPair("d1", joinUtts(s, toyU4, toyU5), toyU6),
 			wantPair("d1", joinUtts(s, toyU3, toyU4, toyU5), toyU6),
 			wantPair("d2", toyU1, toyV1),
 		}},
-		{"dropout dedups across dialogues", PairOptions{Variant: VariantDropout, MinWords: 3}, []Pair{
+		{"dropout dedups across dialogues", PairOptions{Variant: VariantDropout, MinWords: 3}, []datasets.Pair{
 			wantPair("d1", toyU0, toyU0), wantPair("d1", toyU1, toyU1), wantPair("d1", toyU3, toyU3), wantPair("d1", toyU4, toyU4),
 			wantPair("d1", toyU5, toyU5), wantPair("d1", toyU6, toyU6), wantPair("d2", toyV1, toyV1),
 		}},
-		{"dropout min4", PairOptions{Variant: VariantDropout, MinWords: 4}, []Pair{
+		{"dropout min4", PairOptions{Variant: VariantDropout, MinWords: 4}, []datasets.Pair{
 			wantPair("d1", toyU0, toyU0), wantPair("d1", toyU1, toyU1), wantPair("d1", toyU3, toyU3), wantPair("d1", toyU4, toyU4),
 			wantPair("d1", toyU6, toyU6), wantPair("d2", toyV1, toyV1),
 		}},
@@ -118,7 +121,7 @@ func TestDSEPairs(t *testing.T) {
 	}
 }
 
-func dumpPairs(ps []Pair) string {
+func dumpPairs(ps []datasets.Pair) string {
 	var b strings.Builder
 	for _, p := range ps {
 		b.WriteString("  " + p.Dialogue + "/" + p.Corpus + ": " + p.Query + " => " + p.Response + "\n")
@@ -135,7 +138,7 @@ func TestDSEPairsEdges(t *testing.T) {
 		if err != nil || len(got) != 0 {
 			t.Errorf("%s on no dialogues: %d pairs, %v", v, len(got), err)
 		}
-		one := []Dialogue{{ID: "x", Turns: []Turn{{Text: "a single long enough turn"}}}}
+		one := []datasets.Dialogue{{ID: "x", Turns: []datasets.Turn{{Text: "a single long enough turn"}}}}
 		got, err = DSEPairs(one, PairOptions{Variant: v})
 		want := 0
 		if v == VariantDropout {
@@ -143,14 +146,6 @@ func TestDSEPairsEdges(t *testing.T) {
 		}
 		if err != nil || len(got) != want {
 			t.Errorf("%s on a one-turn dialogue: %d pairs, want %d (%v)", v, len(got), want, err)
-		}
-	}
-}
-
-func TestWordCount(t *testing.T) {
-	for _, s := range []string{"", " ", "a", " a  b\tc\n", "Domino's is a good place", "a\u00a0b\u3000c\u0085d", "x\u200by"} {
-		if got, want := wordCount(s), len(strings.Fields(s)); got != want {
-			t.Errorf("wordCount(%q) = %d, want %d", s, got, want)
 		}
 	}
 }
@@ -163,5 +158,40 @@ func TestPairOptionsNormalized(t *testing.T) {
 	}
 	if c := (PairOptions{MinWords: -7}).Normalized(); c.MinWords != -1 {
 		t.Errorf("MinWords -7 normalised to %d, want -1", c.MinWords)
+	}
+}
+
+// The streaming pair count (datasets.PairCounter over a PairBuilder, as data check counts) equals DSEPairs'
+// over the shipped example, read with its experiment's mapping.
+func TestPairCounterIsDSEPairs(t *testing.T) {
+	s := datasets.FileSet{Paths: []string{filepath.Join("..", "..", "examples", "own-dialogues", "support.csv")},
+		Columns: datasets.Columns{Dialogue: "conversation_id", Speaker: "role", Text: "message", Domain: "topic"}}
+	var ds []datasets.Dialogue
+	if err := s.EachDialogue(datasets.ReadOptions{MergeSameSpeaker: true}, func(_ string, d datasets.Dialogue) error {
+		ds = append(ds, d)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 41 {
+		t.Fatalf("%d dialogues, want 41", len(ds))
+	}
+	for _, opt := range []PairOptions{{Variant: VariantDSE, MinWords: 3}, {Variant: VariantDSE123, MinWords: 3, BothDirections: true}, {Variant: VariantDropout, MinWords: 0}} {
+		want, err := DSEPairs(append(ds, ds[:3]...), opt) // repeated dialogues: dropout counts each text once
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := NewPairBuilder(opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := datasets.NewPairCounter(b)
+		n := 0
+		for _, d := range append(ds, ds[:3]...) {
+			n += c.Add(d)
+		}
+		if n != len(want) || n == 0 {
+			t.Errorf("%s: counted %d pairs, DSEPairs builds %d", opt.Variant, n, len(want))
+		}
 	}
 }

@@ -1,10 +1,14 @@
-package datasets
+package dse
 
 import (
+	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
+	"convrep/datasets"
+	"convrep/internal/shared"
 	"convrep/tokenizers"
 )
 
@@ -18,14 +22,14 @@ func TestMultiUtteranceQueryKeepsItsEnd(t *testing.T) {
 	u2 := "the middle one is short"
 	u3 := "pizza near the station please" // next to the response
 	u4 := "there is one on main street"
-	d := Dialogue{ID: "d", Corpus: "toy", Turns: []Turn{{User, u1}, {System, u2}, {User, u3}, {System, u4}}}
+	d := datasets.Dialogue{ID: "d", Corpus: "toy", Turns: []datasets.Turn{{Speaker: datasets.User, Text: u1}, {Speaker: datasets.System, Text: u2}, {Speaker: datasets.User, Text: u3}, {Speaker: datasets.System, Text: u4}}}
 	const maxLength = 12
 	for _, variant := range []string{VariantDSE31, VariantDSE123} {
-		pairs, err := DSEPairs([]Dialogue{d}, PairOptions{Variant: variant, MinWords: 3, QueryCut: QueryCutTokensLeft})
+		pairs, err := DSEPairs([]datasets.Dialogue{d}, PairOptions{Variant: variant, MinWords: 3, QueryCut: QueryCutTokensLeft})
 		if err != nil {
 			t.Fatal(err)
 		}
-		tp, err := TokenizePairs(pairs, tok, maxLength, tokenizers.TruncateRight, 1)
+		tp, err := TokenizePairs(pairs, QueryCutTokensLeft, tok, maxLength, tokenizers.TruncateRight, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +87,7 @@ func containsRun(s, run []int64) bool {
 	return false
 }
 
-func TestFitQuery(t *testing.T) {
+func TestQueryCutFit(t *testing.T) {
 	right := tokenizers.BatchOptions{MaxLength: 32, Truncation: tokenizers.TruncateRight}
 	left := func(n int) tokenizers.BatchOptions {
 		return tokenizers.BatchOptions{MaxLength: n, Truncation: tokenizers.TruncateLeft}
@@ -119,7 +123,7 @@ func TestFitQuery(t *testing.T) {
 		if c.maxLength == 0 {
 			in = tokenizers.BatchOptions{}
 		}
-		text, got := fitQuery(Pair{Query: long, QueryUtterances: c.k, QueryCut: c.cut}, in, c.limit)
+		text, got := c.cut.Fit(datasets.Pair{Query: long, QueryUtterances: c.k}, in, c.limit)
 		if got != c.want {
 			t.Errorf("%s k=%d limit=%d max_length=%d: %+v, want %+v", c.cut, c.k, c.limit, c.maxLength, got, c.want)
 		}
@@ -145,8 +149,8 @@ func TestAuthorsQueryCut(t *testing.T) {
 			"one 01223323737 two three four five six seven eight nine ten", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			pairs := []Pair{{Query: c.query, Response: "fine", QueryUtterances: 2}}
-			tp, err := TokenizePairs(pairs, tok, maxLength, tokenizers.TruncateRight, 1)
+			pairs := []datasets.Pair{{Query: c.query, Response: "fine", QueryUtterances: 2}}
+			tp, err := TokenizePairs(pairs, "", tok, maxLength, tokenizers.TruncateRight, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,5 +169,104 @@ func TestAuthorsQueryCut(t *testing.T) {
 				t.Errorf("%d tokens of %d kept (end cut: %v, want %v)", len(tp.Query[0]), len(full), cut, c.endCut)
 			}
 		})
+	}
+}
+
+// tinyBERT is the tokenizer of the tiny BERT fixture.
+func tinyBERT(t testing.TB) *tokenizers.Tokenizer {
+	t.Helper()
+	tok, err := tokenizers.Load(shared.MustPath(t, "fixtures", "tiny-bert"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+func to64(ids []int32) []int64 {
+	out := make([]int64, len(ids))
+	for i, v := range ids {
+		out[i] = int64(v)
+	}
+	return out
+}
+
+// manyPairs is the toy pairs of every variant, repeated with numbers so
+// that several workers' chunks are exercised.
+func manyPairs(t testing.TB, copies int) []datasets.Pair {
+	t.Helper()
+	var base []datasets.Pair
+	for _, v := range []string{VariantDSE123, VariantDropout} {
+		ps, err := DSEPairs(toyDialogues(), PairOptions{Variant: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		base = append(base, ps...)
+	}
+	base = append(base,
+		datasets.Pair{Query: "", Response: "[CLS] odd [SEP] specials [MASK]"},
+		datasets.Pair{Query: "Café Ünïcode 東京 🍕", Response: "a\u00a0b\tc\nd"},
+	)
+	out := make([]datasets.Pair, 0, copies*len(base))
+	for c := range copies {
+		for _, p := range base {
+			p.Query = fmt.Sprintf("%s %d", p.Query, c)
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func TestTokenizePairsTruncates(t *testing.T) {
+	tok := tinyBERT(t)
+	pairs := manyPairs(t, 2)
+	cls, _ := tok.TokenID("[CLS]")
+	sep, _ := tok.TokenID("[SEP]")
+	for _, c := range []struct {
+		trunc tokenizers.Truncation
+		cut   QueryCut
+	}{
+		{tokenizers.TruncateRight, QueryCutWords}, {tokenizers.TruncateLeft, QueryCutWords},
+		{tokenizers.TruncateRight, QueryCutTokensLeft}, {tokenizers.TruncateLeft, QueryCutTokensLeft},
+	} {
+		trunc := c.trunc
+		const maxLen = 8
+		tp, err := TokenizePairs(pairs, c.cut, tok, maxLen, trunc, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cut := 0
+		for i, p := range pairs {
+			// A k-1 query has k times the budget (TokenizePairs): with QueryCutTokensLeft it keeps its last
+			// tokens; with QueryCutWords its last int(0.9·k·maxLen) words, then the tokenizer cuts its end.
+			qLen, qTrunc, text := maxLen, trunc, p.Query
+			if p.QueryUtterances > 1 {
+				qLen, qTrunc = p.QueryUtterances*maxLen, tokenizers.TruncateLeft
+				if c.cut == QueryCutWords {
+					qTrunc = tokenizers.TruncateRight
+					if w, keep := strings.Fields(text), int(0.9*float64(qLen)); len(w) > keep {
+						text = strings.Join(w[len(w)-keep:], " ")
+					}
+				}
+			}
+			b, err := tok.EncodeBatch([]string{text}, tokenizers.BatchOptions{MaxLength: qLen, Truncation: qTrunc})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := b.InputIDs[0][:b.Lengths[0]]
+			got := to64(tp.Query[i])
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("truncation %d, query cut %s, pair %d %q: %v, want %v", trunc, c.cut, i, p.Query, got, want)
+			}
+			if len(got) > qLen || got[0] != cls || got[len(got)-1] != sep {
+				t.Fatalf("truncation %d pair %d: %v is not [CLS] … [SEP] within %d", trunc, i, got, qLen)
+			}
+			full, _ := tok.Encode(text)
+			if len(full) > qLen {
+				cut++
+			}
+		}
+		if cut == 0 {
+			t.Fatal("no pair was long enough to be truncated")
+		}
 	}
 }
