@@ -30,6 +30,7 @@ import (
 	"convrep/experiment"
 	"convrep/internal/cli"
 	"convrep/internal/logging"
+	"convrep/objectives"
 	"convrep/trainer"
 )
 
@@ -97,11 +98,14 @@ func run(ctx context.Context, path string, sets []string, log *zap.Logger) error
 	if err != nil {
 		return err
 	}
-	reporter, ok := data.(interface{ Report() mgt.Report })
+	reporter, ok := data.(objectives.Reporter)
 	if !ok {
 		return fmt.Errorf("%s: objective.name must be mgt", path)
 	}
-	rep := reporter.Report()
+	rep, ok := reporter.Report().(mgt.Report)
+	if !ok {
+		return fmt.Errorf("%s: objective.name must be mgt", path)
+	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	var ru syscall.Rusage
