@@ -1,6 +1,7 @@
 package datacmd
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -11,7 +12,7 @@ import (
 	"convrep/datasets"
 )
 
-func setupStats(fs *flag.FlagSet) func(io.Writer, *zap.Logger) error {
+func setupStats(fs *flag.FlagSet) action {
 	var rf readFlags
 	rf.add(fs)
 	var popt datasets.PairOptions
@@ -26,7 +27,7 @@ func setupStats(fs *flag.FlagSet) func(io.Writer, *zap.Logger) error {
 			"MetaLWOZ were dropped.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
-	return func(stdout io.Writer, log *zap.Logger) error {
+	return func(_ context.Context, stdout io.Writer, log *zap.Logger) error {
 		names, per, err := rf.read(log)
 		if err != nil {
 			return err
