@@ -15,8 +15,8 @@ import (
 	"go.uber.org/zap"
 
 	"convrep/evaluate"
-	"convrep/internal/dualrun"
 	"convrep/evaluate/suite"
+	"convrep/internal/dualrun"
 	"convrep/internal/shared"
 	"convrep/models"
 	"convrep/tokenizers"
