@@ -67,7 +67,7 @@ ENV CGO_ENABLED=1
 RUN LIBTORCH=/opt/venv/bin/python go run ./cmd/setup --no-install \
     && grep -q -- '-DCONVREP_NCCL_LIB_VERSION_CODE=' internal/torch/cgo_flags.go
 RUN mkdir -p /out \
-    && go build -trimpath -o /out/ ./cmd/train ./cmd/evaluate ./cmd/embed ./cmd/bench ./cmd/data ./cmd/mgtbuckets ./cmd/claims ./cmd/convrep
+    && go build -trimpath -o /out/ ./cmd/train ./cmd/evaluate ./cmd/embed ./cmd/bench ./cmd/data ./cmd/claims ./cmd/convrep
 
 FROM nvidia/cuda:12.8.1-runtime-ubuntu24.04 AS runtime
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]

@@ -77,6 +77,13 @@ type Static interface {
 	Tensors() []*ts.Tensor
 }
 
+// Reporter is a Dataset that says what building it cost (MGT: each phase's seconds, the caches it hit, its
+// segments' similarity, the memory its pool and negatives take): `convrep data prepare` calls Report, whose
+// value marshals to a JSON object, and prints it; the trainer never does.
+type Reporter interface {
+	Report() any
+}
+
 // EpochAware is a Dataset whose batches depend on the epoch as well as on the example indices, such as a
 // masked-LM dataset that re-masks every example each epoch (dynamic masking) from a random source derived
 // from (seed, epoch, example): the trainer tells it the epoch before asking for that epoch's batches, so a

@@ -55,7 +55,10 @@ func TestClaimsScriptCoversTheSpec(t *testing.T) {
 			return ""
 		}
 		switch filepath.Base(args[0]) {
-		case "train", "mgtbuckets":
+		case "train", "data":
+			if args[0] == "/nonexistent/bin/data" && (len(args) < 2 || args[1] != "prepare") {
+				t.Errorf("%q: the claims run data prepare only", f)
+			}
 			exp := args[len(args)-1]
 			if !strings.HasSuffix(exp, "_mini_cpu.toml") {
 				t.Errorf("%q: the claims train only *_mini_cpu.toml experiments", f)

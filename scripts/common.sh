@@ -57,7 +57,7 @@ setup_bins() {
 		return
 	fi
 	go run ./cmd/setup
-	go build -o "$BIN/" ./cmd/train ./cmd/evaluate ./cmd/mgtbuckets ./cmd/claims
+	go build -o "$BIN/" ./cmd/train ./cmd/evaluate ./cmd/data ./cmd/claims
 }
 
 # python_with_torch sets PYTHON (unless set) to the first Python that imports torch, a virtual environment's,
@@ -127,13 +127,13 @@ train() {
 	run "${launch[@]}" "$@" "$toml"
 }
 
-# mgtbuckets EXPERIMENT.toml [--set k=v ...]: builds (and caches) MGT's response pool and segments, and reports
-# their cost.
+# mgtbuckets EXPERIMENT.toml [--set k=v ...]: builds (and caches) MGT's response pool and segments with data
+# prepare, and reports their cost.
 mgtbuckets() {
 	local toml="$1"
 	shift
 	log "MGT response pool and segments for $toml"
-	run "$BIN/mgtbuckets" "$@" "$toml"
+	run "$BIN/data" prepare "$@" "$toml"
 }
 
 # ev TASK RESULT.json|DIR [flags]: one cmd/evaluate task; skipped when its result exists. suite takes a folder

@@ -2,7 +2,7 @@
 # MGT (Mehri and Eskenazi 2019, "Multi-Granularity Representations of Dialog"), Table 2 on MultiWOZ next-utterance
 # retrieval (1 of 20), as the paper runs it (§3.3, §4.2.3):
 #   1. train the single dual encoder (uniform negatives, §3.1);
-#   2. embed the response pool with its response encoder and cut it into L similarity segments (cmd/mgtbuckets;
+#   2. embed the response pool with its response encoder and cut it into L similarity segments (cmd/data prepare;
 #      the experiment's objective.segment_encoder names the single run);
 #   3. train one dual encoder per granularity (segment l's negatives, Eq. 9-12);
 #   4. train the plain ensemble, one member per seed (uniform negatives, §3.2; seeds 43.., none the single run's 42);

@@ -165,7 +165,10 @@ func TestScriptsDryRun(t *testing.T) {
 					case "evaluate":
 						evaluated++
 						checkEvaluate(t, root, args, tasks, flags, small)
-					case "mgtbuckets":
+					case "data":
+						if len(args) < 2 || args[1] != "prepare" {
+							t.Errorf("%q: the scripts run data prepare only", f)
+						}
 						checkExperiment(t, root, args[len(args)-1], small)
 					default:
 						t.Errorf("unexpected command %q", f)

@@ -97,7 +97,7 @@ func New(ctx context.Context, e *experiment.Experiment, opt Options, log *zap.Lo
 }
 
 // Prepare builds what a run of the experiment trains on, the backbone, the objective and its dataset,
-// through the same caches as a run, without training; cmd/mgtbuckets uses it to build MGT's segments ahead.
+// through the same caches as a run, without training; `convrep data prepare` uses it to build a dataset ahead.
 func Prepare(ctx context.Context, e *experiment.Experiment, log *zap.Logger) (objectives.Dataset, error) {
 	t, _, err := prepare(ctx, e, log)
 	if err != nil {

@@ -18,13 +18,11 @@ import (
 	"testing"
 
 	"convrep/claims"
-	"convrep/cmd/internal/mgtbucketscmd"
 )
 
-// goRunChecks are the parse-only checks of the programs under cmd/: convrep's subcommands, and mgtbuckets, a
-// measurement tool for MGT's data kept out of convrep.
+// goRunChecks are the parse-only checks of the programs under cmd/: convrep and its subcommands.
 func goRunChecks() map[string]func([]string) error {
-	m := map[string]func([]string) error{"mgtbuckets": mgtbucketscmd.Check, "convrep": func(args []string) error {
+	m := map[string]func([]string) error{"convrep": func(args []string) error {
 		_, err := checkConvrep(args)
 		return err
 	}}
@@ -550,7 +548,9 @@ func TestCheckSnippet(t *testing.T) {
 		{snippet{1, "convrep bench --batch 8 --seq-len x", false}, "invalid value"},
 		{snippet{1, "convrep train", false}, "want one experiment file"},
 		{snippet{1, "convrep train", true}, ""},
-		{snippet{1, "go run ./cmd/mgtbuckets", true}, ""},
+		{snippet{1, "go run ./cmd/data", true}, ""},
+		{snippet{1, "convrep data prepare experiments/mgt_mini_cpu.toml --set objective.segment=2", false}, ""},
+		{snippet{1, "convrep data prepare", false}, "want 1"},
 		{snippet{1, "convrep help train", false}, ""},
 		{snippet{1, "experiments/dse_*.toml", true}, ""},
 		{snippet{1, "experiments/nope_*.toml", true}, "matches no file"},

@@ -38,7 +38,10 @@ type mgtData struct {
 	report   Report
 }
 
-// Report says what building MGT's data cost (cmd/mgtbuckets prints it; the dataset's Report method).
+var _ objectives.Reporter = (*mgtData)(nil)
+
+// Report says what building MGT's data cost, and the memory its pool and negatives take: the dataset's
+// Report (objectives.Reporter), which `convrep data prepare` prints.
 type Report struct {
 	Examples, Pool, Dim int
 	ReadS, TokenizeS    float64
@@ -49,10 +52,18 @@ type Report struct {
 	SegmentEncoder, SegmentEncoderDigest string
 	// SegmentSimilarity is the mean cosine of each segment's negatives to their ground truth (mgt only).
 	SegmentSimilarity []float64
+	// PoolMiB is the pool's embeddings alone, responses × dim × 4 bytes; NegativeMiB the negatives,
+	// examples × L × (k−1) × 4 bytes (0 with uniform negatives, which have no segments).
+	PoolMiB, NegativeMiB float64
 }
 
-// Report says what building the data cost.
-func (d *mgtData) Report() Report { return d.report }
+// Report says what building the data cost (objectives.Reporter), a Report.
+func (d *mgtData) Report() any {
+	r := d.report
+	r.PoolMiB = float64(r.Pool*r.Dim*4) / (1 << 20)
+	r.NegativeMiB = float64(r.Examples*len(r.SegmentSimilarity)*int(max(d.k-1, 0))*4) / (1 << 20)
+	return r
+}
 
 func buildMGTData(env objectives.DataEnv, o Config) (*mgtData, Report, error) {
 	var rep Report

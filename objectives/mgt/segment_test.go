@@ -66,7 +66,7 @@ func TestSegmentsComeFromTheNamedResponseEncoder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ra, rb, rc := a.Report(), b.Report(), c.Report()
+	ra, rb, rc := a.Report().(Report), b.Report().(Report), c.Report().(Report)
 	t.Logf("A %s %v, B %s %v, C %s hits %v/%v", ra.SegmentEncoderDigest, ra.SegmentSimilarity, rb.SegmentEncoderDigest, rb.SegmentSimilarity,
 		rc.SegmentEncoderDigest, rc.EmbedHit, rc.NegHit)
 	switch {

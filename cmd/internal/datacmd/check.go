@@ -1,6 +1,7 @@
 package datacmd
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,7 +16,7 @@ import (
 
 // setupCheck is data check FILE...: it reads dialogue files of one's own as an experiment's data.files
 // would, streaming, and prints the table data stats prints, a row per file.
-func setupCheck(fs *flag.FlagSet, files *[]string) func(io.Writer, *zap.Logger) error {
+func setupCheck(fs *flag.FlagSet, files *[]string) action {
 	var cols datasets.Columns
 	def := datasets.DefaultColumns
 	fs.StringVar(&cols.Dialogue, "dialogue-column", "", fmt.Sprintf("the dialogue id column of CSV, TSV and Parquet files (data.columns.dialogue; default %q)", def.Dialogue))
@@ -41,7 +42,7 @@ func setupCheck(fs *flag.FlagSet, files *[]string) func(io.Writer, *zap.Logger) 
 			"It streams: memory holds one dialogue at a time and 16 bytes per dialogue id.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
-	return func(stdout io.Writer, log *zap.Logger) error {
+	return func(_ context.Context, stdout io.Writer, log *zap.Logger) error {
 		if len(*files) == 0 {
 			return errors.New("name at least one FILE (see --help)")
 		}

@@ -1,6 +1,7 @@
 package datacmd
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,7 +15,7 @@ import (
 	"convrep/internal/atomicfile"
 )
 
-func setupConvert(fs *flag.FlagSet) func(io.Writer, *zap.Logger) error {
+func setupConvert(fs *flag.FlagSet) action {
 	var rf readFlags
 	rf.add(fs)
 	out := fs.String("out", "", "the JSON-lines file to write, one dialogue per line (required); written atomically")
@@ -25,7 +26,7 @@ func setupConvert(fs *flag.FlagSet) func(io.Writer, *zap.Logger) error {
 			"in corpus order, then file and record order. Empty utterances are dropped.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
-	return func(stdout io.Writer, log *zap.Logger) error {
+	return func(_ context.Context, stdout io.Writer, log *zap.Logger) error {
 		if *out == "" {
 			return errors.New("--out is required (see --help)")
 		}

@@ -30,7 +30,7 @@ type fetchFlags struct {
 	timeout                    time.Duration
 }
 
-func setupFetch(fs *flag.FlagSet) func(io.Writer, *zap.Logger) error {
+func setupFetch(fs *flag.FlagSet) action {
 	f := &fetchFlags{}
 	fs.StringVar(&f.to, "to", "", "the folder to download into (required); it gets pretrain/, eval/ and vocab/")
 	fs.StringVar(&f.corpora, "corpora", strings.Join(datasets.Corpora(), ","), "comma-separated pretraining corpora to fetch ('' for none)")
@@ -42,7 +42,7 @@ func setupFetch(fs *flag.FlagSet) func(io.Writer, *zap.Logger) error {
 	}
 	fs.StringVar(&f.baseURL, "base-url", base, "where repositories' files are served, as BASE/OWNER/REPO/COMMIT/PATH (or $CONVREP_DATA_BASE_URL)")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "give up on a connection that sends nothing for this long")
-	return func(w io.Writer, log *zap.Logger) error { return f.run(context.Background(), w, log) }
+	return f.run
 }
 
 func (f *fetchFlags) run(ctx context.Context, w io.Writer, log *zap.Logger) error {

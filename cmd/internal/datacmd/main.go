@@ -1,9 +1,11 @@
 // Package datacmd is the data command (cmd/data, convrep data): it reads the pretraining corpora in their
-// upstream layouts and writes them as one JSON-lines file of dialogues, or prints how much text each holds.
+// upstream layouts and writes them as one JSON-lines file of dialogues, or prints how much text each holds;
+// and it builds an experiment's dataset ahead of its run, through the run's caches.
 //
 //	go run ./cmd/data convert --data ../shared/data/pretrain --corpora sgd,woz2 --out dialogues.jsonl [--merge-speakers] [--skip-bad]
 //	go run ./cmd/data stats [--data DIR] [--corpora LIST]
 //	go run ./cmd/data fetch --to DIR [--corpora LIST] [--eval LIST]   (where ../shared/data is absent)
+//	go run ./cmd/data prepare experiments/mgt_small_cpu.toml [--set section.key=value ...]
 package datacmd
 
 import (
@@ -23,13 +25,20 @@ import (
 	"convrep/internal/shared"
 )
 
-// command is one subcommand: its flags are added to fs, and run does the work once they are parsed. A command
-// with setupArgs instead of setup takes positional arguments, which it finds in *args once they are parsed.
+// command is one subcommand: its flags are added to fs, and the action setup returns does the work once they
+// are parsed. A command with setupArgs instead of setup takes positional arguments, which it finds in *args
+// once they are parsed, exactly nargs of them when nargs is above 0. An interruptible command's action
+// watches ctx, which SIGINT and SIGTERM cancel.
 type command struct {
 	name, summary string
-	setup         func(fs *flag.FlagSet) func(stdout io.Writer, log *zap.Logger) error
-	setupArgs     func(fs *flag.FlagSet, args *[]string) func(stdout io.Writer, log *zap.Logger) error
+	setup         func(fs *flag.FlagSet) action
+	setupArgs     func(fs *flag.FlagSet, args *[]string) action
+	nargs         int
+	interruptible bool
 }
+
+// action is a parsed command's work, writing its output to stdout.
+type action func(ctx context.Context, stdout io.Writer, log *zap.Logger) error
 
 var commands = []command{
 	{name: "convert", summary: "write the corpora as one JSON-lines file of dialogues", setup: setupConvert},
@@ -37,6 +46,7 @@ var commands = []command{
 	{name: "check", summary: "validate dialogue files of one's own (data.files) and print their stats", setupArgs: setupCheck},
 	{name: "fetch", summary: "download the corpora and evaluation sets from their public sources, checked against the manifest", setup: setupFetch},
 	{name: "manifest", summary: "write the manifest (path, size, SHA-256, source) of a data folder such as ../shared/data", setup: setupManifest},
+	{name: "prepare", summary: "build an experiment's dataset ahead of its run, through the run's caches, and print its report", setupArgs: setupPrepare, nargs: 1, interruptible: true},
 }
 
 // Main runs data on args, the command line after the command's name, and returns the exit status: 0, 1 for a
@@ -53,20 +63,23 @@ func run(args []string, stdout, stderr io.Writer, log *zap.Logger) int {
 }
 
 // commandLine is data's command line: the subcommand args[0], which writes to stdout.
-func commandLine(args []string, stdout io.Writer) cli.Command[func(io.Writer, *zap.Logger) error] {
-	name := "data"
+func commandLine(args []string, stdout io.Writer) cli.Command[action] {
+	name, interruptible := "data", false
 	if len(args) > 0 {
 		name += " " + args[0]
+		if i := slices.IndexFunc(commands, func(c command) bool { return c.name == args[0] }); i >= 0 {
+			interruptible = commands[i].interruptible
+		}
 	}
-	return cli.Command[func(io.Writer, *zap.Logger) error]{Name: name, Parse: parse,
-		Run: func(_ context.Context, do func(io.Writer, *zap.Logger) error, log *zap.Logger) error {
-			return do(stdout, log)
+	return cli.Command[action]{Name: name, Parse: parse, Interruptible: interruptible,
+		Run: func(ctx context.Context, do action, log *zap.Logger) error {
+			return do(ctx, stdout, log)
 		}}
 }
 
 // parse finds the command args[0] and parses its flags; usage and flag errors are printed to stderr. It returns
 // what runs the command, or flag.ErrHelp for -h / --help.
-func parse(args []string, stderr io.Writer) (func(stdout io.Writer, log *zap.Logger) error, error) {
+func parse(args []string, stderr io.Writer) (action, error) {
 	if len(args) == 0 {
 		usage(stderr)
 		return nil, errors.New("no command")
@@ -82,7 +95,7 @@ func parse(args []string, stderr io.Writer) (func(stdout io.Writer, log *zap.Log
 		fs := flag.NewFlagSet("data "+c.name, flag.ContinueOnError)
 		fs.SetOutput(stderr)
 		var positional []string
-		var do func(io.Writer, *zap.Logger) error
+		var do action
 		if c.setupArgs != nil {
 			do = c.setupArgs(fs, &positional)
 		} else {
@@ -93,6 +106,10 @@ func parse(args []string, stderr io.Writer) (func(stdout io.Writer, log *zap.Log
 			return nil, err
 		}
 		if c.setupArgs != nil {
+			if c.nargs > 0 && len(rest) != c.nargs {
+				fmt.Fprintf(stderr, "data %s: got %d arguments %q, want %d (see --help)\n", c.name, len(rest), rest, c.nargs)
+				return nil, fmt.Errorf("data %s: got %d arguments %q, want %d", c.name, len(rest), rest, c.nargs)
+			}
 			positional = rest
 			return do, nil
 		}
@@ -110,7 +127,7 @@ func parse(args []string, stderr io.Writer) (func(stdout io.Writer, log *zap.Log
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "usage: data <command> [flags]\n\n"+
 		"Reads the pretraining corpora in their upstream layouts, archives and .json.gz in place:\n  %s\n"+
-		"and dialogue files of one's own (check).\n\ncommands:\n",
+		"and dialogue files of one's own (check); builds an experiment's dataset as its run would (prepare).\n\ncommands:\n",
 		strings.Join(datasets.Corpora(), ", "))
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)

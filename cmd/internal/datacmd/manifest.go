@@ -3,6 +3,7 @@ package datacmd
 import (
 	"bufio"
 	"compress/gzip"
+	"context"
 	"crypto/sha256"
 	_ "embed"
 	"encoding/hex"
@@ -95,10 +96,10 @@ var (
 // gzippedHere are the folders whose .json.gz files are upstream .json files compressed for ../shared.
 var gzippedHere = []string{"pretrain/sgd", "pretrain/taskmaster"}
 
-func setupManifest(fs *flag.FlagSet) func(io.Writer, *zap.Logger) error {
+func setupManifest(fs *flag.FlagSet) action {
 	def, _ := shared.Path("data")
 	from := fs.String("from", def, "the data folder to describe (default ../shared/data)")
-	return func(w io.Writer, log *zap.Logger) error {
+	return func(_ context.Context, w io.Writer, log *zap.Logger) error {
 		es, skipped, err := buildManifest(*from)
 		if err != nil {
 			return err

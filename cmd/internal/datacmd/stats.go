@@ -1,6 +1,7 @@
 package datacmd
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -12,7 +13,7 @@ import (
 	"convrep/objectives/dse"
 )
 
-func setupStats(fs *flag.FlagSet) func(io.Writer, *zap.Logger) error {
+func setupStats(fs *flag.FlagSet) action {
 	var rf readFlags
 	rf.add(fs)
 	var popt dse.PairOptions
@@ -27,7 +28,7 @@ func setupStats(fs *flag.FlagSet) func(io.Writer, *zap.Logger) error {
 			"MetaLWOZ were dropped.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
-	return func(stdout io.Writer, log *zap.Logger) error {
+	return func(_ context.Context, stdout io.Writer, log *zap.Logger) error {
 		names, per, err := rf.read(log)
 		if err != nil {
 			return err
