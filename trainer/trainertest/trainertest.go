@@ -567,7 +567,7 @@ func KillAt(t *testing.T, p *Proc, out string, rng *rand.Rand, after int64, sig 
 	case p.err != nil:
 		t.Fatalf("%v after %v: %v, want exit status 0\n%s", p.cmd.Args, sig, p.err, p.Output(t))
 	}
-	if _, err := os.Stat(filepath.Join(out, "model")); err == nil {
+	if _, err := os.Stat(rundir.At(out).ModelDir()); err == nil {
 		t.Fatalf("%v had already finished when %v came: the kill moment is too late\n%s", p.cmd.Args, sig, p.Output(t))
 	}
 }
