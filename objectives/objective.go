@@ -1,14 +1,16 @@
-// Package objectives is the contract between the trainer and the pretraining objectives, and the pieces the
-// objectives share. Each objective is one package below this one (dse, futuretod, dialoguecse, mgt, and the
-// baselines mlm, simcse and rcl), which starts from its paper's equations and declares everything a run needs of
-// it: its name, its settings (read once and strictly), what it needs of the backbone, its parameter groups with
-// the learning rate each uses, its dataset and its loss. objectives/all imports every one of them.
+// Package objectives is the contract between the trainer and the pretraining objectives, and what every objective is
+// given: its settings, the run's data (DataEnv) and the held-out split. Each objective is one package below this one
+// (dse, futuretod, dialoguecse, mgt, and the baselines mlm, simcse and rcl), which starts from its paper's equations
+// and declares everything a run needs of it: its name, its settings (read once and strictly), what it needs of the
+// backbone, its parameter groups with the learning rate each uses, its dataset and its loss. objectives/all imports
+// every one of them.
 //
 // This file is the whole contract: the two interfaces every objective implements (Config, Objective, with the
-// Dataset its Objective builds), and every optional interface the trainer or the evaluation asks for with a type
-// assertion, each saying when it is called. The trainer knows objectives only through them: it parses the
-// [objective] table with Parse (register.go), builds the backbone the Config needs, builds the objective on it,
-// asks it for its groups and its dataset, and calls Loss per batch.
+// Dataset its Objective builds), and every optional interface the trainer, `convrep data prepare` or the
+// evaluation asks for, each saying when it is called. The trainer knows objectives only through these interfaces:
+// it parses the [objective] table with Parse (register.go), builds the backbone the Config needs, builds the
+// objective on it, asks it for its groups and its dataset, and calls Loss per batch. The pieces objectives share in
+// their code are packages of their own: objectives/inputs and objectives/tensors.
 //
 // Adding an objective is one package that calls Register from an init function, and a line in objectives/all
 // (docs/objectives.md, "Adding an objective", shows the whole of toy_test.go's example).
@@ -71,8 +73,8 @@ type Batch struct {
 // fixed order, and a batch of the same shapes lists tensors of those shapes in that order, so that copying
 // another batch's tensors into this one's is the same as taking the other batch. A dataset whose batches are
 // Static pads them to fixed widths when DataEnv.FixedShapes is set, so that full batches share one shape. With
-// train.cuda_graphs, the trainer asks each step's batch for its tensors, to capture them once and copy every later
-// batch into them.
+// train.cuda_graphs, the trainer asks each step's batch for its tensors, to capture them once and copy every
+// later batch into them.
 type Static interface {
 	Tensors() []*ts.Tensor
 }
@@ -95,8 +97,9 @@ type EpochAware interface {
 // Objective side.
 
 // GlobalBatch is implemented by the objectives whose negatives are the other rows of the batch. With several
-// ranks the trainer hands them its Gather once, after Build, and each rank computes the loss over the global batch, as the
-// papers' multi-GPU runs do: more negatives, and the same loss as one process holding the whole batch.
+// ranks the trainer hands them its Gather once, after Build, and each rank computes the loss over the global
+// batch, as the papers' multi-GPU runs do: more negatives, and the same loss as one process holding the whole
+// batch.
 type GlobalBatch interface {
 	SetGather(g Gather)
 }
@@ -136,11 +139,11 @@ type Embedder interface {
 }
 
 // Validator is an objective whose held-out measure is not its training loss: an MLM-based one reports the
-// perplexity, exp of the mean negative log-likelihood of the masked tokens (FutureTOD §3.1 stops early on
-// it). ValidationLoss gives one batch's summed NLL (a detached 0-dim tensor on the device, never read back
-// here) and the number of tokens it sums; the trainer runs it at each evaluation step (train.eval_every), in eval mode under no-grad, and the batches
-// come from a dataset that keeps its masks from one evaluation to the next. An objective without it is
-// validated by the mean of Loss(batch, false) over the batches.
+// perplexity, exp of the mean negative log-likelihood of the masked tokens (FutureTOD §3.1 stops early on it).
+// ValidationLoss gives one batch's summed NLL (a detached 0-dim tensor on the device, never read back here) and the
+// number of tokens it sums; the trainer runs it at each evaluation step (train.eval_every), in eval mode under
+// no-grad, and the batches come from a dataset that keeps its masks from one evaluation to the next. An objective
+// without it is validated by the mean of Loss(batch, false) over the batches.
 type Validator interface {
 	ValidationLoss(batch any) (sum *ts.Tensor, count int64, err error)
 }
