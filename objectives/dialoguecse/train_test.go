@@ -2,16 +2,10 @@ package dialoguecse_test
 
 import (
 	"context"
-	"math/rand/v2"
-	"os"
 	"path/filepath"
-	"reflect"
-	"syscall"
 	"testing"
-	"time"
 
 	"convrep/experiment"
-	"convrep/rundir"
 	"convrep/trainer"
 	"convrep/trainer/trainertest"
 
@@ -51,37 +45,7 @@ func TestDialogueCSELossFalls(t *testing.T) {
 
 // A run SIGKILLed at a random moment and resumed ends in the same bytes as one left alone.
 func TestDialogueCSEKillAndResume(t *testing.T) {
-	bin := trainertest.BuildTrain(t)
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("kill moment drawn with seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 0))
-	root := t.TempDir()
-	dirA, dirB := filepath.Join(root, "a"), filepath.Join(root, "b")
-	for _, d := range []string{dirA, dirB} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	expA, expB := trainertest.DialogueCSE(t, dirA, ""), trainertest.DialogueCSE(t, dirB, "")
-	outA, outB := filepath.Join(dirA, "out"), filepath.Join(dirB, "out")
-	runA := trainertest.Start(t, bin, dirA, expA)
-	b := trainertest.Start(t, bin, dirB, expB)
-	trainertest.KillAt(t, b, outB, rng, int64(3*(1+rng.IntN(6))), syscall.SIGKILL)
-	t.Logf("B killed after checkpoint %d", trainertest.Newest(t, outB))
-	b = trainertest.Start(t, bin, dirB, "--resume", expB)
-	b.MustSucceed(t)
-	runA.MustSucceed(t)
-
-	trainertest.SameFiles(t, filepath.Join(outA, "model", "model.safetensors"), filepath.Join(outB, "model", "model.safetensors"))
-	trainertest.SameFiles(t, rundir.At(outA).CheckpointPath(30), rundir.At(outB).CheckpointPath(30))
-	ma, mb := trainertest.Lines(t, outA), trainertest.Lines(t, outB)
-	trainertest.CheckSteps(t, "A", trainertest.StepsOf(ma), 30)
-	trainertest.CheckSteps(t, "B", trainertest.StepsOf(mb), 30)
-	for i := range min(len(ma), len(mb)) {
-		if !reflect.DeepEqual(ma[i].Trajectory, mb[i].Trajectory) {
-			t.Errorf("step %d differs:\n%+v\n%+v", ma[i].Step, ma[i], mb[i])
-		}
-	}
+	trainertest.KillAndResume(t, 30, func(dir string) string { return trainertest.DialogueCSE(t, dir, "") })
 }
 
 // The end-to-end tests train DialogueCSE through the trainer, with the harness the trainer's own tests use.

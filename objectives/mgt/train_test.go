@@ -3,14 +3,9 @@ package mgt_test
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
-	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"convrep/experiment"
 	"convrep/objectives"
@@ -124,38 +119,9 @@ func TestMGTTrainsWithFallingLoss(t *testing.T) {
 // B's first start embeds the pool and draws the segments, its resume reads them back, so a cache miss and a
 // cache hit must give the same run.
 func TestMGTKillAndResumeIsBitIdentical(t *testing.T) {
-	bin := trainertest.BuildTrain(t)
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("kill moment drawn with seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 0))
-	root := t.TempDir()
-	dirA, dirB := filepath.Join(root, "a"), filepath.Join(root, "b")
-	for _, d := range []string{dirA, dirB} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	expA := mgtExperiment(t, dirA, filepath.Join(dirA, "cache"), 30)
-	expB := mgtExperiment(t, dirB, filepath.Join(dirB, "cache"), 30)
-	outA, outB := filepath.Join(dirA, "out"), filepath.Join(dirB, "out")
-	a := trainertest.Start(t, bin, dirA, expA)
-	b := trainertest.Start(t, bin, dirB, expB)
-	trainertest.KillAt(t, b, outB, rng, int64(3*(1+rng.IntN(6))), syscall.SIGKILL)
-	t.Logf("B killed after checkpoint %d", trainertest.Newest(t, outB))
-	b = trainertest.Start(t, bin, dirB, "--resume", expB)
-	b.MustSucceed(t)
-	a.MustSucceed(t)
-	final := filepath.Base(rundir.At("").CheckpointPath(30))
-	trainertest.SameFiles(t, filepath.Join(rundir.At(outA).CheckpointDir(), final), filepath.Join(rundir.At(outB).CheckpointDir(), final))
-	trainertest.SameFiles(t, filepath.Join(outA, "model", "model.safetensors"), filepath.Join(outB, "model", "model.safetensors"))
-	ma, mb := trainertest.Lines(t, outA), trainertest.Lines(t, outB)
-	trainertest.CheckSteps(t, "A", trainertest.StepsOf(ma), 30)
-	trainertest.CheckSteps(t, "B", trainertest.StepsOf(mb), 30)
-	for i := range min(len(ma), len(mb)) {
-		if !reflect.DeepEqual(ma[i].Trajectory, mb[i].Trajectory) {
-			t.Errorf("B's metrics at step %d differ from A's:\n%+v\n%+v", mb[i].Step, mb[i], ma[i])
-		}
-	}
+	trainertest.KillAndResume(t, 30, func(dir string) string {
+		return mgtExperiment(t, dir, filepath.Join(dir, "cache"), 30)
+	})
 }
 
 // MGT's response encoder is an encoder: it trains at train.lr, the rate the experiment file names for

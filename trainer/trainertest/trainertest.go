@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"syscall"
@@ -587,6 +588,46 @@ func Newest(t *testing.T, out string) int64 {
 		return 0
 	}
 	return steps[len(steps)-1]
+}
+
+// KillAndResume trains one experiment twice, each in a folder of its own that write fills (write(dir) writes the
+// experiment file, its output in dir/out, and returns its path): A uninterrupted, B SIGKILLed at a random
+// checkpoint and resumed. Both must end in the same bytes, the final checkpoint (step steps) and the model, with
+// one metrics line per step saying the same about training (log_every is 1, checkpoint_every 3).
+func KillAndResume(t *testing.T, steps int64, write func(dir string) string) {
+	t.Helper()
+	bin := BuildTrain(t)
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("kill moment drawn with seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 0))
+	root := t.TempDir()
+	dirA, dirB := filepath.Join(root, "a"), filepath.Join(root, "b")
+	for _, d := range []string{dirA, dirB} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expA, expB := write(dirA), write(dirB)
+	outA, outB := filepath.Join(dirA, "out"), filepath.Join(dirB, "out")
+	a := Start(t, bin, dirA, expA)
+	b := Start(t, bin, dirB, expB)
+	KillAt(t, b, outB, rng, int64(3*(1+rng.IntN(6))), syscall.SIGKILL)
+	t.Logf("B killed after checkpoint %d", Newest(t, outB))
+	b = Start(t, bin, dirB, "--resume", expB)
+	b.MustSucceed(t)
+	a.MustSucceed(t)
+
+	runA, runB := rundir.At(outA), rundir.At(outB)
+	SameFiles(t, runA.CheckpointPath(steps), runB.CheckpointPath(steps))
+	SameFiles(t, filepath.Join(runA.ModelDir(), "model.safetensors"), filepath.Join(runB.ModelDir(), "model.safetensors"))
+	la, lb := Lines(t, outA), Lines(t, outB)
+	CheckSteps(t, "A", StepsOf(la), steps)
+	CheckSteps(t, "B", StepsOf(lb), steps)
+	for i := range min(len(la), len(lb)) {
+		if !reflect.DeepEqual(la[i].Trajectory, lb[i].Trajectory) {
+			t.Errorf("B's metrics at step %d differ from A's:\n%+v\n%+v", lb[i].Step, lb[i], la[i])
+		}
+	}
 }
 
 // moduleRoot is the folder of the go.mod above the working directory (a test runs in its package's folder).
