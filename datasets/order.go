@@ -41,7 +41,7 @@ func ShuffleOrder(n int, seed int64) []int {
 func shuffle(n int, seed int64, swap func(i, j int)) {
 	g := newPCG(seed, streamShuffle, 0)
 	for i := n - 1; i > 0; i-- {
-		swap(i, boundedDraw(g, uint64(i)+1))
+		swap(i, BoundedDraw(g, uint64(i)+1))
 	}
 }
 
@@ -58,31 +58,32 @@ func Order(n int, seed int64, epoch int) []int {
 	}
 	g := newPCG(seed, streamOrder, uint64(epoch))
 	for i := n - 1; i > 0; i-- {
-		j := boundedDraw(g, uint64(i)+1)
+		j := BoundedDraw(g, uint64(i)+1)
 		p[i], p[j] = p[j], p[i]
 	}
 	return p
 }
 
-// newPCG seeds a PCG from (seed, stream, epoch) through splitmix64, so
+// newPCG seeds a PCG from (seed, stream, epoch) through SplitMix64, so
 // that neighbouring seeds or epochs start from unrelated states.
 func newPCG(seed int64, stream, epoch uint64) *rand.PCG {
-	hi := splitmix64(uint64(seed) ^ splitmix64(stream))
-	lo := splitmix64(hi ^ splitmix64(epoch+stream))
+	hi := SplitMix64(uint64(seed) ^ SplitMix64(stream))
+	lo := SplitMix64(hi ^ SplitMix64(epoch+stream))
 	return rand.NewPCG(hi, lo)
 }
 
-// splitmix64 is Steele, Lea and Flood's 64-bit finaliser.
-func splitmix64(x uint64) uint64 {
+// SplitMix64 is Steele, Lea and Flood's 64-bit finaliser, which seeds the training order's generators here and
+// MGT's per-example draws (objectives/mgt/buckets).
+func SplitMix64(x uint64) uint64 {
 	x += 0x9e3779b97f4a7c15
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
 	return x ^ (x >> 31)
 }
 
-// boundedDraw returns a uniform value in [0, n), n > 0, by Lemire's
+// BoundedDraw returns a uniform value in [0, n), n > 0, by Lemire's
 // multiply-and-reject method.
-func boundedDraw(g *rand.PCG, n uint64) int {
+func BoundedDraw(g *rand.PCG, n uint64) int {
 	hi, lo := bits.Mul64(g.Uint64(), n)
 	if lo < n {
 		thresh := -n % n

@@ -2,6 +2,7 @@ package buckets
 
 import (
 	"cmp"
+	"convrep/datasets"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -189,10 +190,10 @@ func (s *scratch) example(p, ceil *Pool, gt int32, opt Options, e uint64, out *N
 		// A partial Fisher–Yates shuffle: the first k−1 are a uniform draw without replacement.
 		for j := range dst {
 			if j >= len(s.pick) { // a segment smaller than k−1 (tiny pools only): draw again from it
-				dst[j] = s.pick[below(g, len(s.pick))]
+				dst[j] = s.pick[datasets.BoundedDraw(g, uint64(len(s.pick)))]
 				continue
 			}
-			r := j + below(g, len(s.pick)-j)
+			r := j + datasets.BoundedDraw(g, uint64(len(s.pick)-j))
 			s.pick[j], s.pick[r] = s.pick[r], s.pick[j]
 			dst[j] = s.pick[j]
 		}
@@ -263,7 +264,7 @@ func (s *scratch) draw(n int, gt int32, size int, g *rand.PCG) {
 	}
 	s.mark[gt/64] |= 1 << (gt % 64)
 	for len(s.sample) < size {
-		i := int32(below(g, n))
+		i := int32(datasets.BoundedDraw(g, uint64(n)))
 		if s.mark[i/64]&(1<<(i%64)) != 0 {
 			continue
 		}

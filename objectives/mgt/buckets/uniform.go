@@ -1,6 +1,7 @@
 package buckets
 
 import (
+	"convrep/datasets"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -34,7 +35,7 @@ func Uniform(poolSize int, gts []int32, negatives int, seed int64, stream int) (
 // rare.
 func fresh(g *rand.PCG, n int, gt int32, taken []int32) int32 {
 	for {
-		x := int32(below(g, n))
+		x := int32(datasets.BoundedDraw(g, uint64(n)))
 		if x != gt && !slices.Contains(taken, x) {
 			return x
 		}
