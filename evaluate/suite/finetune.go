@@ -28,6 +28,42 @@ func fineTune(ctx context.Context, c *Common, cfg finetune.Config, runs []finetu
 	return finetune.Trials(ctx, load, cfg, runs, score, dataset, task, metrics, settings, log)
 }
 
+// actsTask is what the dialogue-act tasks (acts, probe) start from: the seeds (and shots) to run, the act set,
+// its training pool and the validation split cut from it (note says how), and how the model writes a dialogue.
+type actsTask struct {
+	p         *prepared
+	set       *evaluate.ActSet
+	pool, val []evaluate.ActExample
+	note      string
+	format    finetune.Format
+}
+
+// openActs reads the act set c names and the model's dialogue format; shots is acts's --shots ("" for none).
+func openActs(ctx context.Context, c *Common, shots string, log *zap.Logger) (*actsTask, error) {
+	p, err := prepare(c, shots != "", shots)
+	if err != nil {
+		return nil, err
+	}
+	set, err := readActs(c.Data)
+	if err != nil {
+		return nil, err
+	}
+	a := &actsTask{p: p, set: set}
+	a.pool, a.val, a.note = finetune.TrainPool(set)
+	if a.format, err = modelFormat(ctx, c, log); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// actsF1 scores a classifier by the micro and macro F1 of the act labels it predicts on test.
+func actsF1(test []finetune.Example) func(*finetune.Classifier) (map[string]float64, error) {
+	return func(clf *finetune.Classifier) (map[string]float64, error) {
+		m, err := clf.Evaluate(test)
+		return map[string]float64{"micro_f1": m.MicroF1, "macro_f1": m.MacroF1}, err
+	}
+}
+
 // readActs reads a dialogue-act set by name.
 func readActs(d Data) (*evaluate.ActSet, error) {
 	root, err := d.evalRoot()
@@ -47,19 +83,11 @@ func readActs(d Data) (*evaluate.ActSet, error) {
 
 // Acts runs evaluate acts with c and the task's own settings (cmd/internal/evaluatecmd parses them).
 func Acts(ctx context.Context, c *Common, cfg finetune.Config, settings map[string]any, shots string, fractions string, log *zap.Logger) error {
-	p, err := prepare(c, shots != "", shots)
+	a, err := openActs(ctx, c, shots, log)
 	if err != nil {
 		return err
 	}
-	set, err := readActs(c.Data)
-	if err != nil {
-		return err
-	}
-	pool, val, note := finetune.TrainPool(set)
-	format, err := modelFormat(ctx, c, log)
-	if err != nil {
-		return err
-	}
+	p, set, pool, val, format := a.p, a.set, a.pool, a.val, a.format
 	build := func(ex []evaluate.ActExample) []finetune.Example { return finetune.ActExamples(ex, set.Labels, format) }
 	var runs []finetune.Trial
 	test := build(set.Test)
@@ -100,15 +128,11 @@ func Acts(ctx context.Context, c *Common, cfg finetune.Config, settings map[stri
 	start := time.Now()
 	cfg.Classes, cfg.MultiLabel, cfg.Truncation = len(set.Labels), true, tokenizers.TruncateLeft
 	settings["labels"], settings["test_examples"], settings["role_tokens"] = len(set.Labels), len(test), format.Roles()
-	score := func(clf *finetune.Classifier) (map[string]float64, error) {
-		m, err := clf.Evaluate(test)
-		return map[string]float64{"micro_f1": m.MicroF1, "macro_f1": m.MacroF1}, err
-	}
-	rows, model, err := fineTune(ctx, c, cfg, runs, score, set.Dataset, "dialogue-acts", []string{"micro_f1", "macro_f1"}, settings, log)
+	rows, model, err := fineTune(ctx, c, cfg, runs, actsF1(test), set.Dataset, "dialogue-acts", []string{"micro_f1", "macro_f1"}, settings, log)
 	if err != nil {
 		return err
 	}
-	res := &evaluate.Result{Model: model, Task: "dialogue-acts", Rows: rows, Notes: append(append([]string{}, set.Notes...), nonEmpty(note)...)}
+	res := &evaluate.Result{Model: model, Task: "dialogue-acts", Rows: rows, Notes: append(append([]string{}, set.Notes...), nonEmpty(a.note)...)}
 	res.Notes = append(res.Notes, "Inputs as TOD-BERT's utils/dataloader_dm.py builds them (history, system turn, answering user turn); "+
 		"a system turn that ends its dialogue is no example, as in TOD-BERT's readers.")
 	res.WallSeconds = time.Since(start).Seconds()

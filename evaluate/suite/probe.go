@@ -20,19 +20,11 @@ func Probe(ctx context.Context, c *Common, cfg finetune.Config, settings map[str
 	if c.Data.Dataset == "" {
 		c.Data.Dataset = "multiwoz"
 	}
-	p, err := prepare(c, false, "")
+	a, err := openActs(ctx, c, "", log)
 	if err != nil {
 		return err
 	}
-	set, err := readActs(c.Data)
-	if err != nil {
-		return err
-	}
-	pool, val, note := finetune.TrainPool(set)
-	format, err := modelFormat(ctx, c, log)
-	if err != nil {
-		return err
-	}
+	p, set, pool, val, format := a.p, a.set, a.pool, a.val, a.format
 	labels := set.Labels
 	build := func(ex []evaluate.ActExample) []finetune.Example {
 		return finetune.ContextActExamples(ex, labels, format)
@@ -48,16 +40,12 @@ func Probe(ctx context.Context, c *Common, cfg finetune.Config, settings map[str
 	}
 	start := time.Now()
 	cfg.Classes, cfg.MultiLabel, cfg.Frozen, cfg.Truncation = len(labels), true, true, tokenizers.TruncateLeft
-	score := func(clf *finetune.Classifier) (map[string]float64, error) {
-		m, err := clf.Evaluate(test)
-		return map[string]float64{"micro_f1": m.MicroF1, "macro_f1": m.MacroF1}, err
-	}
 	settings["probe"], settings["targets"], settings["test_examples"], settings["role_tokens"] = probe, len(labels), len(test), format.Roles()
-	rows, model, err := fineTune(ctx, c, cfg, runs, score, set.Dataset, "probe-"+probe, []string{"micro_f1", "macro_f1"}, settings, log)
+	rows, model, err := fineTune(ctx, c, cfg, runs, actsF1(test), set.Dataset, "probe-"+probe, []string{"micro_f1", "macro_f1"}, settings, log)
 	if err != nil {
 		return err
 	}
-	res := &evaluate.Result{Model: model, Task: "probe-" + probe, Rows: rows, Notes: nonEmpty(note), WallSeconds: time.Since(start).Seconds()}
+	res := &evaluate.Result{Model: model, Task: "probe-" + probe, Rows: rows, Notes: nonEmpty(a.note), WallSeconds: time.Since(start).Seconds()}
 	if probe == "bow" {
 		res.Notes = append(res.Notes, fmt.Sprintf("Bag-of-words targets: the %d words (lower-cased letter/digit runs) found in the last utterance of at least %d training contexts.", len(labels), finetune.BOWMinCount))
 	}
