@@ -34,6 +34,72 @@ CONVREP_HD float convrep_load(const unsigned short* p, long long i) { return con
 CONVREP_HD void convrep_store(float* p, long long i, float v) { p[i] = v; }
 CONVREP_HD void convrep_store(unsigned short* p, long long i, float v) { p[i] = convrep_f32_to_bf16(v); }
 
+// A chunk is up to four consecutive elements i, ..., i+n-1 (1 <= n <= 4) of one row. convrep_load4 reads one
+// into v[0..n-1] and zeros the rest of v; convrep_store4 writes v[0..n-1]. A whole chunk at an aligned address
+// moves in one vector instruction (16 bytes of float, 8 of bf16), the rest element by element: the same values
+// either way. bf16 bits pack little-endian, element i in the low half of the first word.
+// convrep_chunks is how many chunks of four a row of cols columns has; chunk j starts at column 4j and holds
+// convrep_chunk_len of them.
+CONVREP_HD int convrep_chunks(int cols) { return (cols + 3) / 4; }
+CONVREP_HD int convrep_chunk_len(int cols, int j) { return cols - 4 * j < 4 ? cols - 4 * j : 4; }
+
+struct alignas(16) convrep_f32x4 {
+    float v[4];
+};
+struct alignas(8) convrep_bf16x4 {
+    unsigned int lo, hi;
+};
+
+CONVREP_HD void convrep_load4(const float* p, long long i, int n, float v[4]) {
+    if (n == 4 && convrep_aligned(p + i, 16)) {
+        const convrep_f32x4 w = convrep_vload<convrep_f32x4>(p + i);
+        v[0] = w.v[0];
+        v[1] = w.v[1];
+        v[2] = w.v[2];
+        v[3] = w.v[3];
+        return;
+    }
+    for (int k = 0; k < 4; ++k) {
+        v[k] = k < n ? p[i + k] : 0.0f;
+    }
+}
+
+CONVREP_HD void convrep_load4(const unsigned short* p, long long i, int n, float v[4]) {
+    if (n == 4 && convrep_aligned(p + i, 8)) {
+        const convrep_bf16x4 w = convrep_vload<convrep_bf16x4>(p + i);
+        v[0] = convrep_bf16_to_f32((unsigned short)(w.lo & 0xffffu));
+        v[1] = convrep_bf16_to_f32((unsigned short)(w.lo >> 16));
+        v[2] = convrep_bf16_to_f32((unsigned short)(w.hi & 0xffffu));
+        v[3] = convrep_bf16_to_f32((unsigned short)(w.hi >> 16));
+        return;
+    }
+    for (int k = 0; k < 4; ++k) {
+        v[k] = k < n ? convrep_bf16_to_f32(p[i + k]) : 0.0f;
+    }
+}
+
+CONVREP_HD void convrep_store4(float* p, long long i, int n, const float v[4]) {
+    if (n == 4 && convrep_aligned(p + i, 16)) {
+        convrep_vstore(p + i, convrep_f32x4{{v[0], v[1], v[2], v[3]}});
+        return;
+    }
+    for (int k = 0; k < n; ++k) {
+        p[i + k] = v[k];
+    }
+}
+
+CONVREP_HD void convrep_store4(unsigned short* p, long long i, int n, const float v[4]) {
+    if (n == 4 && convrep_aligned(p + i, 8)) {
+        const unsigned int h0 = convrep_f32_to_bf16(v[0]), h1 = convrep_f32_to_bf16(v[1]);
+        const unsigned int h2 = convrep_f32_to_bf16(v[2]), h3 = convrep_f32_to_bf16(v[3]);
+        convrep_vstore(p + i, convrep_bf16x4{h0 | (h1 << 16), h2 | (h3 << 16)});
+        return;
+    }
+    for (int k = 0; k < n; ++k) {
+        p[i + k] = convrep_f32_to_bf16(v[k]);
+    }
+}
+
 // convrep_round is v as T stores it: what a later load of a stored v gives back.
 template <class T>
 CONVREP_HD float convrep_round(float v);

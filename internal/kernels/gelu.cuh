@@ -4,7 +4,8 @@
 // standard normal CDF, Φ(v) = ½(1 + erf(v/√2)); this is the exact form HuggingFace calls "gelu", not the tanh
 // approximation. Its derivative is gelu'(v) = Φ(v) + v·φ(v), φ(v) = exp(-v²/2)/√(2π).
 //
-// Lane l of `lanes` handles columns l, l + lanes, ...; no value crosses lanes, so these need no block_sum.
+// Lane l of `lanes` handles the chunks of four columns l, l + lanes, ... (layernorm.cuh); no value crosses
+// lanes, so these need no block_sum.
 // The backward recomputes v = x + bias from the pre-activation x rather than reading the forward's output.
 #ifndef CONVREP_GELU_CUH
 #define CONVREP_GELU_CUH
@@ -17,42 +18,77 @@ CONVREP_HD float convrep_gelu_grad(float v) {
     return cdf + v * pdf;
 }
 
-template <class T>
+template <int K, class T>
 CONVREP_HD void convrep_bias_gelu_fwd_row(const T* x, const float* bias, T* out, long long row, int cols, int lane,
                                           int lanes) {
     const long long base = row * (long long)cols;
-    for (int c = lane; c < cols; c += lanes) {
-        convrep_store(out, base + c, convrep_gelu(convrep_load(x, base + c) + bias[c]));
+    const int chunks = convrep_chunks(cols);
+    CONVREP_UNROLL
+    for (int k = 0; k < K; ++k) {
+        const int j = lane + k * lanes;
+        if (j < chunks) {
+            const int n = convrep_chunk_len(cols, j);
+            float v[4], b[4];
+            convrep_load4(x, base + 4 * j, n, v);
+            convrep_load4(bias, 4 * j, n, b);
+            CONVREP_UNROLL
+            for (int i = 0; i < 4; ++i) {
+                v[i] = convrep_gelu(v[i] + b[i]);
+            }
+            convrep_store4(out, base + 4 * j, n, v);
+        }
     }
 }
 
 // convrep_bias_gelu_bwd_row writes dx = dy·gelu'(x + bias) for row `row` and adds dx to the lane's column
-// accumulators: dbias_acc[k] belongs to column lane + k·lanes.
-template <class T>
-CONVREP_HD void convrep_bias_gelu_bwd_row(const T* x, const float* bias, const T* dy, T* dx, float* dbias_acc,
+// accumulators: dbias_acc[k][i] belongs to column 4(lane + k·lanes) + i, for the lane's K chunks.
+template <int K, class T>
+CONVREP_HD void convrep_bias_gelu_bwd_row(const T* x, const float* bias, const T* dy, T* dx, float (*dbias_acc)[4],
                                           long long row, int cols, int lane, int lanes) {
     const long long base = row * (long long)cols;
-    for (int c = lane, k = 0; c < cols; c += lanes, ++k) {
-        const float d = convrep_load(dy, base + c) * convrep_gelu_grad(convrep_load(x, base + c) + bias[c]);
-        convrep_store(dx, base + c, d);
-        dbias_acc[k] += d;
+    const int chunks = convrep_chunks(cols);
+    CONVREP_UNROLL
+    for (int k = 0; k < K; ++k) {
+        const int j = lane + k * lanes;
+        if (j < chunks) {
+            const int n = convrep_chunk_len(cols, j);
+            float v[4], b[4], d[4];
+            convrep_load4(x, base + 4 * j, n, v);
+            convrep_load4(bias, 4 * j, n, b);
+            convrep_load4(dy, base + 4 * j, n, d);
+            CONVREP_UNROLL
+            for (int i = 0; i < 4; ++i) {
+                d[i] *= convrep_gelu_grad(v[i] + b[i]);
+                dbias_acc[k][i] += d[i];
+            }
+            convrep_store4(dx, base + 4 * j, n, d);
+        }
     }
 }
 
 // convrep_bias_gelu_bwd_block is block `block` of `blocks`: rows block, block + blocks, ..., with its column
-// sums of dx written to dbias_part[block·cols + c].
-template <class T>
+// sums of dx written to dbias_part[block·cols + c]. It needs ceil(cols/4) <= K·lanes.
+template <int K, class T>
 CONVREP_HD void convrep_bias_gelu_bwd_block(const T* x, const float* bias, const T* dy, T* dx, float* dbias_part,
                                             long long rows, int cols, long long block, long long blocks, int lane,
-                                            int lanes, float* dbias_acc) {
-    for (int c = lane, k = 0; c < cols; c += lanes, ++k) {
-        dbias_acc[k] = 0.0f;
+                                            int lanes) {
+    float dbias_acc[K][4];
+    CONVREP_UNROLL
+    for (int k = 0; k < K; ++k) {
+        CONVREP_UNROLL
+        for (int i = 0; i < 4; ++i) {
+            dbias_acc[k][i] = 0.0f;
+        }
     }
     for (long long row = block; row < rows; row += blocks) {
-        convrep_bias_gelu_bwd_row(x, bias, dy, dx, dbias_acc, row, cols, lane, lanes);
+        convrep_bias_gelu_bwd_row<K>(x, bias, dy, dx, dbias_acc, row, cols, lane, lanes);
     }
-    for (int c = lane, k = 0; c < cols; c += lanes, ++k) {
-        dbias_part[block * cols + c] = dbias_acc[k];
+    CONVREP_UNROLL
+    for (int k = 0; k < K; ++k) {
+        const int j = lane + k * lanes;
+        if (j < convrep_chunks(cols)) {
+            convrep_store4(dbias_part, block * cols + 4 * j, convrep_chunk_len(cols, j), dbias_acc[k]);
+        }
     }
 }
 

@@ -1,16 +1,19 @@
 // kernels.cu: the extern "C" entry points that internal/torch launches with cuLaunchKernel. Each is a thin
 // loop over the rows of its block that calls the row functions of layernorm.cuh and gelu.cuh with
-// lane = threadIdx.x, lanes = blockDim.x and the block reduction of reduce.cuh; the host tests run the very
-// same row functions with one lane. Suffix _f32: T = float; suffix _bf16: T = unsigned short (bf16 bits).
+// lane = threadIdx.x, lanes = blockDim.x, K = CONVREP_MAX_CHUNKS_PER_LANE and the block reduction of
+// reduce.cuh; the host tests run the very same row functions. Suffix _f32: T = float; suffix _bf16:
+// T = unsigned short (bf16 bits).
 //
-// Launch: blockDim.x a multiple of 32, at most 1024. Forward entries: one block per row (a grid smaller
+// Launch: blockDim.x a multiple of 32, at most 1024, with ceil(cols/4) <= CONVREP_MAX_CHUNKS_PER_LANE ·
+// blockDim.x (a thread keeps its chunks in registers). Forward entries: one block per row (a grid smaller
 // than rows also works: block b does rows b, b + gridDim.x, ...). Backward entries: any gridDim.x = G >= 1;
-// block b writes row b of the [G, cols] partial column sums, which the caller adds up; they need
-// cols <= CONVREP_MAX_COLS_PER_LANE · blockDim.x, since a thread keeps its columns' sums in registers.
+// block b writes row b of the [G, cols] partial column sums, which the caller adds up. Pointers aligned to 16
+// bytes (float) or 8 (bf16) and cols a multiple of 4 let every chunk move in one vector instruction; anything
+// else is still right, element by element.
 #ifndef CONVREP_KERNELS_CU
 #define CONVREP_KERNELS_CU
 
-#define CONVREP_MAX_COLS_PER_LANE 8
+#define CONVREP_MAX_CHUNKS_PER_LANE 4
 
 template <class T>
 __device__ __forceinline__ void convrep_drop_add_ln_fwd(const T* x, const T* resid, const float* gamma,
@@ -20,8 +23,9 @@ __device__ __forceinline__ void convrep_drop_add_ln_fwd(const T* x, const T* res
     __shared__ float smem[2 * CONVREP_MAX_WARPS];
     const convrep_block_sum block_sum = {smem};
     for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
-        convrep_drop_add_ln_fwd_row(x, resid, gamma, beta, out, sum, mean, rstd, row, cols, p, eps, seed, offset,
-                                    (int)threadIdx.x, (int)blockDim.x, block_sum);
+        convrep_drop_add_ln_fwd_row<CONVREP_MAX_CHUNKS_PER_LANE>(x, resid, gamma, beta, out, sum, mean, rstd, row,
+                                                                 cols, p, eps, seed, offset, (int)threadIdx.x,
+                                                                 (int)blockDim.x, block_sum);
     }
 }
 
@@ -33,25 +37,25 @@ __device__ __forceinline__ void convrep_drop_add_ln_bwd(const T* dy, const T* su
                                                         unsigned long long offset) {
     __shared__ float smem[2 * CONVREP_MAX_WARPS];
     const convrep_block_sum block_sum = {smem};
-    float dgamma_acc[CONVREP_MAX_COLS_PER_LANE], dbeta_acc[CONVREP_MAX_COLS_PER_LANE];
-    convrep_drop_add_ln_bwd_block(dy, sum, mean, rstd, gamma, dx, dresid, dgamma_part, dbeta_part, rows, cols, p,
-                                  seed, offset, blockIdx.x, gridDim.x, (int)threadIdx.x, (int)blockDim.x,
-                                  block_sum, dgamma_acc, dbeta_acc);
+    convrep_drop_add_ln_bwd_block<CONVREP_MAX_CHUNKS_PER_LANE>(dy, sum, mean, rstd, gamma, dx, dresid, dgamma_part,
+                                                               dbeta_part, rows, cols, p, seed, offset, blockIdx.x,
+                                                               gridDim.x, (int)threadIdx.x, (int)blockDim.x,
+                                                               block_sum);
 }
 
 template <class T>
 __device__ __forceinline__ void convrep_bias_gelu_fwd(const T* x, const float* bias, T* out, int rows, int cols) {
     for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
-        convrep_bias_gelu_fwd_row(x, bias, out, row, cols, (int)threadIdx.x, (int)blockDim.x);
+        convrep_bias_gelu_fwd_row<CONVREP_MAX_CHUNKS_PER_LANE>(x, bias, out, row, cols, (int)threadIdx.x,
+                                                               (int)blockDim.x);
     }
 }
 
 template <class T>
 __device__ __forceinline__ void convrep_bias_gelu_bwd(const T* x, const float* bias, const T* dy, T* dx,
                                                       float* dbias_part, int rows, int cols) {
-    float dbias_acc[CONVREP_MAX_COLS_PER_LANE];
-    convrep_bias_gelu_bwd_block(x, bias, dy, dx, dbias_part, rows, cols, blockIdx.x, gridDim.x, (int)threadIdx.x,
-                                (int)blockDim.x, dbias_acc);
+    convrep_bias_gelu_bwd_block<CONVREP_MAX_CHUNKS_PER_LANE>(x, bias, dy, dx, dbias_part, rows, cols, blockIdx.x,
+                                                             gridDim.x, (int)threadIdx.x, (int)blockDim.x);
 }
 
 // The Philox key and counter base of a launch, as at::cuda::philox::unpack reads libtorch's PhiloxCudaState:

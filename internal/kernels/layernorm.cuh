@@ -8,9 +8,11 @@
 //     dgamma_i = Σ_rows dy_i · xhat_i,   dbeta_i = Σ_rows dy_i,
 // and through s = dropout(x) + resid: dresid = ds, dx = ds · keep/(1-p) with the mask of dropout.cuh.
 //
-// Each function is run by `lanes` cooperating lanes; lane l handles columns l, l + lanes, l + 2·lanes, ...
-// and block_sum (reduce.cuh) totals a value over the lanes. The host runs them with lane 0 of 1; a device
-// block runs them with threadIdx.x of blockDim.x. Statistics are float whatever T is.
+// Each function is run by `lanes` cooperating lanes over the row's chunks of four columns (bf16.cuh): lane l
+// handles chunks l, l + lanes, ..., at most K of them, held in registers between the passes, so the row is read
+// once. block_sum (reduce.cuh) totals a value over the lanes. The host runs them with one lane and a K as large
+// as the widest row; a device block runs them with threadIdx.x of blockDim.x and a small K, which needs
+// ceil(cols/4) <= K·lanes (kernels.cu). Statistics are float whatever T is.
 //
 // The mean is taken about a pivot, the row's first value, which every lane computes for itself:
 // mu = pivot + (1/H) Σ (s_i - pivot). A row of equal values so has mu equal to them exactly and variance 0,
@@ -34,33 +36,71 @@ CONVREP_HD float convrep_dropout_scale(float p) { return p == 0.0f ? 1.0f : 1.0f
 #if defined(__CUDACC__)
 #pragma nv_exec_check_disable
 #endif
-template <class T, class Reduce>
+template <int K, class T, class Reduce>
 CONVREP_HD void convrep_drop_add_ln_fwd_row(const T* x, const T* resid, const float* gamma, const float* beta,
                                             T* out, T* sum, float* mean, float* rstd, long long row, int cols,
                                             float p, float eps, unsigned long long seed,
                                             unsigned long long offset, int lane, int lanes, Reduce block_sum) {
     const long long base = row * (long long)cols;
+    const int chunks = convrep_chunks(cols);
     const float scale = convrep_dropout_scale(p);
     const float pivot = convrep_drop_add(x, resid, base, p, scale, seed, offset);
 
+    float s[K][4];
     float shifted = 0.0f;
-    for (int c = lane; c < cols; c += lanes) {
-        const float s = convrep_drop_add(x, resid, base + c, p, scale, seed, offset);
-        convrep_store(sum, base + c, s);
-        shifted += s - pivot;
+    CONVREP_UNROLL
+    for (int k = 0; k < K; ++k) {
+        const int j = lane + k * lanes;
+        if (j < chunks) {
+            const int n = convrep_chunk_len(cols, j);
+            const long long e = base + 4 * j;
+            float xv[4], rv[4];
+            convrep_load4(x, e, n, xv);
+            convrep_load4(resid, e, n, rv);
+            const unsigned int keep = convrep_dropout_keep4(seed, offset, e, n, p);
+            CONVREP_UNROLL
+            for (int i = 0; i < 4; ++i) {
+                s[k][i] = convrep_round<T>(((keep >> i) & 1u ? xv[i] * scale : 0.0f) + rv[i]);
+                if (i < n) {
+                    shifted += s[k][i] - pivot;
+                }
+            }
+            convrep_store4(sum, e, n, s[k]);
+        }
     }
     const float mu = pivot + block_sum(shifted) / (float)cols;
 
-    float sq = 0.0f;  // each lane reads back only what it wrote: no barrier needed
-    for (int c = lane; c < cols; c += lanes) {
-        const float d = convrep_load(sum, base + c) - mu;
-        sq += d * d;
+    float sq = 0.0f;
+    CONVREP_UNROLL
+    for (int k = 0; k < K; ++k) {
+        const int j = lane + k * lanes;
+        if (j < chunks) {
+            const int n = convrep_chunk_len(cols, j);
+            CONVREP_UNROLL
+            for (int i = 0; i < 4; ++i) {
+                const float d = s[k][i] - mu;
+                if (i < n) {
+                    sq += d * d;
+                }
+            }
+        }
     }
     const float rs = 1.0f / sqrtf(block_sum(sq) / (float)cols + eps);
 
-    for (int c = lane; c < cols; c += lanes) {
-        const float xhat = (convrep_load(sum, base + c) - mu) * rs;
-        convrep_store(out, base + c, xhat * gamma[c] + beta[c]);
+    CONVREP_UNROLL
+    for (int k = 0; k < K; ++k) {
+        const int j = lane + k * lanes;
+        if (j < chunks) {
+            const int n = convrep_chunk_len(cols, j);
+            float g[4], b[4], o[4];
+            convrep_load4(gamma, 4 * j, n, g);
+            convrep_load4(beta, 4 * j, n, b);
+            CONVREP_UNROLL
+            for (int i = 0; i < 4; ++i) {
+                o[i] = (s[k][i] - mu) * rs * g[i] + b[i];
+            }
+            convrep_store4(out, base + 4 * j, n, o);
+        }
     }
     if (lane == 0) {
         mean[row] = mu;
@@ -69,67 +109,101 @@ CONVREP_HD void convrep_drop_add_ln_fwd_row(const T* x, const T* resid, const fl
 }
 
 // convrep_drop_add_ln_bwd_row computes dx and dresid of row `row` from dy and adds the row's dy·xhat and dy
-// to the lane's column accumulators: dgamma_acc[k] and dbeta_acc[k] belong to column lane + k·lanes.
+// to the lane's column accumulators: dgamma_acc[k][i] and dbeta_acc[k][i] belong to column 4(lane + k·lanes) + i.
 #if defined(__CUDACC__)
 #pragma nv_exec_check_disable
 #endif
-template <class T, class Reduce>
+template <int K, class T, class Reduce>
 CONVREP_HD void convrep_drop_add_ln_bwd_row(const T* dy, const T* sum, const float* mean, const float* rstd,
-                                            const float* gamma, T* dx, T* dresid, float* dgamma_acc,
-                                            float* dbeta_acc, long long row, int cols, float p,
+                                            const float* gamma, T* dx, T* dresid, float (*dgamma_acc)[4],
+                                            float (*dbeta_acc)[4], long long row, int cols, float p,
                                             unsigned long long seed, unsigned long long offset, int lane,
                                             int lanes, Reduce block_sum) {
     const long long base = row * (long long)cols;
+    const int chunks = convrep_chunks(cols);
     const float mu = mean[row], rs = rstd[row];
 
-    float mg = 0.0f, mgx = 0.0f;  // Σ g and Σ g·xhat, then their means
-    for (int c = lane; c < cols; c += lanes) {
-        const float g = convrep_load(dy, base + c) * gamma[c];
-        const float xhat = (convrep_load(sum, base + c) - mu) * rs;
-        mg += g;
-        mgx += g * xhat;
+    float d[K][4], xhat[K][4], g[K][4];  // dy, xhat and gamma·dy of the lane's chunks
+    float mg = 0.0f, mgx = 0.0f;         // Σ g and Σ g·xhat, then their means
+    CONVREP_UNROLL
+    for (int k = 0; k < K; ++k) {
+        const int j = lane + k * lanes;
+        if (j < chunks) {
+            const int n = convrep_chunk_len(cols, j);
+            float sv[4], gv[4];
+            convrep_load4(dy, base + 4 * j, n, d[k]);
+            convrep_load4(sum, base + 4 * j, n, sv);
+            convrep_load4(gamma, 4 * j, n, gv);
+            CONVREP_UNROLL
+            for (int i = 0; i < 4; ++i) {
+                xhat[k][i] = (sv[i] - mu) * rs;
+                g[k][i] = d[k][i] * gv[i];
+                if (i < n) {
+                    mg += g[k][i];
+                    mgx += g[k][i] * xhat[k][i];
+                }
+            }
+        }
     }
     block_sum(mg, mgx);
     mg /= (float)cols;
     mgx /= (float)cols;
 
     const float scale = convrep_dropout_scale(p);
-    for (int c = lane, k = 0; c < cols; c += lanes, ++k) {
-        const long long e = base + c;
-        const float d = convrep_load(dy, e);
-        const float xhat = (convrep_load(sum, e) - mu) * rs;
-        const float ds = rs * (d * gamma[c] - mg - xhat * mgx);
-        convrep_store(dresid, e, ds);
-        convrep_store(dx, e, convrep_dropout_keep(seed, offset, e, p) ? ds * scale : 0.0f);
-        dgamma_acc[k] += d * xhat;
-        dbeta_acc[k] += d;
+    CONVREP_UNROLL
+    for (int k = 0; k < K; ++k) {
+        const int j = lane + k * lanes;
+        if (j < chunks) {
+            const int n = convrep_chunk_len(cols, j);
+            const long long e = base + 4 * j;
+            const unsigned int keep = convrep_dropout_keep4(seed, offset, e, n, p);
+            float ds[4], dxv[4];
+            CONVREP_UNROLL
+            for (int i = 0; i < 4; ++i) {
+                ds[i] = rs * (g[k][i] - mg - xhat[k][i] * mgx);
+                dxv[i] = (keep >> i) & 1u ? ds[i] * scale : 0.0f;
+                dgamma_acc[k][i] += d[k][i] * xhat[k][i];
+                dbeta_acc[k][i] += d[k][i];
+            }
+            convrep_store4(dresid, e, n, ds);
+            convrep_store4(dx, e, n, dxv);
+        }
     }
 }
 
 // convrep_drop_add_ln_bwd_block is block `block` of `blocks`: it runs the rows block, block + blocks, ...
-// and writes its column sums to dgamma_part[block·cols + c] and dbeta_part[block·cols + c]. The accumulators
-// hold ceil((cols - lane)/lanes) floats each (cols on the host, at most 8 on the device).
+// and writes its column sums to dgamma_part[block·cols + c] and dbeta_part[block·cols + c].
 #if defined(__CUDACC__)
 #pragma nv_exec_check_disable
 #endif
-template <class T, class Reduce>
+template <int K, class T, class Reduce>
 CONVREP_HD void convrep_drop_add_ln_bwd_block(const T* dy, const T* sum, const float* mean, const float* rstd,
                                               const float* gamma, T* dx, T* dresid, float* dgamma_part,
                                               float* dbeta_part, long long rows, int cols, float p,
                                               unsigned long long seed, unsigned long long offset, long long block,
-                                              long long blocks, int lane, int lanes, Reduce block_sum,
-                                              float* dgamma_acc, float* dbeta_acc) {
-    for (int c = lane, k = 0; c < cols; c += lanes, ++k) {
-        dgamma_acc[k] = 0.0f;
-        dbeta_acc[k] = 0.0f;
+                                              long long blocks, int lane, int lanes, Reduce block_sum) {
+    float dgamma_acc[K][4], dbeta_acc[K][4];
+    CONVREP_UNROLL
+    for (int k = 0; k < K; ++k) {
+        CONVREP_UNROLL
+        for (int i = 0; i < 4; ++i) {
+            dgamma_acc[k][i] = 0.0f;
+            dbeta_acc[k][i] = 0.0f;
+        }
     }
     for (long long row = block; row < rows; row += blocks) {
-        convrep_drop_add_ln_bwd_row(dy, sum, mean, rstd, gamma, dx, dresid, dgamma_acc, dbeta_acc, row, cols, p,
-                                    seed, offset, lane, lanes, block_sum);
+        convrep_drop_add_ln_bwd_row<K>(dy, sum, mean, rstd, gamma, dx, dresid, dgamma_acc, dbeta_acc, row, cols, p,
+                                       seed, offset, lane, lanes, block_sum);
     }
-    for (int c = lane, k = 0; c < cols; c += lanes, ++k) {
-        dgamma_part[block * cols + c] = dgamma_acc[k];
-        dbeta_part[block * cols + c] = dbeta_acc[k];
+    const int chunks = convrep_chunks(cols);
+    CONVREP_UNROLL
+    for (int k = 0; k < K; ++k) {
+        const int j = lane + k * lanes;
+        if (j < chunks) {
+            const int n = convrep_chunk_len(cols, j);
+            convrep_store4(dgamma_part, block * cols + 4 * j, n, dgamma_acc[k]);
+            convrep_store4(dbeta_part, block * cols + 4 * j, n, dbeta_acc[k]);
+        }
     }
 }
 

@@ -6,9 +6,12 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <exception>
+#include <map>
 #include <mutex>
+#include <utility>
 #include <stdexcept>
 #include <string>
 
@@ -65,6 +68,7 @@ struct Driver {
   drv_result (*launch_kernel)(drv_function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                             drv_stream, void **, void **);
   drv_result (*get_error_string)(drv_result, const char **);
+  drv_result (*max_active_blocks)(int *, drv_function, int, size_t);
 };
 
 const Driver &driver() {
@@ -85,6 +89,8 @@ const Driver &driver() {
     d.module_get_function = reinterpret_cast<decltype(d.module_get_function)>(sym("cuModuleGetFunction"));
     d.launch_kernel = reinterpret_cast<decltype(d.launch_kernel)>(sym("cuLaunchKernel"));
     d.get_error_string = reinterpret_cast<decltype(d.get_error_string)>(sym("cuGetErrorString"));
+    d.max_active_blocks =
+        reinterpret_cast<decltype(d.max_active_blocks)>(sym("cuOccupancyMaxActiveBlocksPerMultiprocessor"));
     return d;
   }();
   return d;
@@ -153,13 +159,36 @@ void launch(const Loaded &l, const at::Tensor &on, drv_function f, unsigned grid
   check(d.launch_kernel(f, grid, 1, 1, block, 1, 1, 0, s, a.ptr, nullptr), "cuLaunchKernel");
 }
 
-// Threads per block for rows of `cols` values: the backward kernels keep up to 8 columns per thread in
-// registers (internal/kernels), so a block has at least cols/8 threads; 0 where a row is too wide for one.
+// Threads per block for rows of `cols` values: a thread keeps up to 4 chunks of 4 columns in registers
+// (internal/kernels, CONVREP_MAX_CHUNKS_PER_LANE), so a block has the fewest whole warps that hold a row:
+// 64 threads for BERT-base's 768, 192 for its 3072. 0 where a row is too wide for one block.
 unsigned threads_for(int64_t cols) {
-  int64_t t = ((cols + 7) / 8 + 31) / 32 * 32;
-  if (t < 128) t = 128;
-  if (cols <= 2048 && t < 256) t = 256;
+  constexpr int64_t kChunksPerThread = 4;
+  int64_t chunks = (cols + 3) / 4;
+  int64_t t = ((chunks + kChunksPerThread - 1) / kChunksPerThread + 31) / 32 * 32;
   return t > 1024 ? 0 : static_cast<unsigned>(t);
+}
+
+// The backward grid: as many blocks of `threads` as the GPU holds at once (the driver's occupancy for the
+// kernel, times the SMs), at most one per row. Each block loops over its rows and keeps its columns' γ, β or
+// bias sums in registers, so a grid that fills the GPU once reads every row at full occupancy and writes the
+// fewest partial sums. The occupancy is asked once per kernel and block size.
+int64_t backward_blocks(const Loaded &l, drv_function f, unsigned threads, int64_t rows) {
+  static std::mutex mu;
+  static std::map<std::pair<drv_function, unsigned>, int64_t> per_sm;
+  int64_t n;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = per_sm.find({f, threads});
+    if (it == per_sm.end()) {
+      int b = 0;
+      check(driver().ctx_set_current(l.ctx), "cuCtxSetCurrent");
+      check(driver().max_active_blocks(&b, f, static_cast<int>(threads), 0), "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+      it = per_sm.emplace(std::make_pair(f, threads), std::max(b, 1)).first;
+    }
+    n = it->second;
+  }
+  return std::min<int64_t>(rows, n * l.sms);
 }
 
 // The Philox key and counter base of one dropout, reserved from the device's default CUDA generator as
@@ -229,7 +258,7 @@ struct DropAddLayerNorm : public torch::autograd::Function<DropAddLayerNorm> {
     const Entries &e = *entries_for(l, sum.scalar_type());
     at::Tensor dy = grads[0].to(sum.scalar_type()).contiguous();
     int64_t cols = sum.size(-1), rows = sum.numel() / cols;
-    int64_t blocks = std::min<int64_t>(rows, 2 * static_cast<int64_t>(l.sms));
+    int64_t blocks = backward_blocks(l, e.ln_bwd, threads_for(cols), rows);
     at::Tensor dx = at::empty_like(sum), dresid = at::empty_like(sum);
     at::Tensor dgamma = at::empty({blocks, cols}, sum.options().dtype(at::kFloat)), dbeta = at::empty_like(dgamma);
     Philox ph;
@@ -267,7 +296,7 @@ struct BiasGELU : public torch::autograd::Function<BiasGELU> {
     const Entries &e = *entries_for(l, x.scalar_type());
     at::Tensor dy = grads[0].to(x.scalar_type()).contiguous();
     int64_t cols = x.size(-1), rows = x.numel() / cols;
-    int64_t blocks = std::min<int64_t>(rows, 2 * static_cast<int64_t>(l.sms));
+    int64_t blocks = backward_blocks(l, e.gelu_bwd, threads_for(cols), rows);
     at::Tensor dx = at::empty_like(x), dbias = at::empty({blocks, cols}, x.options().dtype(at::kFloat));
     Args a;
     a << x.data_ptr() << bias.data_ptr() << dy.data_ptr() << dx.data_ptr() << dbias.data_ptr() << static_cast<int>(rows)

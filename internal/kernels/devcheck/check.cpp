@@ -33,6 +33,9 @@ static void cu_check(CUresult r, const char* what, int line) {
     }
 }
 
+// The row functions' K for the host's one lane: chunks of four for rows of up to 4096 columns.
+constexpr int kHostChunks = 1024;
+
 static int failures = 0;
 static CUmodule module;
 
@@ -125,8 +128,9 @@ static void ln_case(int rows, int cols, unsigned threads, float p, unsigned bloc
     std::vector<T> hout(n), hsum(n), hdx(n), hdres(n);
     std::vector<float> hmean(rows), hrstd(rows), hgp((size_t)blocks * cols), hbp((size_t)blocks * cols);
     for (long long r = 0; r < rows; ++r)
-        convrep_drop_add_ln_fwd_row(x.data(), resid.data(), gamma.data(), beta.data(), hout.data(), hsum.data(),
-                                    hmean.data(), hrstd.data(), r, cols, p, eps, seed, offset, 0, 1, convrep_one_lane_sum{});
+        convrep_drop_add_ln_fwd_row<kHostChunks>(x.data(), resid.data(), gamma.data(), beta.data(), hout.data(),
+                                                 hsum.data(), hmean.data(), hrstd.data(), r, cols, p, eps, seed, offset,
+                                                 0, 1, convrep_one_lane_sum{});
     compare(name + " sum", sum, hsum, 1e-6, storage<T>::ulps());
     compare(name + " out", out, hout, 1e-5, storage<T>::ulps());
     double sum_scale = 0;
@@ -134,11 +138,10 @@ static void ln_case(int rows, int cols, unsigned threads, float p, unsigned bloc
     compare(name + " mean", mean, hmean, 1e-5, 0, sum_scale);
     compare(name + " rstd", rstd, hrstd, 1e-5, 0);
     // backward from the device's forward, so that it is checked on its own
-    std::vector<float> acc_g(cols), acc_b(cols);
     for (unsigned b = 0; b < blocks; ++b)
-        convrep_drop_add_ln_bwd_block(dy.data(), sum.data(), mean.data(), rstd.data(), gamma.data(), hdx.data(),
-                                      hdres.data(), hgp.data(), hbp.data(), rows, cols, p, seed, offset, b, blocks, 0, 1,
-                                      convrep_one_lane_sum{}, acc_g.data(), acc_b.data());
+        convrep_drop_add_ln_bwd_block<kHostChunks>(dy.data(), sum.data(), mean.data(), rstd.data(), gamma.data(),
+                                                   hdx.data(), hdres.data(), hgp.data(), hbp.data(), rows, cols, p, seed,
+                                                   offset, b, blocks, 0, 1, convrep_one_lane_sum{});
     compare(name + " dresid", ddresv, hdres, 1e-5, storage<T>::ulps());
     compare(name + " dx", ddxv, hdx, 1e-5, storage<T>::ulps());
     compare(name + " dgamma_part", gp, hgp, 1e-5, 0);
@@ -202,11 +205,12 @@ static void gelu_case(int rows, int cols, unsigned threads, unsigned blocks) {
     launch(fwd, rows, threads, {&dx_.p, &dbias.p, &dout.p, &rows, &cols});
     launch(bwd, blocks, threads, {&dx_.p, &dbias.p, &ddy.p, &ddx.p, &dbp.p, &rows, &cols});
     std::vector<T> hout(n), hdx(n);
-    std::vector<float> hbp((size_t)blocks * cols), acc(cols);
-    for (long long r = 0; r < rows; ++r) convrep_bias_gelu_fwd_row(x.data(), bias.data(), hout.data(), r, cols, 0, 1);
+    std::vector<float> hbp((size_t)blocks * cols);
+    for (long long r = 0; r < rows; ++r)
+        convrep_bias_gelu_fwd_row<kHostChunks>(x.data(), bias.data(), hout.data(), r, cols, 0, 1);
     for (unsigned b = 0; b < blocks; ++b)
-        convrep_bias_gelu_bwd_block(x.data(), bias.data(), dy.data(), hdx.data(), hbp.data(), rows, cols, b, blocks, 0, 1,
-                                    acc.data());
+        convrep_bias_gelu_bwd_block<kHostChunks>(x.data(), bias.data(), dy.data(), hdx.data(), hbp.data(), rows, cols,
+                                                 b, blocks, 0, 1);
     compare(name + " out", dout.get(), hout, 1e-5, storage<T>::ulps());
     compare(name + " dx", ddx.get(), hdx, 1e-5, storage<T>::ulps());
     compare(name + " dbias_part", dbp.get(), hbp, 1e-5, 0);
@@ -272,6 +276,7 @@ int main(int argc, char** argv) {
     ln_case<unsigned short>(7, 100, 32, 0.25f, 5);
     ln_case<unsigned short>(5, 768, 128, 0.0f, 2);
     ln_case<unsigned short>(16384, 768, 128, 0.1f, 264, true);
+    ln_case<unsigned short>(65536, 768, 64, 0.1f, 132 * 16, true);  // BERT-base at batch 1024: threads_for(768)
     gelu_case<float>(18, 64, 32, 3);
     gelu_case<float>(7, 100, 32, 5);
     gelu_case<float>(64, 3072, 384, 16);

@@ -1,12 +1,13 @@
 // host.cpp: the kernels' row functions compiled by g++, behind the C functions of host.h.
 //
 // The headers are the ones NVRTC compiles (../*.cuh, in Source's order); here __host__ and __device__ are
-// empty (portable.cuh) and <cmath> supplies erff, expf and sqrtf. The functions below drive the row functions
+// empty (portable.cuh), <cmath> supplies erff, expf and sqrtf, and <cstring> memcpy. The functions below drive the row functions
 // the way kernels.cu does: a block of `lanes` lanes per row, and for the backward `blocks` blocks each
 // writing its partial column sums. With one lane the reduction is convrep_one_lane_sum; with more, each lane
 // is a thread and host_lanes_sum totals over them as the device's block reduction does, barrier and all.
 #include <barrier>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <thread>
 #include <vector>
@@ -80,17 +81,32 @@ void on_lanes(int lanes, Body body) {
     block.run([&](int lane) { body(lane, host_lanes::sum{&block, lane}); });
 }
 
-// per_lane is how many columns lane 0 of `lanes` holds: the size of a lane's column accumulators.
-int per_lane(int cols, int lanes) { return (cols + lanes - 1) / lanes; }
+// with_k calls body.template operator()<K>() with the row functions' K: the device's, 4 chunks of four per lane
+// (kernels.cu's CONVREP_MAX_CHUNKS_PER_LANE), where a row fits that many lanes, so the host runs the device's
+// very loops; else kChunks, enough for a row of CONVREP_HOST_MAX_COLS columns on one lane (host.go refuses
+// wider rows).
+constexpr int kDeviceChunks = 4;
+constexpr int kChunks = CONVREP_HOST_MAX_COLS / 4;
+
+template <class Body>
+void with_k(int cols, int lanes, Body body) {
+    if (convrep_chunks(cols) <= kDeviceChunks * lanes) {
+        body.template operator()<kDeviceChunks>();
+    } else {
+        body.template operator()<kChunks>();
+    }
+}
 
 template <class T>
 void ln_fwd(const T* x, const T* resid, const float* gamma, const float* beta, T* out, T* sum, float* mean,
             float* rstd, int rows, int cols, float p, float eps, uint64_t seed, uint64_t offset, int lanes) {
-    on_lanes(lanes, [&](int lane, auto block_sum) {
-        for (long long row = 0; row < rows; ++row) {
-            convrep_drop_add_ln_fwd_row(x, resid, gamma, beta, out, sum, mean, rstd, row, cols, p, eps, seed,
-                                        offset, lane, lanes, block_sum);
-        }
+    with_k(cols, lanes, [&]<int K>() {
+        on_lanes(lanes, [&](int lane, auto block_sum) {
+            for (long long row = 0; row < rows; ++row) {
+                convrep_drop_add_ln_fwd_row<K>(x, resid, gamma, beta, out, sum, mean, rstd, row, cols, p, eps, seed,
+                                               offset, lane, lanes, block_sum);
+            }
+        });
     });
 }
 
@@ -98,35 +114,37 @@ template <class T>
 void ln_bwd(const T* dy, const T* sum, const float* mean, const float* rstd, const float* gamma, T* dx, T* dresid,
             float* dgamma_part, float* dbeta_part, int rows, int cols, float p, uint64_t seed, uint64_t offset,
             int blocks, int lanes) {
-    for (int b = 0; b < blocks; ++b) {
-        on_lanes(lanes, [&](int lane, auto block_sum) {
-            std::vector<float> dgamma_acc(per_lane(cols, lanes)), dbeta_acc(per_lane(cols, lanes));
-            convrep_drop_add_ln_bwd_block(dy, sum, mean, rstd, gamma, dx, dresid, dgamma_part, dbeta_part, rows,
-                                          cols, p, seed, offset, b, blocks, lane, lanes, block_sum,
-                                          dgamma_acc.data(), dbeta_acc.data());
-        });
-    }
+    with_k(cols, lanes, [&]<int K>() {
+        for (int b = 0; b < blocks; ++b) {
+            on_lanes(lanes, [&](int lane, auto block_sum) {
+                convrep_drop_add_ln_bwd_block<K>(dy, sum, mean, rstd, gamma, dx, dresid, dgamma_part, dbeta_part,
+                                                 rows, cols, p, seed, offset, b, blocks, lane, lanes, block_sum);
+            });
+        }
+    });
 }
 
 template <class T>
 void gelu_fwd(const T* x, const float* bias, T* out, int rows, int cols, int lanes) {
-    on_lanes(lanes, [&](int lane, auto) {
-        for (long long row = 0; row < rows; ++row) {
-            convrep_bias_gelu_fwd_row(x, bias, out, row, cols, lane, lanes);
-        }
+    with_k(cols, lanes, [&]<int K>() {
+        on_lanes(lanes, [&](int lane, auto) {
+            for (long long row = 0; row < rows; ++row) {
+                convrep_bias_gelu_fwd_row<K>(x, bias, out, row, cols, lane, lanes);
+            }
+        });
     });
 }
 
 template <class T>
 void gelu_bwd(const T* x, const float* bias, const T* dy, T* dx, float* dbias_part, int rows, int cols, int blocks,
               int lanes) {
-    for (int b = 0; b < blocks; ++b) {
-        on_lanes(lanes, [&](int lane, auto) {
-            std::vector<float> dbias_acc(per_lane(cols, lanes));
-            convrep_bias_gelu_bwd_block(x, bias, dy, dx, dbias_part, rows, cols, b, blocks, lane, lanes,
-                                        dbias_acc.data());
-        });
-    }
+    with_k(cols, lanes, [&]<int K>() {
+        for (int b = 0; b < blocks; ++b) {
+            on_lanes(lanes, [&](int lane, auto) {
+                convrep_bias_gelu_bwd_block<K>(x, bias, dy, dx, dbias_part, rows, cols, b, blocks, lane, lanes);
+            });
+        }
+    });
 }
 
 }  // namespace
@@ -143,6 +161,10 @@ void convrep_host_dropout_keep(uint64_t seed, uint64_t offset, int64_t first, in
     for (int64_t i = 0; i < n; ++i) {
         keep[i] = convrep_dropout_keep(seed, offset, first + i, p) ? 1 : 0;
     }
+}
+
+unsigned convrep_host_dropout_keep4(uint64_t seed, uint64_t offset, int64_t e, int n, float p) {
+    return convrep_dropout_keep4(seed, offset, e, n, p);
 }
 
 void convrep_host_drop_add_ln_fwd_f32(const float* x, const float* resid, const float* gamma, const float* beta,

@@ -14,6 +14,11 @@ import "C"
 import (
 	"fmt"
 	"unsafe"
+
+	// host.cpp includes the headers of package kernels, which Go's build cache does not see: they are outside
+	// this folder. That package embeds them, so importing it keys this package's build on their contents, and an
+	// edit to a header rebuilds the C++ here instead of testing a stale copy.
+	_ "convrep/internal/kernels"
 )
 
 // Storage is a tensor element as the kernels store it: float32, or bf16 as its uint16 bits.
@@ -45,6 +50,12 @@ func Keep(seed, offset uint64, first int64, n int, p float32) []bool {
 	return keep
 }
 
+// Keep4 is the mask of the chunk of n <= 4 elements from e as the row functions draw it, one Philox draw per
+// group of four: bit k says whether element e+k survives.
+func Keep4(seed, offset uint64, e int64, n int, p float32) uint {
+	return uint(C.convrep_host_dropout_keep4(C.uint64_t(seed), C.uint64_t(offset), C.int64_t(e), C.int(n), C.float(p)))
+}
+
 // BF16 rounds f to bf16 as the kernels store it.
 func BF16(f float32) uint16 { return uint16(C.convrep_host_f32_to_bf16(C.float(f))) }
 
@@ -56,6 +67,9 @@ func (s Shape) n() int { return s.Rows * s.Cols }
 func (s Shape) check(lanes int, sizes map[string]int) error {
 	if s.Rows < 0 || s.Cols < 1 || lanes < 1 {
 		return fmt.Errorf("kernels host: bad shape %dx%d or lanes %d", s.Rows, s.Cols, lanes)
+	}
+	if s.Cols > C.CONVREP_HOST_MAX_COLS {
+		return fmt.Errorf("kernels host: %d columns, more than the %d a host lane holds", s.Cols, C.CONVREP_HOST_MAX_COLS)
 	}
 	for name, n := range sizes {
 		want := s.n()

@@ -4,6 +4,9 @@
 
 #include <stdint.h>
 
+// The widest row the host functions take: one lane holds a whole row's chunks in its arrays.
+#define CONVREP_HOST_MAX_COLS 4096
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -12,6 +15,8 @@ void convrep_host_philox4x32(const uint32_t ctr[4], const uint32_t key[2], int r
 float convrep_host_dropout_u(uint64_t seed, uint64_t offset, int64_t e);
 // keep[i] = 1 where element first + i survives dropout with probability p of dropping.
 void convrep_host_dropout_keep(uint64_t seed, uint64_t offset, int64_t first, int64_t n, float p, uint8_t* keep);
+// The mask of the chunk e, ..., e+n-1 (1 <= n <= 4) as the row functions draw it: bit k for element e+k.
+unsigned convrep_host_dropout_keep4(uint64_t seed, uint64_t offset, int64_t e, int n, float p);
 
 // The entries of kernels.cu, run on the host. `lanes` lanes (threads here) cooperate on each row, as the
 // threads of a block do on the device; `blocks` is the backward's grid size G. bf16 tensors are uint16_t bits.

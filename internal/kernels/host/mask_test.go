@@ -113,3 +113,26 @@ func TestEntriesUseTheMask(t *testing.T) {
 		}
 	}
 }
+
+// A chunk's mask drawn at once (one Philox draw per group of four it touches) is the mask of its elements drawn
+// one by one, wherever the chunk starts and however long it is.
+func TestChunkMaskFollowsTheElementMask(t *testing.T) {
+	for _, p := range []float32{0, 0.1, 0.5, 1} {
+		for _, offset := range []uint64{0, 4, 1 << 36} {
+			for e := int64(0); e < 40; e++ {
+				for n := 1; n <= 4; n++ {
+					want := Keep(11, offset, e, n, p)
+					got := Keep4(11, offset, e, n, p)
+					for k := range n {
+						if bit := got>>k&1 == 1; bit != want[k] {
+							t.Fatalf("p %v offset %d chunk %d+%d: element %d kept %v, want %v", p, offset, e, n, e+int64(k), bit, want[k])
+						}
+					}
+					if got>>n != 0 {
+						t.Fatalf("p %v offset %d chunk %d+%d: bits %#b set beyond the chunk", p, offset, e, n, got)
+					}
+				}
+			}
+		}
+	}
+}
