@@ -6,24 +6,26 @@
 //
 // The math of a row is written once, as __host__ __device__ template functions of layernorm.cuh and gelu.cuh:
 //
-//	template <class T, class Reduce>
+//	template <int K, class T, class Reduce>
 //	__host__ __device__ void convrep_drop_add_ln_fwd_row(..., long long row, ..., int lane, int lanes, Reduce block_sum)
 //
-// T is the storage type (float, or unsigned short holding bf16 bits; bf16.cuh loads and stores it, and all
-// arithmetic is float). lane of lanes says which columns a caller owns (lane, lane + lanes, ...), and
-// block_sum totals a value over all lanes (reduce.cuh). The device entries of kernels.cu pass threadIdx.x,
+// T is the storage type (float, or unsigned short holding bf16 bits; bf16.cuh loads and stores it, four
+// elements at a time, and all arithmetic is float). A row is cut into chunks of four columns; lane of lanes
+// says which chunks a caller owns (lane, lane + lanes, ..., at most K, kept in registers), and block_sum
+// totals a value over all lanes (reduce.cuh). The device entries of kernels.cu pass threadIdx.x,
 // blockDim.x and a warp-shuffle + shared-memory block reduction; package host compiles the same headers with
 // g++, passing lane 0 of 1 and an identity reduction (or several threads with a barrier reduction, to stand
 // in for a block), so the functions the Go tests check are the ones the GPU runs.
 //
 // The dropout mask (dropout.cuh) is a pure function of (seed, offset, element, p) on Philox4x32-10
-// (philox.cuh; Salmon et al., SC 2011), so forward and backward, host and device, draw the same mask.
+// (philox.cuh; Salmon et al., SC 2011), so forward and backward, host and device, draw the same mask; one draw
+// gives the four elements of a chunk.
 //
 // # No headers
 //
 // NVRTC compiles Source with no include path: the program includes nothing (no cuda_bf16.h, no curand), and
 // Source joins the files in the order of Files, each after a #line directive. On the host the qualifiers are
-// defined empty (portable.cuh) and <cmath> comes from the including file.
+// defined empty (portable.cuh) and <cmath> and <cstring> come from the including file.
 //
 // # Entries
 //
