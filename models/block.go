@@ -54,7 +54,7 @@ func (b *block) forward(x *ts.Tensor, mask *attnMask, train, fused bool) *ts.Ten
 	dh := hid / b.heads
 	q, k, v := b.project(x, bsz, seq, dh)
 	var heads *ts.Tensor
-	if mask.keep != nil {
+	if mask.fused {
 		heads = b.fusedAttention(q, k, v, mask.keep, train)
 	} else {
 		heads = b.attention(q, k, v, mask.add, dh, x.DType(), train)
@@ -134,12 +134,14 @@ func (b *block) feedForwardIn(x *ts.Tensor) *ts.Tensor {
 // attention is softmax(q·kᵀ/√dh + maskAdd)·v over q, k, v [B,heads,T,dh], written with matmul, mask and
 // softmax (the path on libtorch 1.13, which has no fused kernel gotch can call); it drops q, k and v.
 // maskAdd [B,1,1,T] is 0 at real tokens and the lowest float at padding (HuggingFace's extended attention
-// mask), so padded keys get zero weight.
+// mask), so padded keys get zero weight; nil is no padding.
 func (b *block) attention(q, k, v, maskAdd *ts.Tensor, dh int64, dtype gotch.DType, train bool) *ts.Tensor {
 	kt := k.MustTranspose(-1, -2, true)
 	scores := q.MustMatmul(kt, true).MustDivScalar(ts.FloatScalar(math.Sqrt(float64(dh))), true)
 	kt.MustDrop()
-	scores = scores.MustAdd(maskAdd, true)
+	if maskAdd != nil { // nil: an unpadded batch, where the mask would add 0 everywhere
+		scores = scores.MustAdd(maskAdd, true)
+	}
 	probs := scores.MustSoftmax(-1, dtype, true)
 	probs = dropout(probs, b.attnDrop, train)
 	out := probs.MustMatmul(v, true)

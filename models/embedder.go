@@ -12,7 +12,7 @@ import (
 
 // BatchInput turns a tokenised batch into the model's input tensors on dev.
 func BatchInput(b *tokenizers.Batch, dev gotch.Device) (Input, error) {
-	var in Input
+	in := Input{Unpadded: allOnes(b.AttentionMask)}
 	err := torch.Catch("batch to tensors", func() error {
 		in.IDs = matrix(b.InputIDs, dev)
 		in.Mask = matrix(b.AttentionMask, dev)
@@ -20,6 +20,18 @@ func BatchInput(b *tokenizers.Batch, dev gotch.Device) (Input, error) {
 		return nil
 	})
 	return in, err
+}
+
+// allOnes says whether every entry of the rows is 1: a batch without padding.
+func allOnes(rows [][]int64) bool {
+	for _, r := range rows {
+		for _, v := range r {
+			if v != 1 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // Drop frees the input's tensors.

@@ -84,9 +84,12 @@ func build(c *Config, h Heads, vs *nn.VarStore, root *nn.Path, what string) (*Mo
 // Params are the model's parameters by HuggingFace name; tied parameters appear once.
 func (m *Model) Params() map[string]*ts.Tensor { return m.params }
 
-// Input is a padded batch: IDs and Mask are int64 [B,T]; TypeIDs may be nil (all zero).
+// Input is a padded batch: IDs and Mask are int64 [B,T]; TypeIDs may be nil (all zero). Unpadded says that
+// every row is real tokens to its end, so Mask is all ones: the host that built the batch knows it without
+// asking the device (BatchInput sets it), and the encoder then attends without a mask. False is always right.
 type Input struct {
 	IDs, Mask, TypeIDs *ts.Tensor
+	Unpadded           bool
 }
 
 // Output holds every hidden state: Hidden[0] is the embedding output, Hidden[i] the output of layer i, and
@@ -112,7 +115,7 @@ func (m *Model) Forward(in Input, train bool) (*Output, error) {
 	}
 	out := &Output{}
 	err := torch.Catch("forward", func() error {
-		mask := newAttnMask(in.Mask) // once for all layers
+		mask := newAttnMask(in.Mask, in.Unpadded) // once for all layers
 		defer mask.drop()
 		// convrep's fused kernels run the layers' tails where they are loaded on the input's device; asked once
 		// per forward, and of libtorch only when they are loaded somewhere (a run without them makes no call).

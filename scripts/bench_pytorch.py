@@ -6,14 +6,15 @@ Run both on one machine with the same flags and compare pairs_per_s and mfu:
     python3 scripts/bench_pytorch.py --device cuda --precision bf16 --layers 12 --hidden 768 --seq-len 32 --batch 512
     go run ./cmd/bench              --device cuda --precision bf16 --layers 12 --hidden 768 --seq-len 32 --batch 512
 
-A step, as cmd/bench does it: two views of B x T random token ids (all-ones attention mask, zero token
-types) through a BERT post-LayerNorm encoder as one batch of 2B rows (random initialisation N(0, 0.02)),
+A step, as cmd/bench does it: two views of B x T random token ids (every token real, zero token types) through a BERT post-LayerNorm encoder as one batch of 2B rows (random initialisation N(0, 0.02)),
 mean pooling, DSE's contrast head Linear(H,H) -> ReLU -> Linear(H,128) without biases, L2 normalisation,
 DSE's hard-negative contrastive loss over the in-batch pairs (temperature 0.05; objectives/dse_loss.go),
 loss.item(), backward, AdamW (lr 1e-4, weight decay 0.01; encoder and head groups), zero_grad. With
 --precision bf16 the forward pass and the loss run under torch.autocast(dtype=torch.bfloat16) over fp32
 weights, as convrep's. Attention uses F.scaled_dot_product_attention where this torch has it (2.0 and
-later), as convrep uses libtorch's. Only torch is needed.
+later), as convrep uses libtorch's; the batch has no padding, which the host knows, so no mask goes in, as
+convrep's encoder passes none for an unpadded batch (models.Input.Unpadded). The JSON line's "attention" is
+the kernel torch picks for it (_fused_sdp_choice). Only torch is needed.
 """
 import argparse
 import ctypes
@@ -49,11 +50,13 @@ class Layer(nn.Module):
         self.drop = nn.Dropout(DROPOUT)
 
     def attend(self, q, k, v, keep):
+        """keep: [B,1,1,T] booleans (True = attend), or None where no key is padding."""
         if hasattr(F, "scaled_dot_product_attention"):
             return F.scaled_dot_product_attention(q, k, v, attn_mask=keep,
                                                   dropout_p=DROPOUT if self.training else 0.0)
         scores = q @ k.transpose(-1, -2) / math.sqrt(self.dh)
-        scores = scores.masked_fill(~keep, torch.finfo(scores.dtype).min)
+        if keep is not None:
+            scores = scores.masked_fill(~keep, torch.finfo(scores.dtype).min)
         return self.drop(scores.softmax(-1)) @ v
 
     def forward(self, x, keep):
@@ -79,10 +82,10 @@ class Encoder(nn.Module):
         with torch.no_grad():
             self.word.weight[0].zero_()
 
-    def forward(self, ids, mask, types):
+    def forward(self, ids, mask, types, unpadded):
         pos = torch.arange(ids.shape[1], device=ids.device).unsqueeze(0).expand_as(ids)
         x = self.drop(self.norm(self.word(ids) + self.pos(pos) + self.types(types)))
-        keep = mask[:, None, None, :].bool()  # [B,1,1,T]: True = attend
+        keep = None if unpadded else mask[:, None, None, :].bool()  # [B,1,1,T]: True = attend
         for layer in self.layers:
             x = layer(x, keep)
         return x
@@ -116,10 +119,10 @@ class Setup:
         self.enc.train()
         self.forward = torch.compile(self.loss) if a.compile else self.loss
 
-    def loss(self, ids, mask):
+    def loss(self, ids, mask, unpadded):
         b = self.batch
         with torch.autocast(device_type=self.dev.type, dtype=torch.bfloat16, enabled=self.a.precision == "bf16"):
-            e = self.enc(ids, mask, torch.zeros_like(ids))
+            e = self.enc(ids, mask, torch.zeros_like(ids), unpadded)
             m = mask.unsqueeze(-1).to(e.dtype)
             pooled = (e * m).sum(1) / m.sum(1).clamp(min=1e-9)
             return dse_loss(F.normalize(self.head(pooled), dim=1), b, TAU)
@@ -127,8 +130,8 @@ class Setup:
     def step(self):
         a, b = self.a, self.batch
         ids = torch.randint(0, a.vocab, (2 * b, a.seq_len), device=self.dev)  # both views, stacked
-        mask = torch.ones_like(ids)
-        loss = self.forward(ids, mask)
+        mask = torch.ones_like(ids)  # every token real: the host knows it, as convrep's BatchInput does
+        loss = self.forward(ids, mask, True)
         value = loss.item()
         if not math.isfinite(value):
             raise RuntimeError(f"loss is {value}")
@@ -140,6 +143,18 @@ class Setup:
     def sync(self):
         if self.dev.type == "cuda":
             torch.cuda.synchronize(self.dev)
+
+
+def attention_backend(a, dev):
+    """The kernel torch picks for the encoder's attention, unmasked (torch._fused_sdp_choice's SDPBackend),
+    named as convrep's models.AttentionBackends names libtorch's choice."""
+    if not hasattr(torch, "_fused_sdp_choice"):
+        return "explicit (matmul, mask, softmax: this torch has no scaled_dot_product_attention)"
+    dtype = torch.bfloat16 if a.precision == "bf16" else torch.float32
+    q = torch.zeros(2 * a.batch, a.heads, a.seq_len, a.hidden // a.heads, dtype=dtype, device=dev)
+    names = {-1: "none", 0: "math", 1: "flash", 2: "memory-efficient", 3: "cudnn", 4: "overrideable"}
+    choice = torch._fused_sdp_choice(q, q, q, None, DROPOUT)
+    return names.get(choice, f"backend {choice}") + " (no mask)"
 
 
 def blas_core():
@@ -234,7 +249,8 @@ def main():
                       "mfu": fpp * pairs_per_s / (peak * 1e12) if peak else None, "precision": a.precision,
                       "layers": a.layers, "hidden": a.hidden, "heads": a.heads, "intermediate": a.intermediate,
                       "vocab": a.vocab, "batch": a.batch, "seq": a.seq_len, "steps": a.steps, "warmup": a.warmup,
-                      "threads": torch.get_num_threads(), "device": a.device, "blas_core": blas_core()}), flush=True)
+                      "threads": torch.get_num_threads(), "device": a.device, "blas_core": blas_core(),
+                      "attention": attention_backend(a, dev)}), flush=True)
     if a.trace:  # after the line, so that a profiler that fails costs the trace only
         activities = [torch.profiler.ProfilerActivity.CPU]
         if dev.type == "cuda":

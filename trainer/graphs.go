@@ -11,6 +11,7 @@ import (
 
 	"convrep/experiment"
 	"convrep/internal/torch"
+	"convrep/models"
 	"convrep/objectives"
 	"convrep/trainer/optim"
 )
@@ -91,7 +92,9 @@ func (s *Stepper) capture(step int64, batches []objectives.Batch, in []*ts.Tenso
 	gs.static, gs.inputs, gs.shape = batches[0], in, shape
 	batches[0].Drop = nil // the graph reads these tensors from now on
 	gs.log.Info("train.cuda_graphs: capturing the step", zap.Int64("step", step+1), zap.String("shapes", shape))
-	return gs.g.Capture(func() error { return s.graphBody(gs.static.Value) })
+	// The graph serves every later batch of these shapes, padded or not: its forward reads the mask even where
+	// the captured batch has no padding.
+	return gs.g.Capture(func() error { return models.AlwaysMask(func() error { return s.graphBody(gs.static.Value) }) })
 }
 
 // graphBody is the captured step: Stepper.step's work for one micro-batch (share 1), with the optimiser's

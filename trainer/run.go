@@ -14,6 +14,7 @@ import (
 	"convrep/internal/atomicfile"
 	"convrep/internal/progress"
 	"convrep/internal/torch"
+	"convrep/models"
 	"convrep/rundir"
 )
 
@@ -243,7 +244,8 @@ func (t *Trainer) finish() error {
 		events = ""
 	}
 	t.log.Info("done", zap.String("model", dir), zap.String("metrics", rundir.At(t.exp.OutputDir).MetricsPath()),
-		zap.String("loss_curve", plotPath), zap.String("tensorboard", events))
+		zap.String("loss_curve", plotPath), zap.String("tensorboard", events),
+		zap.String("attention", models.AttentionBackends()))
 	return nil
 }
 

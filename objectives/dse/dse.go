@@ -235,7 +235,7 @@ func PairRows(b Batch) (int64, error) {
 // through the encoder as one batch (half the ops); otherwise each runs on its own.
 func EmbedPairs(m *models.Model, q, r models.Input, train bool) (*ts.Tensor, error) {
 	if q.IDs.MustSize()[1] == r.IDs.MustSize()[1] && (q.TypeIDs == nil) == (r.TypeIDs == nil) {
-		var in models.Input
+		in := models.Input{Unpadded: q.Unpadded && r.Unpadded}
 		err := torch.Catch("stack the two views", func() error {
 			in.IDs = ts.MustCat([]*ts.Tensor{q.IDs, r.IDs}, 0)
 			if q.Mask != nil && r.Mask != nil {

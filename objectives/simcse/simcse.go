@@ -165,7 +165,7 @@ func (o *simcse) embed(m *models.Model, q, r models.Input, train bool) (*ts.Tens
 	if o.pooler == "avg" {
 		return dse.EmbedPairs(m, q, r, train)
 	}
-	var in models.Input
+	in := models.Input{Unpadded: q.Unpadded && r.Unpadded}
 	err := torch.Catch("stack the two views", func() error {
 		if q.IDs.MustSize()[1] != r.IDs.MustSize()[1] {
 			return fmt.Errorf("the two views must have the same width (the same utterances), got %v and %v", q.IDs.MustSize(), r.IDs.MustSize())

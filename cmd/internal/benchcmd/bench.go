@@ -93,6 +93,9 @@ type result struct {
 	CUDAGraphs bool `json:"cuda_graphs"`
 	// FusedKernels is whether the encoder ran on convrep's fused kernels (--fused-kernels).
 	FusedKernels bool `json:"fused_kernels"`
+	// Attention is the attention kernel the encoder ran (models.AttentionBackends): libtorch's choice for its
+	// fused attention, e.g. "flash (no mask)" for the bench's unpadded batches, or the explicit path on 1.13.
+	Attention string `json:"attention"`
 }
 
 func (o *options) validate() error {
@@ -239,7 +242,8 @@ func benchmark(o options) (result, error) {
 		FlopsPerPair: flopsPerPair(o.Layers, o.Hidden, o.Intermediate, o.Seq), Layers: o.Layers, Hidden: o.Hidden,
 		Heads: o.Heads, Intermediate: o.Intermediate, Vocab: o.Vocab, Batch: o.Batch, Seq: o.Seq, Steps: o.Steps,
 		Warmup: o.Warmup, Threads: torch.NumThreads(), Device: o.Device, BLASCore: torch.BLASCore(),
-		LibtorchCalls: counts, CUDAGraphs: s.stepper.Graphed(), FusedKernels: torch.KernelsLoaded(s.dev)}
+		LibtorchCalls: counts, CUDAGraphs: s.stepper.Graphed(), FusedKernels: torch.KernelsLoaded(s.dev),
+		Attention: models.AttentionBackends()}
 	r.ModelTFLOPS = r.FlopsPerPair * pairsPerS / 1e12
 	peak := o.PeakTFLOPS
 	if peak == 0 {
