@@ -107,15 +107,15 @@ func (b *block) fusedTail(x, ctx *ts.Tensor, train bool) *ts.Tensor {
 }
 
 // project is the queries, keys and values of x [B,T,H], each [B,heads,T,dh], from one GEMM by the three
-// weights joined ([B,T,3H]); unbinding them is one op whose backward stacks their gradients in one kernel.
+// weights joined ([B,T,3H]); torch.SplitHeads cuts the heads out of it without a copy, and its backward writes
+// their gradients straight into the GEMM output's layout.
 func (b *block) project(x *ts.Tensor, bsz, seq, dh int64) (q, k, v *ts.Tensor) {
 	w := torch.JoinRows(b.query.w, b.key.w, b.value.w)
 	bias := torch.JoinRows(b.query.b, b.key.b, b.value.b)
 	all := ts.MustLinear(x, w, bias)
 	torch.Drop(w, bias)
-	// [B,T,3H] → [B,T,3,heads,dh] → [3,B,heads,T,dh]
-	parts := all.MustView([]int64{bsz, seq, 3, b.heads, dh}, true).MustPermute([]int64{2, 0, 3, 1, 4}, true).MustUnbind(0, true)
-	return parts[0], parts[1], parts[2]
+	// [B,T,3H] → [B,T,3,heads,dh] → q, k, v [B,heads,T,dh], no copy either way
+	return torch.SplitHeads(all, b.heads)
 }
 
 // feedForwardIn is act(x·W₁ᵀ + b₁), the feed-forward's first layer. A GELU goes through torch.DenseGELU, which

@@ -55,8 +55,21 @@ func TestQKVShareOneTensor(t *testing.T) {
 }
 
 // The joined projection computes what three linears compute, and backward gives each weight, bias and the
-// input the gradients three linears would.
+// input the gradients three linears would: with all three heads in the loss, and with one of them unused, whose
+// weights then get zero gradients.
 func TestProjectMatchesThreeLinears(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		use  [3]bool // q, k, v in the loss
+	}{
+		{"q, k and v", [3]bool{true, true, true}},
+		{"k unused", [3]bool{true, false, true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { checkProject(t, tc.use) })
+	}
+}
+
+func checkProject(t *testing.T, use [3]bool) {
 	m := benchModel(t, 100, 1, 32, 4, 64)
 	b := m.layers[0]
 	const bsz, seq, dh = 2, 5, 8
@@ -79,16 +92,28 @@ func TestProjectMatchesThreeLinears(t *testing.T) {
 		err := torch.Catch("project", func() error {
 			q, k, v := project()
 			outs = []*ts.Tensor{q, k, v}
-			loss := q.MustMul(up[0], false).MustSum(gotch.Float, true).
-				MustAdd(k.MustMul(up[1], false).MustSum(gotch.Float, true), true).
-				MustAdd(v.MustMul(up[2], false).MustSum(gotch.Float, true), true)
+			var loss *ts.Tensor
+			for i, o := range outs {
+				if !use[i] {
+					continue
+				}
+				term := o.MustMul(up[i], false).MustSum(gotch.Float, true)
+				if loss != nil {
+					term = loss.MustAdd(term, true)
+				}
+				loss = term
+			}
 			return loss.Backward()
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, p := range params {
-			gs = append(gs, p.MustGrad(false).MustMulScalar(ts.FloatScalar(1), true))
+			g := p.MustGrad(false)
+			if !g.MustDefined() { // never in a graph that reached the loss: zero
+				g = p.MustZerosLike(false)
+			}
+			gs = append(gs, g.MustMulScalar(ts.FloatScalar(1), true))
 		}
 		return outs, gs
 	}
@@ -108,8 +133,9 @@ func TestProjectMatchesThreeLinears(t *testing.T) {
 		if d := maxAbsDiff(joinedGrads[i], separateGrads[i]); d > 1e-5 || !joinedGrads[i].MustDefined() {
 			t.Errorf("the %s's gradient differs from three linears' by %g", name, d)
 		}
-		if n := joinedGrads[i].MustAbs(false).MustMax(true).Float64Values()[0]; n == 0 {
-			t.Errorf("the %s's gradient is zero", name)
+		unused := (i == 2 || i == 5) && !use[1] || (i == 1 || i == 4) && !use[0] || (i == 3 || i == 6) && !use[2]
+		if n := joinedGrads[i].MustAbs(false).MustMax(true).Float64Values()[0]; (n == 0) != unused {
+			t.Errorf("the %s's gradient has largest magnitude %g; its head is unused: %v", name, n, unused)
 		}
 	}
 }

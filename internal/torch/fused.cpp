@@ -63,6 +63,55 @@ struct JoinRows : public torch::autograd::Function<JoinRows> {
   }
 };
 
+// The attention heads of the joined query/key/value projection: its output all [B, T, 3·H] as q, k and v
+// [B, heads, T, dh], tensors over all's memory (no copy) with the strides view → permute → unbind would give
+// them. Backward writes the three gradients straight into one [B, T, 3, heads, dh] tensor, the layout of all's
+// gradient: one copy of each, where unbind's backward stacks them (a copy) and the permuted stack is then made
+// contiguous for the GEMM's backward (a second copy of all three).
+struct SplitHeads : public torch::autograd::Function<SplitHeads> {
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext *ctx, const at::Tensor &all,
+                                                int64_t heads) {
+    TORCH_CHECK(all.dim() == 3 && heads > 0 && all.size(2) % (3 * heads) == 0, "split heads: all has shape ",
+                all.sizes(), ", not [B, T, 3·heads·dh] for ", heads, " heads");
+    at::Tensor a = all.contiguous();
+    int64_t b = a.size(0), t = a.size(1), dh = a.size(2) / (3 * heads);
+    ctx->saved_data["sizes"] = std::vector<int64_t>{b, t, heads, dh};
+    at::Tensor parts = a.view({b, t, 3, heads, dh}).permute({2, 0, 3, 1, 4});
+    torch::autograd::variable_list out;
+    for (int64_t i = 0; i < 3; i++) {
+      // Tensors of their own over a's storage, as JoinRows's: not views in autograd's sense.
+      at::Tensor p = parts.select(0, i);
+      at::Tensor o = at::empty({0}, a.options());
+      o.set_(a.storage(), p.storage_offset(), p.sizes(), p.strides());
+      out.push_back(o);
+    }
+    return out;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext *ctx,
+                                                 torch::autograd::variable_list grads) {
+    std::vector<int64_t> s = ctx->saved_data["sizes"].toIntVector();
+    const at::Tensor *like = nullptr;
+    for (const at::Tensor &g : grads) {
+      if (g.defined()) {
+        like = &g;
+        break;
+      }
+    }
+    if (like == nullptr) return {at::Tensor(), at::Tensor()};
+    at::Tensor d = at::empty({s[0], s[1], 3, s[2], s[3]}, like->options());
+    for (int64_t i = 0; i < 3; i++) {
+      at::Tensor slot = d.select(2, i);  // [B, T, heads, dh]
+      if (grads[i].defined()) {
+        slot.copy_(grads[i].permute({0, 2, 1, 3}));
+      } else {
+        slot.zero_();
+      }
+    }
+    return {d.view({s[0], s[1], 3 * s[2] * s[3]}), at::Tensor()};
+  }
+};
+
 bool autocast_on(const at::Device &d) {
 #ifdef CONVREP_FUSED_AUTOCAST_BY_DEVICE
   return at::autocast::is_autocast_enabled(d.type());
@@ -108,6 +157,18 @@ int gelu_kind(const at::Device &dev) {
 char *convrep_join_rows(void *a, void *b, void *c, void **out) {
   try {
     *out = new at::Tensor(JoinRows::apply(tensor(a), tensor(b), tensor(c)));
+  } catch (const std::exception &e) {
+    return error_of(e);
+  }
+  return nullptr;
+}
+
+char *convrep_split_heads(void *all, int64_t heads, void **q, void **k, void **v) {
+  try {
+    torch::autograd::variable_list parts = SplitHeads::apply(tensor(all), heads);
+    *q = new at::Tensor(parts[0]);
+    *k = new at::Tensor(parts[1]);
+    *v = new at::Tensor(parts[2]);
   } catch (const std::exception &e) {
     return error_of(e);
   }

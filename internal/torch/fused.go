@@ -24,6 +24,22 @@ func JoinRows(a, b, c *ts.Tensor) *ts.Tensor {
 	return ts.FromCtensor(out)
 }
 
+// SplitHeads is the attention heads of a joined query/key/value projection: all [B, T, 3·heads·dh] as q, k
+// and v [B, heads, T, dh], what view, permute and unbind give, over all's memory with no copy. Its backward
+// writes the three gradients into one tensor in all's layout, one copy each, where unbind's backward would
+// stack them and the GEMM's backward then copy the permuted stack again. It drops all, and panics on a libtorch
+// error, as gotch's Must* calls do.
+func SplitHeads(all *ts.Tensor, heads int64) (q, k, v *ts.Tensor) {
+	var pq, pk, pv unsafe.Pointer
+	countCall()
+	err := takeError(C.convrep_split_heads(all.Ctensor(), C.int64_t(heads), &pq, &pk, &pv))
+	all.MustDrop()
+	if err != nil {
+		panic(fmt.Errorf("split heads: %w", err))
+	}
+	return ts.FromCtensor(pq), ts.FromCtensor(pk), ts.FromCtensor(pv)
+}
+
 // RowsEndToEnd reports whether JoinRows(a, b, c) takes no copy: contiguous tensors in one storage, b right
 // after a and c right after b, alike in dtype, device and every size but the first.
 func RowsEndToEnd(a, b, c *ts.Tensor) bool {
