@@ -277,6 +277,16 @@ if ((BUILT)); then
 		fi
 	fi
 
+	# What cuBLAS does with the step's twelve GEMM shapes on their own (batch 1,024: 65,536 rows), with TunableOp
+	# and with the bias in the epilogue, beside the breakdown's GEMM kernels.
+	if [[ "$DEVICE" == cuda ]]; then
+		if "$PY" scripts/gemm_shapes.py --tokens 65536 --tunable >"$OUT/gemm.md" 2>"$OUT/gemm.log"; then
+			verdict gemm INFO "$(grep -m1 '^One layer' "$OUT/gemm.md") Table in $OUT/gemm.md"
+		else
+			verdict gemm FAIL "scripts/gemm_shapes.py; see $OUT/gemm.log"
+		fi
+	fi
+
 	# 5. The mini BERT's shape (random weights; the checkpoint is not on the device), DSE at bf16 for
 	# $LOSS_STEPS steps from one seed, on the fused kernels and on the composites: the losses within 2 % at
 	# every step (the dropout masks are drawn differently, so not equal).
