@@ -43,6 +43,25 @@ CONVREP_HD void convrep_store(unsigned short* p, long long i, float v) { p[i] = 
 CONVREP_HD int convrep_chunks(int cols) { return (cols + 3) / 4; }
 CONVREP_HD int convrep_chunk_len(int cols, int j) { return cols - 4 * j < 4 ? cols - 4 * j : 4; }
 
+// convrep_each_chunk calls f(k, c, n) for each chunk lane l of `lanes` owns in a row of cols columns: its k-th,
+// chunk j = l + k·lanes for k < K while j < convrep_chunks(cols), which starts at column c = 4j and holds n
+// columns. K is a compile-time bound, so that the device compiler unrolls the loop and arrays that f indexes by
+// k stay in registers.
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
+template <int K, class F>
+CONVREP_HD void convrep_each_chunk(int cols, int lane, int lanes, F f) {
+    const int chunks = convrep_chunks(cols);
+    CONVREP_UNROLL
+    for (int k = 0; k < K; ++k) {
+        const int j = lane + k * lanes;
+        if (j < chunks) {
+            f(k, 4 * j, convrep_chunk_len(cols, j));
+        }
+    }
+}
+
 struct alignas(16) convrep_f32x4 {
     float v[4];
 };

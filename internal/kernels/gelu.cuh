@@ -22,48 +22,36 @@ template <int K, class T>
 CONVREP_HD void convrep_bias_gelu_fwd_row(const T* x, const float* bias, T* out, long long row, int cols, int lane,
                                           int lanes) {
     const long long base = row * (long long)cols;
-    const int chunks = convrep_chunks(cols);
-    CONVREP_UNROLL
-    for (int k = 0; k < K; ++k) {
-        const int j = lane + k * lanes;
-        if (j < chunks) {
-            const int n = convrep_chunk_len(cols, j);
-            float v[4], b[4];
-            convrep_load4(x, base + 4 * j, n, v);
-            convrep_load4(bias, 4 * j, n, b);
-            CONVREP_UNROLL
-            for (int i = 0; i < 4; ++i) {
-                v[i] = convrep_gelu(v[i] + b[i]);
-            }
-            convrep_store4(out, base + 4 * j, n, v);
+    convrep_each_chunk<K>(cols, lane, lanes, [&](int, int c, int n) {
+        float v[4], b[4];
+        convrep_load4(x, base + c, n, v);
+        convrep_load4(bias, c, n, b);
+        CONVREP_UNROLL
+        for (int i = 0; i < 4; ++i) {
+            v[i] = convrep_gelu(v[i] + b[i]);
         }
-    }
+        convrep_store4(out, base + c, n, v);
+    });
 }
 
 // convrep_bias_gelu_bwd_row writes dx = dy·gelu'(x + bias) for row `row` and adds dx to the lane's column
-// accumulators: dbias_acc[k][i] belongs to column 4(lane + k·lanes) + i, for the lane's K chunks.
+// accumulators: dbias_acc[k][i] belongs to column i of its k-th chunk.
 template <int K, class T>
 CONVREP_HD void convrep_bias_gelu_bwd_row(const T* x, const float* bias, const T* dy, T* dx, float (*dbias_acc)[4],
                                           long long row, int cols, int lane, int lanes) {
     const long long base = row * (long long)cols;
-    const int chunks = convrep_chunks(cols);
-    CONVREP_UNROLL
-    for (int k = 0; k < K; ++k) {
-        const int j = lane + k * lanes;
-        if (j < chunks) {
-            const int n = convrep_chunk_len(cols, j);
-            float v[4], b[4], d[4];
-            convrep_load4(x, base + 4 * j, n, v);
-            convrep_load4(bias, 4 * j, n, b);
-            convrep_load4(dy, base + 4 * j, n, d);
-            CONVREP_UNROLL
-            for (int i = 0; i < 4; ++i) {
-                d[i] *= convrep_gelu_grad(v[i] + b[i]);
-                dbias_acc[k][i] += d[i];
-            }
-            convrep_store4(dx, base + 4 * j, n, d);
+    convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int c, int n) {
+        float v[4], b[4], d[4];
+        convrep_load4(x, base + c, n, v);
+        convrep_load4(bias, c, n, b);
+        convrep_load4(dy, base + c, n, d);
+        CONVREP_UNROLL
+        for (int i = 0; i < 4; ++i) {
+            d[i] *= convrep_gelu_grad(v[i] + b[i]);
+            dbias_acc[k][i] += d[i];
         }
-    }
+        convrep_store4(dx, base + c, n, d);
+    });
 }
 
 // convrep_bias_gelu_bwd_block is block `block` of `blocks`: rows block, block + blocks, ..., with its column
@@ -72,24 +60,13 @@ template <int K, class T>
 CONVREP_HD void convrep_bias_gelu_bwd_block(const T* x, const float* bias, const T* dy, T* dx, float* dbias_part,
                                             long long rows, int cols, long long block, long long blocks, int lane,
                                             int lanes) {
-    float dbias_acc[K][4];
-    CONVREP_UNROLL
-    for (int k = 0; k < K; ++k) {
-        CONVREP_UNROLL
-        for (int i = 0; i < 4; ++i) {
-            dbias_acc[k][i] = 0.0f;
-        }
-    }
+    float dbias_acc[K][4] = {};
     for (long long row = block; row < rows; row += blocks) {
         convrep_bias_gelu_bwd_row<K>(x, bias, dy, dx, dbias_acc, row, cols, lane, lanes);
     }
-    CONVREP_UNROLL
-    for (int k = 0; k < K; ++k) {
-        const int j = lane + k * lanes;
-        if (j < convrep_chunks(cols)) {
-            convrep_store4(dbias_part, block * cols + 4 * j, convrep_chunk_len(cols, j), dbias_acc[k]);
-        }
-    }
+    convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int c, int n) {
+        convrep_store4(dbias_part, block * cols + c, n, dbias_acc[k]);
+    });
 }
 
 #endif

@@ -42,66 +42,49 @@ CONVREP_HD void convrep_drop_add_ln_fwd_row(const T* x, const T* resid, const fl
                                             float p, float eps, unsigned long long seed,
                                             unsigned long long offset, int lane, int lanes, Reduce block_sum) {
     const long long base = row * (long long)cols;
-    const int chunks = convrep_chunks(cols);
     const float scale = convrep_dropout_scale(p);
     const float pivot = convrep_drop_add(x, resid, base, p, scale, seed, offset);
 
-    float s[K][4];
+    float s[K][4];  // the lane's chunks of the sum, as T stores them
     float shifted = 0.0f;
-    CONVREP_UNROLL
-    for (int k = 0; k < K; ++k) {
-        const int j = lane + k * lanes;
-        if (j < chunks) {
-            const int n = convrep_chunk_len(cols, j);
-            const long long e = base + 4 * j;
-            float xv[4], rv[4];
-            convrep_load4(x, e, n, xv);
-            convrep_load4(resid, e, n, rv);
-            const unsigned int keep = convrep_dropout_keep4(seed, offset, e, n, p);
-            CONVREP_UNROLL
-            for (int i = 0; i < 4; ++i) {
-                s[k][i] = convrep_round<T>(((keep >> i) & 1u ? xv[i] * scale : 0.0f) + rv[i]);
-                if (i < n) {
-                    shifted += s[k][i] - pivot;
-                }
+    convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int c, int n) {
+        float xv[4], rv[4];
+        convrep_load4(x, base + c, n, xv);
+        convrep_load4(resid, base + c, n, rv);
+        const unsigned int keep = convrep_dropout_keep4(seed, offset, base + c, n, p);
+        CONVREP_UNROLL
+        for (int i = 0; i < 4; ++i) {
+            s[k][i] = convrep_round<T>(((keep >> i) & 1u ? xv[i] * scale : 0.0f) + rv[i]);
+            if (i < n) {
+                shifted += s[k][i] - pivot;
             }
-            convrep_store4(sum, e, n, s[k]);
         }
-    }
+        convrep_store4(sum, base + c, n, s[k]);
+    });
     const float mu = pivot + block_sum(shifted) / (float)cols;
 
     float sq = 0.0f;
-    CONVREP_UNROLL
-    for (int k = 0; k < K; ++k) {
-        const int j = lane + k * lanes;
-        if (j < chunks) {
-            const int n = convrep_chunk_len(cols, j);
-            CONVREP_UNROLL
-            for (int i = 0; i < 4; ++i) {
-                const float d = s[k][i] - mu;
-                if (i < n) {
-                    sq += d * d;
-                }
+    convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int, int n) {
+        CONVREP_UNROLL
+        for (int i = 0; i < 4; ++i) {
+            const float d = s[k][i] - mu;
+            if (i < n) {
+                sq += d * d;
             }
         }
-    }
+    });
     const float rs = 1.0f / sqrtf(block_sum(sq) / (float)cols + eps);
 
-    CONVREP_UNROLL
-    for (int k = 0; k < K; ++k) {
-        const int j = lane + k * lanes;
-        if (j < chunks) {
-            const int n = convrep_chunk_len(cols, j);
-            float g[4], b[4], o[4];
-            convrep_load4(gamma, 4 * j, n, g);
-            convrep_load4(beta, 4 * j, n, b);
-            CONVREP_UNROLL
-            for (int i = 0; i < 4; ++i) {
-                o[i] = (s[k][i] - mu) * rs * g[i] + b[i];
-            }
-            convrep_store4(out, base + 4 * j, n, o);
+    convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int c, int n) {
+        float g[4], b[4], o[4];
+        convrep_load4(gamma, c, n, g);
+        convrep_load4(beta, c, n, b);
+        CONVREP_UNROLL
+        for (int i = 0; i < 4; ++i) {
+            o[i] = (s[k][i] - mu) * rs * g[i] + b[i];
         }
-    }
+        convrep_store4(out, base + c, n, o);
+    });
     if (lane == 0) {
         mean[row] = mu;
         rstd[row] = rs;
@@ -109,7 +92,7 @@ CONVREP_HD void convrep_drop_add_ln_fwd_row(const T* x, const T* resid, const fl
 }
 
 // convrep_drop_add_ln_bwd_row computes dx and dresid of row `row` from dy and adds the row's dy·xhat and dy
-// to the lane's column accumulators: dgamma_acc[k][i] and dbeta_acc[k][i] belong to column 4(lane + k·lanes) + i.
+// to the lane's column accumulators: dgamma_acc[k][i] and dbeta_acc[k][i] belong to column i of its k-th chunk.
 #if defined(__CUDACC__)
 #pragma nv_exec_check_disable
 #endif
@@ -120,55 +103,43 @@ CONVREP_HD void convrep_drop_add_ln_bwd_row(const T* dy, const T* sum, const flo
                                             unsigned long long seed, unsigned long long offset, int lane,
                                             int lanes, Reduce block_sum) {
     const long long base = row * (long long)cols;
-    const int chunks = convrep_chunks(cols);
     const float mu = mean[row], rs = rstd[row];
 
     float d[K][4], xhat[K][4], g[K][4];  // dy, xhat and gamma·dy of the lane's chunks
     float mg = 0.0f, mgx = 0.0f;         // Σ g and Σ g·xhat, then their means
-    CONVREP_UNROLL
-    for (int k = 0; k < K; ++k) {
-        const int j = lane + k * lanes;
-        if (j < chunks) {
-            const int n = convrep_chunk_len(cols, j);
-            float sv[4], gv[4];
-            convrep_load4(dy, base + 4 * j, n, d[k]);
-            convrep_load4(sum, base + 4 * j, n, sv);
-            convrep_load4(gamma, 4 * j, n, gv);
-            CONVREP_UNROLL
-            for (int i = 0; i < 4; ++i) {
-                xhat[k][i] = (sv[i] - mu) * rs;
-                g[k][i] = d[k][i] * gv[i];
-                if (i < n) {
-                    mg += g[k][i];
-                    mgx += g[k][i] * xhat[k][i];
-                }
+    convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int c, int n) {
+        float sv[4], gv[4];
+        convrep_load4(dy, base + c, n, d[k]);
+        convrep_load4(sum, base + c, n, sv);
+        convrep_load4(gamma, c, n, gv);
+        CONVREP_UNROLL
+        for (int i = 0; i < 4; ++i) {
+            xhat[k][i] = (sv[i] - mu) * rs;
+            g[k][i] = d[k][i] * gv[i];
+            if (i < n) {
+                mg += g[k][i];
+                mgx += g[k][i] * xhat[k][i];
             }
         }
-    }
+    });
     block_sum(mg, mgx);
     mg /= (float)cols;
     mgx /= (float)cols;
 
     const float scale = convrep_dropout_scale(p);
-    CONVREP_UNROLL
-    for (int k = 0; k < K; ++k) {
-        const int j = lane + k * lanes;
-        if (j < chunks) {
-            const int n = convrep_chunk_len(cols, j);
-            const long long e = base + 4 * j;
-            const unsigned int keep = convrep_dropout_keep4(seed, offset, e, n, p);
-            float ds[4], dxv[4];
-            CONVREP_UNROLL
-            for (int i = 0; i < 4; ++i) {
-                ds[i] = rs * (g[k][i] - mg - xhat[k][i] * mgx);
-                dxv[i] = (keep >> i) & 1u ? ds[i] * scale : 0.0f;
-                dgamma_acc[k][i] += d[k][i] * xhat[k][i];
-                dbeta_acc[k][i] += d[k][i];
-            }
-            convrep_store4(dresid, e, n, ds);
-            convrep_store4(dx, e, n, dxv);
+    convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int c, int n) {
+        const unsigned int keep = convrep_dropout_keep4(seed, offset, base + c, n, p);
+        float ds[4], dxv[4];
+        CONVREP_UNROLL
+        for (int i = 0; i < 4; ++i) {
+            ds[i] = rs * (g[k][i] - mg - xhat[k][i] * mgx);
+            dxv[i] = (keep >> i) & 1u ? ds[i] * scale : 0.0f;
+            dgamma_acc[k][i] += d[k][i] * xhat[k][i];
+            dbeta_acc[k][i] += d[k][i];
         }
-    }
+        convrep_store4(dresid, base + c, n, ds);
+        convrep_store4(dx, base + c, n, dxv);
+    });
 }
 
 // convrep_drop_add_ln_bwd_block is block `block` of `blocks`: it runs the rows block, block + blocks, ...
@@ -182,29 +153,15 @@ CONVREP_HD void convrep_drop_add_ln_bwd_block(const T* dy, const T* sum, const f
                                               float* dbeta_part, long long rows, int cols, float p,
                                               unsigned long long seed, unsigned long long offset, long long block,
                                               long long blocks, int lane, int lanes, Reduce block_sum) {
-    float dgamma_acc[K][4], dbeta_acc[K][4];
-    CONVREP_UNROLL
-    for (int k = 0; k < K; ++k) {
-        CONVREP_UNROLL
-        for (int i = 0; i < 4; ++i) {
-            dgamma_acc[k][i] = 0.0f;
-            dbeta_acc[k][i] = 0.0f;
-        }
-    }
+    float dgamma_acc[K][4] = {}, dbeta_acc[K][4] = {};
     for (long long row = block; row < rows; row += blocks) {
         convrep_drop_add_ln_bwd_row<K>(dy, sum, mean, rstd, gamma, dx, dresid, dgamma_acc, dbeta_acc, row, cols, p,
                                        seed, offset, lane, lanes, block_sum);
     }
-    const int chunks = convrep_chunks(cols);
-    CONVREP_UNROLL
-    for (int k = 0; k < K; ++k) {
-        const int j = lane + k * lanes;
-        if (j < chunks) {
-            const int n = convrep_chunk_len(cols, j);
-            convrep_store4(dgamma_part, block * cols + 4 * j, n, dgamma_acc[k]);
-            convrep_store4(dbeta_part, block * cols + 4 * j, n, dbeta_acc[k]);
-        }
-    }
+    convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int c, int n) {
+        convrep_store4(dgamma_part, block * cols + c, n, dgamma_acc[k]);
+        convrep_store4(dbeta_part, block * cols + c, n, dbeta_acc[k]);
+    });
 }
 
 #endif
