@@ -3,6 +3,7 @@ package torch
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/sugarme/gotch"
@@ -131,4 +132,29 @@ func maxDiff(a, b *ts.Tensor) float64 {
 		return math.Inf(1)
 	}
 	return v
+}
+
+// SplitHeads cuts q, k and v out of the projection's memory with view → permute → unbind's strides, and refuses
+// a width that is not three times a multiple of the heads, naming the shape.
+func TestSplitHeads(t *testing.T) {
+	all := ts.MustArange(ts.IntScalar(2*3*12), gotch.Float, gotch.CPU).MustView([]int64{2, 3, 12}, true)
+	defer all.MustDrop()
+	var q, k, v *ts.Tensor
+	if err := Catch("split", func() error { q, k, v = SplitHeads(all.MustShallowClone(), 2); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	defer Drop(q, k, v)
+	want := all.MustView([]int64{2, 3, 3, 2, 2}, false).MustPermute([]int64{2, 0, 3, 1, 4}, true).MustUnbind(0, true)
+	for i, got := range []*ts.Tensor{q, k, v} {
+		if fmt.Sprint(got.MustSize()) != "[2 2 3 2]" || !got.MustEqual(want[i], false) {
+			t.Errorf("part %d: %v, want %v", i, got.Float64Values(), want[i].Float64Values())
+		}
+		if got.MustDataPtr() != want[i].MustDataPtr() {
+			t.Errorf("part %d is a copy, not all's memory", i)
+		}
+	}
+	err := Catch("split", func() error { SplitHeads(all.MustShallowClone(), 5); return nil })
+	if err == nil || !strings.Contains(err.Error(), "[2, 3, 12]") {
+		t.Errorf("12 columns for 5 heads: error %v, want one naming the shape [2, 3, 12]", err)
+	}
 }

@@ -5,15 +5,15 @@
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/custom_function.h>
 
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <exception>
 #include <map>
 #include <mutex>
-#include <utility>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #ifdef CONVREP_CUDA
 #include <ATen/cuda/CUDAContext.h>
