@@ -74,8 +74,15 @@ else
 	export CONVREP_TEST_BACKEND=gloo
 fi
 
-declare -a NAMES RESULTS DETAILS
-verdict() { NAMES+=("$1"); RESULTS+=("$2"); DETAILS+=("$3"); printf '%-12s %-5s %s\n' "$1" "$2" "$3" >&2; }
+declare -a NAMES RESULTS DETAILS SPENT
+# verdict NAME RESULT DETAIL: one row of the table, with the seconds since the previous row (device time is
+# scarce: the column says where it went).
+LAST=$SECONDS
+verdict() {
+	NAMES+=("$1"); RESULTS+=("$2"); DETAILS+=("$3"); SPENT+=("$((SECONDS - LAST))")
+	LAST=$SECONDS
+	printf '%-12s %-5s %4ss %s\n' "$1" "$2" "${SPENT[-1]}" "$3" >&2
+}
 
 # check NAME DETAIL CMD...: runs CMD with its output in $OUT/NAME.log; PASS on exit 0.
 check() {
@@ -397,10 +404,10 @@ fi
 
 # The verdict table, Markdown, also in $OUT/verdict.md.
 {
-	echo "| check | verdict | detail |"
-	echo "|---|---|---|"
+	echo "| check | verdict | s | detail |"
+	echo "|---|---|---|---|"
 	for i in "${!NAMES[@]}"; do
-		echo "| ${NAMES[$i]} | ${RESULTS[$i]} | ${DETAILS[$i]} |"
+		echo "| ${NAMES[$i]} | ${RESULTS[$i]} | ${SPENT[$i]} | ${DETAILS[$i]} |"
 	done
 } | tee "$OUT/verdict.md"
 for r in "${RESULTS[@]}"; do
