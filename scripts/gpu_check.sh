@@ -135,10 +135,11 @@ build() {
 if check build "libtorch ${LIBTORCH:-Debian}, NCCL $(grep -q -- -DCONVREP_NCCL internal/torch/cgo_flags.go 2>/dev/null && echo on || echo off)" build; then
 	BUILT=1
 elif GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=convrep_nokernels" go build -o "$OUT/bin/" ./cmd/... >"$OUT/build-nokernels.log" 2>&1; then
-	# The fused kernels' and the profiler's shim (kernels.cpp, profile.cpp) are the files written without a
-	# GPU to compile them on: left out, the rest still builds, and every other check runs on the composites.
+	# The fused kernels', the profiler's and fused attention's shim (kernels.cpp, profile.cpp, attention.cpp) are
+	# the files written without a GPU or a libtorch 2.x to compile them on: left out, the rest still builds, and
+	# every other check runs on the composites and the explicit attention.
 	export GOFLAGS="${GOFLAGS:+$GOFLAGS }-tags=convrep_nokernels"
-	verdict nokernels INFO "built with -tags convrep_nokernels after the build above failed: no fused kernels, no profiler"
+	verdict nokernels INFO "built with -tags convrep_nokernels after the build above failed: no fused kernels, no profiler, no fused attention"
 	BUILT=1
 else
 	BUILT=0

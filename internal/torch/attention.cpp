@@ -1,3 +1,5 @@
+//go:build !convrep_nokernels
+
 #include "attention.h"
 
 #include <ATen/ATen.h>
@@ -7,6 +9,9 @@
 #include <exception>
 #include <stdexcept>
 
+// Written without a libtorch 2.x to compile its 2.x branch against: -tags convrep_nokernels builds
+// kernels_stub.cpp in its place (HasAttention false, the encoder's explicit path), as for kernels.cpp.
+//
 // scaled_dot_product_attention came in libtorch 2.0 with the signature (query, key, value, attn_mask, dropout_p,
 // is_causal); later versions added keyword arguments with defaults (scale in 2.1, enable_gqa in 2.5), so the
 // six positional arguments below call the same op in every 2.x. _fused_sdp_choice takes the same six.
