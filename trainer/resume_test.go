@@ -162,17 +162,7 @@ func TestResumeFromEveryCheckpoint(t *testing.T) {
 	}
 	for _, from := range []int64{2, 4, 6, 8} {
 		t.Run(fmt.Sprintf("from step %d", from), func(t *testing.T) {
-			out := filepath.Join(t.TempDir(), "out")
-			if err := os.MkdirAll(rundir.At(out).CheckpointDir(), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			b, err := os.ReadFile(rundir.At(full).CheckpointPath(from))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(rundir.At(out).CheckpointPath(from), b, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			out := trainertest.ResumeFolder(t, full, from)
 			if err := train(t, exp, append(set, fmt.Sprintf("output_dir=%q", out)), true); err != nil {
 				t.Fatal(err)
 			}

@@ -647,3 +647,21 @@ func moduleRoot() (string, error) {
 		dir = up
 	}
 }
+
+// ResumeFolder makes a fresh output folder holding nothing but full's checkpoint of step, for a run that must
+// resume from it, and returns the folder's path.
+func ResumeFolder(t *testing.T, full string, step int64) string {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out")
+	if err := os.MkdirAll(rundir.At(out).CheckpointDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(rundir.At(full).CheckpointPath(step))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(rundir.At(out).CheckpointPath(step), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
