@@ -258,20 +258,24 @@ if ((BUILT)); then
 		awk -v r="$ratio" -v n="${NEEDS[$i]}" 'BEGIN { exit !(r >= n) }' || result=FAIL
 		attn=$(grep '^{' "$OUT/$name-convrep.log" | tail -n 1 | "$PY" -c 'import json,sys; print(json.loads(sys.stdin.read()).get("attention"))')
 		verdict "$name" "$result" "batch $b: convrep $what $rate pairs/s (fused kernels: $fused, attention: $attn, MFU $go_mfu), torch.compile $c_rate ($c_from): ${ratio}x, needs ${NEEDS[$i]}x; PyTorch eager $py_rate"
+		# The same step on convrep's fused kernels (train.fused_kernels; off unless asked for, so the row above is
+		# libtorch's composites), with CUDA graphs at 64 as above: which of the two a GPU user should run.
+		fk=()
+		[[ "$DEVICE" == cuda ]] && fk=(--fused-kernels)
 		if ((i == 0)); then
-			# One step's kernels under the profiler (Kineto: needs a libtorch built with it, as PyTorch's wheels are).
-			# convrep's fused kernels are off unless asked for (train.fused_kernels): the row above is libtorch's
-			# composites; this one is the same step on the kernels, and the trace is of that step.
-			fk=()
-			[[ "$DEVICE" == cuda ]] && fk=(--fused-kernels)
+			# One step's kernels under the profiler (Kineto: needs a libtorch built with it, as PyTorch's wheels are),
+			# on the fused kernels.
 			"$OUT/bin/bench" --device "$DEVICE" "${fk[@]}" "${model[@]}" --batch "$b" --steps 3 --count-calls=false \
 				--trace "$OUT/trace-convrep.json" >"$OUT/trace-convrep.log" 2>&1 ||
 				verdict trace FAIL "bench --trace; see $OUT/trace-convrep.log"
-			if "$OUT/bin/bench" --device "$DEVICE" "${fk[@]}" "${flags[@]}" >"$OUT/$name-fused.log" 2>&1; then
-				verdict "${name}f" INFO "batch $b on convrep's fused kernels: $(field pairs_per_s "$OUT/$name-fused.log") pairs/s (composites: $go_rate)"
-			else
-				verdict "${name}f" FAIL "bench --fused-kernels; see $OUT/$name-fused.log"
-			fi
+		fi
+		graphs=()
+		[[ "$what" == --cuda-graphs* ]] && graphs=(--cuda-graphs)
+		if "$OUT/bin/bench" --device "$DEVICE" "${fk[@]}" "${graphs[@]}" "${flags[@]}" >"$OUT/$name-fused.log" 2>&1; then
+			f_rate=$(field pairs_per_s "$OUT/$name-fused.log")
+			verdict "${name}f" INFO "batch $b on convrep's fused kernels${graphs:+ with --cuda-graphs}: $f_rate pairs/s (MFU $(field mfu "$OUT/$name-fused.log")), $(awk -v a="$f_rate" -v b="$c_rate" 'BEGIN { printf "%.2f", a / b }')x torch.compile (composites: $rate)"
+		else
+			verdict "${name}f" FAIL "bench --fused-kernels ${graphs[*]}; see $OUT/$name-fused.log"
 		fi
 	done
 	# The kernels of one step each, convrep's and torch.compile's (Kineto traces of the first shape).
@@ -282,16 +286,6 @@ if ((BUILT)); then
 			verdict breakdown INFO "per-kernel breakdown of one step in $OUT/breakdown.md"
 		else
 			verdict breakdown FAIL "scripts/kernel_breakdown.py; see $OUT/breakdown.log"
-		fi
-	fi
-
-	# What cuBLAS does with the step's twelve GEMM shapes on their own (batch 1,024: 65,536 rows), with TunableOp
-	# and with the bias in the epilogue, beside the breakdown's GEMM kernels.
-	if [[ "$DEVICE" == cuda ]]; then
-		if "$PY" scripts/gemm_shapes.py --tokens 65536 --tunable >"$OUT/gemm.md" 2>"$OUT/gemm.log"; then
-			verdict gemm INFO "$(grep -m1 '^One layer' "$OUT/gemm.md") Table in $OUT/gemm.md"
-		else
-			verdict gemm FAIL "scripts/gemm_shapes.py; see $OUT/gemm.log"
 		fi
 	fi
 
@@ -401,6 +395,17 @@ TOML
 	fi
 	check onerank "convrep train --nproc-per-node 1, backend $CONVREP_TEST_BACKEND, 20 steps" "$OUT/bin/convrep" train --nproc-per-node 1 \
 		--set distributed.backend="$CONVREP_TEST_BACKEND" --set train.max_steps=20 --set output_dir="$OUT/onerank" "$OUT/train.toml"
+fi
+
+# 8. What cuBLAS does with the step's twelve GEMM shapes on their own (batch 1,024: 65,536 rows), with TunableOp
+# and with the bias in the epilogue, beside the breakdown's GEMM kernels. Last, since
+# TunableOp's tuning takes the longest of the informational rows.
+if ((BUILT)) && [[ "$DEVICE" == cuda ]]; then
+	if "$PY" scripts/gemm_shapes.py --tokens 65536 --tunable >"$OUT/gemm.md" 2>"$OUT/gemm.log"; then
+		verdict gemm INFO "$(grep -m1 '^One layer' "$OUT/gemm.md") Table in $OUT/gemm.md"
+	else
+		verdict gemm FAIL "scripts/gemm_shapes.py; see $OUT/gemm.log"
+	fi
 fi
 
 # The verdict table, Markdown, also in $OUT/verdict.md.
