@@ -105,8 +105,10 @@ CONVREP_HD void convrep_drop_add_ln_bwd_row(const T* dy, const T* sum, const flo
     const long long base = row * (long long)cols;
     const float mu = mean[row], rs = rstd[row];
 
-    float d[K][4], xhat[K][4], g[K][4];  // dy, xhat and gamma·dy of the lane's chunks
-    float mg = 0.0f, mgx = 0.0f;         // Σ g and Σ g·xhat, then their means
+    // dy and xhat of the lane's chunks stay in registers; gamma·dy is made again where it is needed, from γ, which
+    // every row reads (from the cache on a GPU), so that a thread holds two arrays of the row and not three.
+    float d[K][4], xhat[K][4];
+    float mg = 0.0f, mgx = 0.0f;  // Σ g and Σ g·xhat, then their means
     convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int c, int n) {
         float sv[4], gv[4];
         convrep_load4(dy, base + c, n, d[k]);
@@ -115,10 +117,10 @@ CONVREP_HD void convrep_drop_add_ln_bwd_row(const T* dy, const T* sum, const flo
         CONVREP_UNROLL
         for (int i = 0; i < 4; ++i) {
             xhat[k][i] = (sv[i] - mu) * rs;
-            g[k][i] = d[k][i] * gv[i];
+            const float g = d[k][i] * gv[i];
             if (i < n) {
-                mg += g[k][i];
-                mgx += g[k][i] * xhat[k][i];
+                mg += g;
+                mgx += g * xhat[k][i];
             }
         }
     });
@@ -129,10 +131,11 @@ CONVREP_HD void convrep_drop_add_ln_bwd_row(const T* dy, const T* sum, const flo
     const float scale = convrep_dropout_scale(p);
     convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int c, int n) {
         const unsigned int keep = convrep_dropout_keep4(seed, offset, base + c, n, p);
-        float ds[4], dxv[4];
+        float gv[4], ds[4], dxv[4];
+        convrep_load4(gamma, c, n, gv);
         CONVREP_UNROLL
         for (int i = 0; i < 4; ++i) {
-            ds[i] = rs * (g[k][i] - mg - xhat[k][i] * mgx);
+            ds[i] = rs * (d[k][i] * gv[i] - mg - xhat[k][i] * mgx);
             dxv[i] = (keep >> i) & 1u ? ds[i] * scale : 0.0f;
             dgamma_acc[k][i] += d[k][i] * xhat[k][i];
             dbeta_acc[k][i] += d[k][i];

@@ -37,28 +37,35 @@ func options(arch int) []string {
 // 4 KiB. Compiles are serialized: they are rare once Cached holds the PTX, and so nothing rests on how
 // thread-safe each NVRTC release is.
 func Compile(src, name string, arch int) ([]byte, error) {
+	ptx, _, err := compile(src, name, arch, "compute", options(arch))
+	return ptx, err
+}
+
+// compile runs one program through NVRTC for <kind>_<arch> (compute: a virtual architecture; sm: a real one)
+// with opts, and returns its PTX and NVRTC's log.
+func compile(src, name string, arch int, kind string, opts []string) (ptx []byte, log string, err error) {
 	if arch <= 0 {
-		return nil, fmt.Errorf("nvrtc: compile %s: architecture %d: want a compute capability such as 80 or 90", name, arch)
+		return nil, "", fmt.Errorf("nvrtc: compile %s: architecture %d: want a compute capability such as 80 or 90", name, arch)
 	}
 	l, err := lib()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	compileMu.Lock()
 	defer compileMu.Unlock()
 	compiles.Add(1)
-	ptx, log, err := l.compile(src, name, options(arch))
+	ptx, log, err = l.compile(src, name, opts)
 	if err != nil {
-		msg := fmt.Sprintf("nvrtc %d.%d: compile %s for compute_%d: %v", l.major, l.minor, name, arch, err)
-		if log = trimLog(log); log != "" {
+		msg := fmt.Sprintf("nvrtc %d.%d: compile %s for %s_%d: %v", l.major, l.minor, name, kind, arch, err)
+		if log := trimLog(log); log != "" {
 			msg += ":\n" + log
 		}
-		return nil, fmt.Errorf("%s", msg)
+		return nil, "", fmt.Errorf("%s", msg)
 	}
 	if len(ptx) == 0 {
-		return nil, fmt.Errorf("nvrtc %d.%d: compile %s for compute_%d: NVRTC returned no PTX", l.major, l.minor, name, arch)
+		return nil, "", fmt.Errorf("nvrtc %d.%d: compile %s for %s_%d: NVRTC returned no PTX", l.major, l.minor, name, kind, arch)
 	}
-	return ptx, nil
+	return ptx, log, nil
 }
 
 // trimLog keeps the first maxLog bytes of a compile log, cut at a line's end, and says how much it left out.
