@@ -1,10 +1,13 @@
 // check.cpp: the kernels on a GPU, the way internal/torch runs them: Source() compiled by NVRTC with no
 // include path, each entry looked up by name and launched with cuLaunchKernel, and the results held to the
 // same row functions compiled here for the host (one lane). Also: the dropout mask is the host's, element
-// for element, and two runs give identical bits. Usage: check SOURCE_FILE (Source() written out).
+// for element, and two runs give identical bits. Then it times each kernel at BERT-base's shapes at batch 1,024
+// in the launch internal/torch makes and in others, beside a plain copy of as many bytes (bench below), so that
+// one call on a lent GPU says which launch to keep. Usage: check SOURCE_FILE (Source() written out).
 #include <cuda.h>
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -100,7 +103,7 @@ static std::vector<T> draw(std::mt19937& g, size_t n, float scale, float shift) 
 }
 
 template <class T>
-static void ln_case(int rows, int cols, unsigned threads, float p, unsigned blocks, bool timing = false) {
+static void ln_case(int rows, int cols, unsigned threads, float p, unsigned blocks) {
     const float eps = 1e-12f;
     const unsigned long long seed = 0x0123456789abcdefull, offset = 4ull << 33;
     const long long* const no_ptr = nullptr; // not captured: seed and offset are the values
@@ -160,33 +163,6 @@ static void ln_case(int rows, int cols, unsigned threads, float p, unsigned bloc
         std::printf("FAIL %s: a second run gave other bits\n", name.c_str());
         ++failures;
     }
-    if (timing) {
-        CUevent a, b;
-        CU(cuEventCreate(&a, 0));
-        CU(cuEventCreate(&b, 0));
-        float ms_f = 0, ms_b = 0;
-        for (int pass = 0; pass < 2; ++pass) {
-            CU(cuEventRecord(a, nullptr));
-            for (int i = 0; i < 20; ++i) {
-                void* args[] = {&dx_.p, &dres.p, &dg.p, &db.p, &dout.p, &dsum.p, &dmean.p, &drstd.p, &rows, &cols,
-                                (void*)&p, (void*)&eps, (void*)&seed, (void*)&offset, (void*)&no_ptr, (void*)&no_ptr};
-                CU(cuLaunchKernel(fwd, rows, 1, 1, threads, 1, 1, 0, nullptr, args, nullptr));
-            }
-            CU(cuEventRecord(b, nullptr));
-            CU(cuEventSynchronize(b));
-            CU(cuEventElapsedTime(&ms_f, a, b));
-            CU(cuEventRecord(a, nullptr));
-            for (int i = 0; i < 20; ++i) {
-                void* args[] = {&ddy.p, &dsum.p, &dmean.p, &drstd.p, &dg.p, &ddx.p, &ddres.p, &dgp.p, &dbp.p,
-                                &rows, &cols, (void*)&p, (void*)&seed, (void*)&offset, (void*)&no_ptr, (void*)&no_ptr};
-                CU(cuLaunchKernel(bwd, blocks, 1, 1, threads, 1, 1, 0, nullptr, args, nullptr));
-            }
-            CU(cuEventRecord(b, nullptr));
-            CU(cuEventSynchronize(b));
-            CU(cuEventElapsedTime(&ms_b, a, b));
-        }
-        std::printf("time %s: fwd %.1f us, bwd %.1f us\n", name.c_str(), ms_f * 1000 / 20, ms_b * 1000 / 20);
-    }
     std::printf("done %s\n", name.c_str());
 }
 
@@ -217,6 +193,150 @@ static void gelu_case(int rows, int cols, unsigned threads, unsigned blocks) {
     std::printf("done %s\n", name.c_str());
 }
 
+// kVariants are kernels timed beside the entries, not part of kernels.Source(): the same row functions with a
+// warp per row and several rows a block, the totals by warp shuffles alone, no block barrier (K = 6 chunks of
+// four a lane: rows of up to 768 columns).
+static const char* kVariants = R"(
+struct variant_warp_sum {
+    __device__ __forceinline__ static float total(float v) {
+        for (int m = 16; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
+        return v;
+    }
+    __device__ __forceinline__ float operator()(float v) const { return total(v); }
+    __device__ __forceinline__ void operator()(float& a, float& b) const { a = total(a); b = total(b); }
+};
+
+extern "C" __global__ void variant_ln_fwd_warps_bf16(const unsigned short* x, const unsigned short* resid,
+        const float* gamma, const float* beta, unsigned short* out, unsigned short* sum, float* mean, float* rstd,
+        int rows, int cols, float p, float eps, unsigned long long seed, unsigned long long offset,
+        const long long* seed_ptr, const long long* offset_ptr) {
+    convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);
+    const long long warps = blockDim.x >> 5;
+    for (long long row = blockIdx.x * warps + (threadIdx.x >> 5); row < rows; row += gridDim.x * warps) {
+        convrep_drop_add_ln_fwd_row<6>(x, resid, gamma, beta, out, sum, mean, rstd, row, cols, p, eps, seed, offset,
+                                       (int)(threadIdx.x & 31), 32, variant_warp_sum());
+    }
+}
+)";
+
+// time_us is one launch's time in microseconds: the median of 5 passes of 20 launches back to back, each pass
+// timed by events, after one launch to warm up.
+static double time_us(CUfunction f, unsigned grid, unsigned block, std::vector<void*> args) {
+    CUevent a, b;
+    CU(cuEventCreate(&a, 0));
+    CU(cuEventCreate(&b, 0));
+    launch(f, grid, block, args);
+    std::vector<double> t;
+    for (int pass = 0; pass < 5; ++pass) {
+        CU(cuEventRecord(a, nullptr));
+        for (int i = 0; i < 20; ++i) CU(cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, nullptr, args.data(), nullptr));
+        CU(cuEventRecord(b, nullptr));
+        CU(cuEventSynchronize(b));
+        float ms = 0;
+        CU(cuEventElapsedTime(&ms, a, b));
+        t.push_back(ms * 1000 / 20);
+    }
+    CU(cuEventDestroy(a));
+    CU(cuEventDestroy(b));
+    std::sort(t.begin(), t.end());
+    return t[2];
+}
+
+static void report(const char* kernel, const std::string& launch, double us, double bytes) {
+    std::printf("time %-26s %-34s %8.1f us %6.0f GB/s\n", kernel, launch.c_str(), us, bytes / us / 1e3);
+}
+
+// bench times the kernels at BERT-base's shapes at batch 1,024 in bf16 (65,536 rows of 768 for dropout +
+// residual + LayerNorm, of 3,072 for bias + GELU), each in the launch internal/torch/kernels.cpp makes (marked
+// "torch") and in others: more threads a row, a grid of as many blocks as the GPU holds at once looping over the
+// rows, a warp per row (kVariants). GB/s counts each tensor read or written once, as a copy does; the first line is
+// that copy (cuMemcpyDtoD), the card's ceiling for these kernels.
+static void bench(CUdevice dev) {
+    int sms = 0;
+    CU(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+    auto resident = [&](CUfunction f, unsigned threads) {
+        int n = 0;
+        CU(cuOccupancyMaxActiveBlocksPerMultiprocessor(&n, f, (int)threads, 0));
+        return (unsigned)(n * sms);
+    };
+    int rows = 65536, h = 768, w = 3072;
+    float p = 0.1f, eps = 1e-12f;
+    unsigned long long seed = 0x0123456789abcdefull, offset = 0;
+    const long long* no_ptr = nullptr;
+    std::mt19937 g(42);
+    const size_t nh = (size_t)rows * h, nw = (size_t)rows * w, parts = 8192;
+    const double bh = nh * 2.0, bw = nw * 2.0;  // bytes of one [rows, h] and one [rows, w] bf16 tensor
+
+    dbuf<unsigned short> x(draw<unsigned short>(g, nh, 1, 0)), resid(draw<unsigned short>(g, nh, 1, 0)),
+        dy(draw<unsigned short>(g, nh, 1, 0)), out(nh), sum(nh), dx(nh), dresid(nh), out2(nh), sum2(nh);
+    dbuf<float> gamma(draw<float>(g, h, 0.2f, 1)), beta(draw<float>(g, h, 0.2f, 0)), mean(rows), rstd(rows),
+        dgp(parts * h), dbp(parts * h);
+    dbuf<unsigned short> gx(draw<unsigned short>(g, nw, 2, 0)), gdy(draw<unsigned short>(g, nw, 1, 0)), gout(nw), gdx(nw);
+    dbuf<float> bias(draw<float>(g, w, 0.5f, 0)), dbias(parts * w);
+
+    CUevent a, b;
+    CU(cuEventCreate(&a, 0));
+    CU(cuEventCreate(&b, 0));
+    CU(cuMemcpyDtoD(out.p, x.p, (size_t)bh));
+    CU(cuEventRecord(a, nullptr));
+    for (int i = 0; i < 20; ++i) CU(cuMemcpyDtoD(out.p, x.p, (size_t)bh));
+    CU(cuEventRecord(b, nullptr));
+    CU(cuEventSynchronize(b));
+    float ms = 0;
+    CU(cuEventElapsedTime(&ms, a, b));
+    report("copy", "cuMemcpyDtoD, 101 MB", ms * 1000 / 20, 2 * bh);
+
+    CUfunction lnf = fn("convrep_drop_add_ln_fwd_bf16"), lnb = fn("convrep_drop_add_ln_bwd_bf16");
+    CUfunction lnw = fn("variant_ln_fwd_warps_bf16");
+    CUfunction gf = fn("convrep_bias_gelu_fwd_bf16"), gb = fn("convrep_bias_gelu_bwd_bf16");
+    std::vector<void*> lnf_args = {&x.p, &resid.p, &gamma.p, &beta.p, &out.p, &sum.p, &mean.p, &rstd.p, &rows, &h,
+                                   &p, &eps, &seed, &offset, &no_ptr, &no_ptr};
+    std::vector<void*> lnb_args = {&dy.p, &sum.p, &mean.p, &rstd.p, &gamma.p, &dx.p, &dresid.p, &dgp.p, &dbp.p,
+                                   &rows, &h, &p, &seed, &offset, &no_ptr, &no_ptr};
+    std::vector<void*> gf_args = {&gx.p, &bias.p, &gout.p, &rows, &w};
+    std::vector<void*> gb_args = {&gx.p, &bias.p, &gdy.p, &gdx.p, &dbias.p, &rows, &w};
+    auto name = [](unsigned grid, unsigned threads) {
+        return "grid " + std::to_string(grid) + " x " + std::to_string(threads);
+    };
+
+    for (unsigned t : {64u, 128u, 192u}) {  // 64: threads_for(768)
+        report("drop_add_ln_fwd", name(rows, t) + (t == 64 ? " (torch)" : ""), time_us(lnf, rows, t, lnf_args), 4 * bh);
+    }
+    unsigned r = resident(lnf, 64);
+    report("drop_add_ln_fwd", name(r, 64) + " looping", time_us(lnf, r, 64, lnf_args), 4 * bh);
+    for (unsigned t : {64u, 128u, 256u}) {  // a warp per row, t/32 rows a block
+        report("ln_fwd_warps (variant)", name(rows / (t / 32), t), time_us(lnw, rows / (t / 32), t, lnf_args), 4 * bh);
+    }
+    r = resident(lnw, 128);
+    report("ln_fwd_warps (variant)", name(r, 128) + " looping", time_us(lnw, r, 128, lnf_args), 4 * bh);
+    // The variant computes what the entry does (its totals added in another order): the entry's output stays in
+    // out and sum, the variant's goes to out2 and sum2.
+    launch(lnf, rows, 64, lnf_args);
+    std::vector<void*> lnw_args = lnf_args;
+    lnw_args[4] = &out2.p;
+    lnw_args[5] = &sum2.p;
+    launch(lnw, rows / 4, 128, lnw_args);
+    compare<unsigned short, unsigned short>("ln_fwd_warps sum", sum2.get(), sum.get(), 0, 0);
+    compare<unsigned short, unsigned short>("ln_fwd_warps out", out2.get(), out.get(), 1e-5, storage<unsigned short>::ulps());
+
+    for (unsigned t : {64u, 128u, 192u}) {
+        unsigned grid = std::min<unsigned>(resident(lnb, t), parts);
+        report("drop_add_ln_bwd", name(grid, t) + (t == 64 ? " (torch)" : ""), time_us(lnb, grid, t, lnb_args), 4 * bh);
+        grid = std::min<unsigned>(2 * grid, parts);
+        report("drop_add_ln_bwd", name(grid, t), time_us(lnb, grid, t, lnb_args), 4 * bh);
+    }
+
+    for (unsigned t : {192u, 384u, 768u}) {  // 192: threads_for(3072)
+        report("bias_gelu_fwd", name(rows, t) + (t == 192 ? " (torch)" : ""), time_us(gf, rows, t, gf_args), 2 * bw);
+    }
+    r = resident(gf, 192);
+    report("bias_gelu_fwd", name(r, 192) + " looping", time_us(gf, r, 192, gf_args), 2 * bw);
+    for (unsigned t : {192u, 384u, 768u}) {
+        unsigned grid = std::min<unsigned>(resident(gb, t), parts);
+        report("bias_gelu_bwd", name(grid, t) + (t == 192 ? " (torch)" : ""), time_us(gb, grid, t, gb_args), 3 * bw);
+    }
+}
+
 int main(int argc, char** argv) {
     if (argc != 2) {
         std::fprintf(stderr, "usage: check SOURCE_FILE\n");
@@ -238,10 +358,11 @@ int main(int argc, char** argv) {
     CU(cuCtxSetCurrent(ctx));
 
     nvrtcProgram prog;
+    src += kVariants;
     nvrtcCreateProgram(&prog, src.c_str(), "convrep_kernels.cu", 0, nullptr, nullptr);
     std::string arch = "--gpu-architecture=compute_" + std::to_string(major) + std::to_string(minor);
-    const char* opts[] = {arch.c_str()};
-    nvrtcResult rc = nvrtcCompileProgram(prog, 1, opts);
+    const char* opts[] = {arch.c_str(), "--std=c++14", "-default-device"};  // internal/nvrtc's options
+    nvrtcResult rc = nvrtcCompileProgram(prog, 3, opts);
     size_t logn;
     nvrtcGetProgramLogSize(prog, &logn);
     std::string log(logn, '\0');
@@ -255,7 +376,7 @@ int main(int argc, char** argv) {
     CU(cuModuleLoadData(&module, ptx.c_str()));
     const char* entries[] = {"convrep_drop_add_ln_fwd_f32", "convrep_drop_add_ln_bwd_f32", "convrep_bias_gelu_fwd_f32",
                              "convrep_bias_gelu_bwd_f32", "convrep_drop_add_ln_fwd_bf16", "convrep_drop_add_ln_bwd_bf16",
-                             "convrep_bias_gelu_fwd_bf16", "convrep_bias_gelu_bwd_bf16"};
+                             "convrep_bias_gelu_fwd_bf16", "convrep_bias_gelu_bwd_bf16", "variant_ln_fwd_warps_bf16"};
     for (auto e : entries) {
         CUfunction f = fn(e);
         int regs = 0, local = 0;
@@ -271,17 +392,18 @@ int main(int argc, char** argv) {
     ln_case<float>(3, 4096, 512, 0.1f, 7);
     ln_case<float>(2, 33, 1024, 0.1f, 4);
     ln_case<float>(256, 1024, 128, 0.1f, 80);
-    ln_case<float>(16384, 768, 128, 0.1f, 264, true);
+    ln_case<float>(16384, 768, 128, 0.1f, 264);
     ln_case<unsigned short>(18, 32, 32, 0.1f, 3);
     ln_case<unsigned short>(7, 100, 32, 0.25f, 5);
     ln_case<unsigned short>(5, 768, 128, 0.0f, 2);
-    ln_case<unsigned short>(16384, 768, 128, 0.1f, 264, true);
-    ln_case<unsigned short>(65536, 768, 64, 0.1f, 132 * 16, true);  // BERT-base at batch 1024: threads_for(768)
+    ln_case<unsigned short>(16384, 768, 128, 0.1f, 264);
+    ln_case<unsigned short>(65536, 768, 64, 0.1f, 132 * 16);  // BERT-base at batch 1024: threads_for(768)
     gelu_case<float>(18, 64, 32, 3);
     gelu_case<float>(7, 100, 32, 5);
     gelu_case<float>(64, 3072, 384, 16);
     gelu_case<unsigned short>(18, 64, 32, 3);
     gelu_case<unsigned short>(1000, 3072, 512, 132);
+    bench(dev);
     std::printf("%s: %d failures\n", failures ? "FAIL" : "PASS", failures);
     return failures ? 1 : 0;
 }
