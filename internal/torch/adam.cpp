@@ -27,6 +27,13 @@
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
 #define CONVREP_FUSED_ADAM 1
 #endif
+// Their overloads taking the learning rate as a float tensor on the parameters' device (pytorch PR 106916, in
+// 2.2; FusedAdamWKernel.cu reads it with const_data_ptr<float>), what torch.optim's capturable fused Adam
+// passes: the update a CUDA graph replays reads its rate there. Used from 2.3 on, clear of the release it
+// landed in.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+#define CONVREP_FUSED_ADAM_TENSOR_LR 1
+#endif
 
 namespace {
 
@@ -241,6 +248,45 @@ void fused_device_step(const std::vector<int> &index, const std::vector<at::Tens
 #endif
 }
 
+// The same update with device scalars (a CUDA graph's step): the learning rate and the step are the group's
+// coef row's elements 3 and 4, which LoadScalars (trainer/optim/graphed.go) writes before each step or replay,
+// so that nothing the host knows at capture is baked into the graph. Every parameter takes the one step tensor
+// (the group's parameters are at one step), and the kernels compute the bias corrections from it as above.
+void fused_device_step_coef(const std::vector<int> &index, const std::vector<at::Tensor> &grads, void **data,
+                            void **exp_avg, void **exp_avg_sq, int64_t *steps, const convrep_adam_hyper &h,
+                            const at::Tensor &lr, const at::Tensor &step) {
+#ifdef CONVREP_FUSED_ADAM_TENSOR_LR
+  std::vector<at::Tensor> p, g, m, v, st;
+  for (size_t k = 0; k < index.size(); k++) {
+    int i = index[k];
+    steps[i]++;
+    p.push_back(tensor(data[i]));
+    g.push_back(grads[k]);
+    m.push_back(tensor(exp_avg[i]));
+    v.push_back(tensor(exp_avg_sq[i]));
+    st.push_back(step);
+  }
+  std::vector<at::Tensor> none; // max_exp_avg_sqs: amsgrad is off
+  if (h.adamw) {
+    at::_fused_adamw_(p, g, m, v, none, st, lr, h.beta1, h.beta2, h.weight_decay, h.eps, false, false);
+  } else {
+    at::_fused_adam_(p, g, m, v, none, st, lr, h.beta1, h.beta2, h.weight_decay, h.eps, false, false);
+  }
+#else
+  (void)index, (void)grads, (void)data, (void)exp_avg, (void)exp_avg_sq, (void)steps, (void)h, (void)lr, (void)step;
+  throw std::runtime_error("adam step: the fused device kernels with device scalars (_fused_adamw_ with a tensor "
+                           "learning rate) need libtorch 2.3 or later");
+#endif
+}
+
+bool fused_device_coef_available() {
+#ifdef CONVREP_FUSED_ADAM_TENSOR_LR
+  return true;
+#else
+  return false;
+#endif
+}
+
 std::string mismatch(const at::Tensor &g, const at::Tensor &p) {
   std::ostringstream s;
   s << "gradient " << g.scalar_type() << g.sizes() << " on " << g.device() << " does not match the parameter "
@@ -285,14 +331,15 @@ char *convrep_adam_step(int n, void **params, void **data, void **scratch, void 
       grads.push_back(g);
     }
     if (index.empty()) return nullptr;
-    // With coef, decay and the folded terms are read on the device from coef = [decay, denom, eps], as a CUDA
-    // graph's replays need (the host's scalars would be baked into the graph): one set for the group, so all
-    // its updated parameters must be at the same step.
+    // With coef, decay and the folded terms are read on the device from coef = [decay, denom, eps, lr, step], as
+    // a CUDA graph's replays need (the host's scalars would be baked into the graph): one set for the group, so
+    // all its updated parameters must be at the same step. The fused kernels read lr and step, the others the
+    // first three.
     at::Tensor c, c_decay, c_denom, c_eps;
     if (coef != nullptr) {
       c = tensor(coef);
-      if (c.dim() != 1 || c.size(0) != 3 || c.scalar_type() != tensor(data[index[0]]).scalar_type())
-        throw std::runtime_error("adam step: coef must be a [3] tensor of the parameters' dtype");
+      if (c.dim() != 1 || c.size(0) != 5 || c.scalar_type() != tensor(data[index[0]]).scalar_type())
+        throw std::runtime_error("adam step: coef must be a [5] tensor of the parameters' dtype");
       c_decay = c.select(0, 0);
       c_denom = c.select(0, 1);
       c_eps = c.select(0, 2);
@@ -309,6 +356,11 @@ char *convrep_adam_step(int n, void **params, void **data, void **scratch, void 
       if (exp_avg_sq[i] == nullptr) exp_avg_sq[i] = new at::Tensor(at::zeros_like(tensor(data[i])));
     }
     bool on_gpu = tensor(data[index[0]]).is_cuda();
+    if (c.defined() && (kernels == 4 || (kernels == 0 && on_gpu && c.scalar_type() == at::kFloat &&
+                                          fused_device_coef_available()))) {
+      fused_device_step_coef(index, grads, data, exp_avg, exp_avg_sq, steps, hyper, c.select(0, 3), c.select(0, 4));
+      return nullptr;
+    }
     if (kernels == 4 || (kernels == 0 && on_gpu && !c.defined() && fused_device_available())) {
       fused_device_step(index, grads, data, exp_avg, exp_avg_sq, steps, hyper);
       return nullptr;
@@ -452,3 +504,5 @@ char *convrep_zero_grads(int n, void **params) {
 }
 
 int convrep_fused_adam_compiled(void) { return fused_device_available() ? 1 : 0; }
+
+int convrep_fused_adam_coef_compiled(void) { return fused_device_coef_available() ? 1 : 0; }

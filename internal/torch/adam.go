@@ -15,8 +15,9 @@ import (
 type Kernels int
 
 const (
-	// DeviceKernels is, on a GPU, libtorch's fused kernels (DeviceFused) where it has them and the update is
-	// not read from Coef, else foreach kernels; on the CPU, fused ones.
+	// DeviceKernels is, on a GPU, libtorch's fused kernels (DeviceFused) where it has them (with Coef, where
+	// it has their tensor-learning-rate overloads and Coef is float32), else foreach kernels; on the CPU, fused
+	// ones.
 	DeviceKernels Kernels = iota
 	// PerTensor runs every op of the update on one parameter, then on the next, with no temporary allocated
 	// where a scratch view is given.
@@ -29,11 +30,17 @@ const (
 	// DeviceFused is libtorch's _fused_adamw_ (or _fused_adam_): every parameter's whole update in one
 	// multi-tensor kernel, one pass over its arrays, as torch.optim's fused=True, from Hyper's scalars. It
 	// needs libtorch 2.1 or later (FusedAdamCompiled) and runs on CUDA (libtorch 2.4 added a CPU kernel).
+	// With Coef it reads the learning rate and the step from Coef (torch.optim's capturable fused Adam), which
+	// needs libtorch 2.3 or later (FusedAdamCoefCompiled).
 	DeviceFused
 )
 
 // FusedAdamCompiled reports whether the linked libtorch has the fused kernels DeviceFused runs.
 func FusedAdamCompiled() bool { return C.convrep_fused_adam_compiled() == 1 }
+
+// FusedAdamCoefCompiled reports whether the linked libtorch has the fused kernels' overloads that DeviceFused
+// runs with Coef, taking the learning rate as a tensor.
+func FusedAdamCoefCompiled() bool { return C.convrep_fused_adam_coef_compiled() == 1 }
 
 // AdamHyper is an update's plain hyperparameters, which DeviceFused takes in place of the folded terms.
 type AdamHyper struct {
@@ -68,11 +75,13 @@ type AdamGroup struct {
 	L2                       float64
 	MoveParams               bool // false at learning rate 0: the moments are updated, the parameters are not
 	Kernels                  Kernels
-	Hyper                    AdamHyper // read by DeviceFused only
-	// Coef, when set, is a [3] tensor of the parameters' dtype on their device holding [Decay, the group's
-	// DenomScale, its EpsScale]: the update reads them there (a CUDA graph replays it with whatever Coef holds),
-	// and DenomScale, EpsScale, Decay and MoveParams are not read. All updated parameters must then be at the
-	// same step; at learning rate 0 the caller stores denominator 1 and eps +Inf, which leaves them unmoved.
+	Hyper                    AdamHyper // read by DeviceFused only, which reads LR from Coef when given
+	// Coef, when set, is a [5] tensor of the parameters' dtype on their device holding [Decay, the group's
+	// DenomScale, its EpsScale, the learning rate, the step after this update]: the update reads them there (a
+	// CUDA graph replays it with whatever Coef holds), and DenomScale, EpsScale, Decay and MoveParams are not
+	// read. All updated parameters must then be at the same step; at learning rate 0 the caller stores
+	// denominator 1 and eps +Inf, which leaves them unmoved. DeviceFused reads the last two, the others the
+	// first three.
 	Coef *ts.Tensor
 }
 

@@ -35,6 +35,8 @@ char *convrep_adam_step(int n, void **params, void **data, void **scratch, void 
                         int kernels, void *coef, const convrep_adam_hyper *hyper, int *bad);
 // 1 when the linked libtorch has _fused_adam(w)_ (2.1 and later), else 0.
 int convrep_fused_adam_compiled(void);
+// 1 when it also has their overloads with a tensor learning rate (used from 2.3 on), else 0.
+int convrep_fused_adam_coef_compiled(void);
 // Zeroes in place every defined gradient of the n parameters (foreach kernels).
 char *convrep_zero_grads(int n, void **params);
 #ifdef __cplusplus

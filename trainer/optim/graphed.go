@@ -15,10 +15,13 @@ import (
 //
 // A captured step cannot take the learning rate and the bias corrections as host numbers: the graph would
 // replay the values it saw when it was captured. With device scalars, each group keeps its per-step numbers,
-// [1 − lr·wd, √bc2·(−lr/bc1), ε/(−lr/bc1)] (adam.go's folded form), in a row of one small tensor on the
-// parameters' device. LoadScalars writes the coming step's rows there, one non-blocking copy from pinned
-// memory, before the step runs; Update runs the kernels, which read them on the device; Replayed advances
-// the counters of a step whose kernels a graph ran. Step is LoadScalars then Update.
+// [1 − lr·wd, √bc2·(−lr/bc1), ε/(−lr/bc1), lr, t] (adam.go's folded form, then the learning rate and the step
+// t that libtorch's fused kernels read where the linked libtorch has them; the CPU's kernels and the foreach
+// ones read the first three), in a row of one small tensor on the parameters' device. LoadScalars writes the
+// coming step's rows there, one non-blocking copy from pinned memory, before the step runs; Update runs the
+// kernels, which read them on the device; Replayed advances the counters of a step whose kernels a graph ran.
+// Step is LoadScalars then Update. On a GPU with libtorch 2.3 or later the kernels are the fused AdamW's (one
+// pass over p, g, m and v, as eager steps there), not the foreach ones' (about ten passes).
 //
 // The arithmetic is adam.go's, with the scalars read from the tensor; at learning rate 0 the row holds
 // denominator 1 and eps +Inf, so that m/d is 0 and the parameters do not move (the host form skips the
@@ -41,7 +44,7 @@ func (o *Optimizer) UseDeviceScalars() error {
 		}
 	}
 	return torch.Catch("optim: device scalars", func() error {
-		o.scalars = ts.MustZeros([]int64{int64(len(o.groups)), 3}, first.dtype, dev)
+		o.scalars = ts.MustZeros([]int64{int64(len(o.groups)), scalarsPerGroup}, first.dtype, dev)
 		torch.Persist(o.scalars)
 		for gi := range o.groups {
 			g := &o.groups[gi]
@@ -62,7 +65,7 @@ func (o *Optimizer) LoadScalars() error {
 	if o.err != nil {
 		return o.err
 	}
-	rows := make([]float64, 0, 3*len(o.groups))
+	rows := make([]float64, 0, scalarsPerGroup*len(o.groups))
 	for _, g := range o.groups {
 		var last int64
 		for _, p := range g.params {
@@ -91,23 +94,26 @@ func (o *Optimizer) LoadScalars() error {
 			defer pinned.MustDrop()
 			src = pinned
 		}
-		return torch.CopyAsync(o.scalars, src.MustView([]int64{int64(len(o.groups)), 3}, false))
+		return torch.CopyAsync(o.scalars, src.MustView([]int64{int64(len(o.groups)), scalarsPerGroup}, false))
 	})
 }
 
-// groupScalars are group g's [decay, denominator term, eps term] at step t.
+// scalarsPerGroup is the width of a group's row of device scalars (torch.AdamGroup's Coef).
+const scalarsPerGroup = 5
+
+// groupScalars are group g's [decay, denominator term, eps term, learning rate, t] at step t.
 func (o *Optimizer) groupScalars(g *group, t int64) []float64 {
 	decay := 1.0
 	if o.cfg.Kind == AdamW && g.wd != 0 {
 		decay = 1 - g.lr*g.wd
 	}
 	if g.lr == 0 {
-		return []float64{decay, 1, math.Inf(1)}
+		return []float64{decay, 1, math.Inf(1), 0, float64(t)}
 	}
 	bc1 := 1 - math.Pow(o.cfg.Beta1, float64(t))
 	bc2 := 1 - math.Pow(o.cfg.Beta2, float64(t))
 	negStep := -(g.lr / bc1)
-	return []float64{decay, math.Sqrt(bc2) * negStep, o.cfg.Eps / negStep}
+	return []float64{decay, math.Sqrt(bc2) * negStep, o.cfg.Eps / negStep, g.lr, float64(t)}
 }
 
 // Update runs the kernels of one step with the scalars last loaded, and advances the step counts (device

@@ -406,3 +406,68 @@ func TestDeviceFusedStepFollowsTheForeachKernels(t *testing.T) {
 		})
 	}
 }
+
+// With device scalars (the update a CUDA graph replays), DeviceFused reads the learning rate and the step from
+// the group's row, as torch.optim's capturable fused AdamW does, and follows the foreach kernels reading the
+// folded terms from the same row: 100 steps with a changing learning rate, every parameter at the end. On a
+// libtorch without the fused kernels' tensor-learning-rate overloads (before 2.3, Debian's 1.13 among them) it
+// says so.
+func TestDeviceScalarsOnTheFusedKernels(t *testing.T) {
+	lockThread(t)
+	dev := devtest.Device(t)
+	if !torch.FusedAdamCoefCompiled() {
+		setKernels(t, torch.DeviceFused)
+		f := newFixture(t, gotch.Float)
+		opt, err := New(Config{Kind: AdamW}, f.groups([2]float64{1e-3, 1e-3}, [2]float64{0.1, 0}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := opt.UseDeviceScalars(); err != nil {
+			t.Fatal(err)
+		}
+		backward(t, f.params, f.allGrads(1, gotch.Float))
+		err = opt.Step()
+		if err == nil || !contains(err.Error(), "libtorch 2.3") {
+			t.Fatalf("DeviceFused with device scalars on a libtorch without the tensor-lr overloads: error %v, want one naming libtorch 2.3", err)
+		}
+		return
+	}
+	const steps = 100
+	for _, kind := range []string{Adam, AdamW} {
+		t.Run(kind, func(t *testing.T) {
+			runs := map[torch.Kernels][][]float64{}
+			for _, k := range []torch.Kernels{torch.Foreach, torch.DeviceFused} {
+				setKernels(t, k)
+				f := newFixture(t, gotch.Float)
+				for i, p := range f.params {
+					f.params[i] = p.MustTo(dev, false).MustDetach(true).MustSetRequiresGrad(true, true)
+				}
+				opt, err := New(Config{Kind: kind}, f.groups([2]float64{1, 1}, [2]float64{0.1, 0.3}))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := opt.UseDeviceScalars(); err != nil {
+					t.Fatal(err)
+				}
+				for s := 1; s <= steps; s++ {
+					lr := testRates(s)
+					opt.SetLR(0, lr[0])
+					opt.SetLR(1, lr[1])
+					if err := opt.ZeroGrad(); err != nil {
+						t.Fatal(err)
+					}
+					backward(t, f.params, f.allGrads(s, gotch.Float))
+					if err := opt.Step(); err != nil {
+						t.Fatalf("step %d: %v", s, err)
+					}
+				}
+				for _, p := range f.params {
+					runs[k] = append(runs[k], values(t, p))
+				}
+			}
+			for i := range runs[torch.Foreach] {
+				compare(t, fmt.Sprintf("param %d", i), runs[torch.DeviceFused][i], runs[torch.Foreach][i], 1e-5, 1e-3)
+			}
+		})
+	}
+}
