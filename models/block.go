@@ -107,15 +107,14 @@ func (b *block) fusedTail(x, ctx *ts.Tensor, train bool) *ts.Tensor {
 }
 
 // project is the queries, keys and values of x [B,T,H], each [B,heads,T,dh], from one GEMM by the three
-// weights joined ([B,T,3H]); torch.SplitHeads cuts the heads out of it without a copy, and its backward writes
-// their gradients straight into the GEMM output's layout.
+// weights joined ([B,T,3H]); torch.ProjectHeads cuts the heads out of it without a copy, and its backward takes
+// their gradients where the attention's backward puts them, with no copy into the GEMM output's layout.
 func (b *block) project(x *ts.Tensor, bsz, seq, dh int64) (q, k, v *ts.Tensor) {
 	w := torch.JoinRows(b.query.w, b.key.w, b.value.w)
 	bias := torch.JoinRows(b.query.b, b.key.b, b.value.b)
-	all := ts.MustLinear(x, w, bias)
+	q, k, v = torch.ProjectHeads(x, w, bias, b.heads)
 	torch.Drop(w, bias)
-	// [B,T,3H] → [B,T,3,heads,dh] → q, k, v [B,heads,T,dh], no copy either way
-	return torch.SplitHeads(all, b.heads)
+	return q, k, v
 }
 
 // feedForwardIn is act(x·W₁ᵀ + b₁), the feed-forward's first layer. A GELU goes through torch.DenseGELU, which

@@ -56,20 +56,26 @@ func TestQKVShareOneTensor(t *testing.T) {
 
 // The joined projection computes what three linears compute, and backward gives each weight, bias and the
 // input the gradients three linears would: with all three heads in the loss, and with one of them unused, whose
-// weights then get zero gradients.
+// weights then get zero gradients; in fp32 within 1e-6 (outputs) and 1e-5 (gradients), and under bf16 autocast,
+// where both cast their inputs to bf16 and round each GEMM's output to it, as near the fp32 values as three
+// linears are (the input's gradient sums the three heads' in another order: three GEMMs into one output against
+// autograd's bf16 sum of three).
 func TestProjectMatchesThreeLinears(t *testing.T) {
 	for _, tc := range []struct {
-		name string
-		use  [3]bool // q, k, v in the loss
+		name     string
+		use      [3]bool // q, k, v in the loss
+		autocast bool
 	}{
-		{"q, k and v", [3]bool{true, true, true}},
-		{"k unused", [3]bool{true, false, true}},
+		{"q, k and v", [3]bool{true, true, true}, false},
+		{"k unused", [3]bool{true, false, true}, false},
+		{"q, k and v under bf16 autocast", [3]bool{true, true, true}, true},
+		{"k unused under bf16 autocast", [3]bool{true, false, true}, true},
 	} {
-		t.Run(tc.name, func(t *testing.T) { checkProject(t, tc.use) })
+		t.Run(tc.name, func(t *testing.T) { checkProject(t, tc.use, tc.autocast) })
 	}
 }
 
-func checkProject(t *testing.T, use [3]bool) {
+func checkProject(t *testing.T, use [3]bool, autocast bool) {
 	m := benchModel(t, 100, 1, 32, 4, 64)
 	b := m.layers[0]
 	const bsz, seq, dh = 2, 5, 8
@@ -82,14 +88,20 @@ func checkProject(t *testing.T, use [3]bool) {
 		up[i] = ts.MustRandn([]int64{bsz, 4, seq, dh}, gotch.Float, gotch.CPU)
 	}
 	params := []*ts.Tensor{x, b.query.w, b.key.w, b.value.w, b.query.b, b.key.b, b.value.b}
-	grads := func(project func() (q, k, v *ts.Tensor)) (outs []*ts.Tensor, gs []*ts.Tensor) {
+	grads := func(project func() (q, k, v *ts.Tensor), autocast bool) (outs []*ts.Tensor, gs []*ts.Tensor) {
 		t.Helper()
 		for _, p := range params {
 			if g := p.MustGrad(false); g.MustDefined() {
 				g.MustZero_()
 			}
 		}
-		err := torch.Catch("project", func() error {
+		run := func(fn func() error) error { return torch.Catch("project", fn) }
+		if autocast {
+			run = func(fn func() error) error {
+				return torch.WithAutocast(gotch.CPU, gotch.BFloat16, func() error { return torch.Catch("project", fn) })
+			}
+		}
+		err := run(func() error {
 			q, k, v := project()
 			outs = []*ts.Tensor{q, k, v}
 			var loss *ts.Tensor
@@ -117,22 +129,41 @@ func checkProject(t *testing.T, use [3]bool) {
 		}
 		return outs, gs
 	}
-	joinedOut, joinedGrads := grads(func() (q, k, v *ts.Tensor) { return b.project(x, bsz, seq, dh) })
-	separateOut, separateGrads := grads(func() (q, k, v *ts.Tensor) {
+	joined := func() (q, k, v *ts.Tensor) { return b.project(x, bsz, seq, dh) }
+	separate := func() (q, k, v *ts.Tensor) {
 		split := func(l linear) *ts.Tensor { // the projection before the weights were joined
 			return ts.MustLinear(x, l.w, l.b).MustView([]int64{bsz, seq, 4, dh}, true).MustTranspose(1, 2, true)
 		}
 		return split(b.query), split(b.key), split(b.value)
-	})
-	for i, name := range []string{"q", "k", "v"} {
-		if d := maxAbsDiff(joinedOut[i], separateOut[i]); d > 1e-6 {
-			t.Errorf("%s differs from its own linear's by %g", name, d)
+	}
+	joinedOut, joinedGrads := grads(joined, autocast)
+	separateOut, separateGrads := grads(separate, autocast)
+	// In fp32 the two agree within rounding. Under autocast each is held to the fp32 values (three linears
+	// without autocast), and the joined projection may be off by at most 1.5 times what three linears are, or 2⁻⁸
+	// of the largest value where theirs is smaller: bf16 rounds to 2⁻⁸ relative, and the two round differently.
+	near := func(name string, got, same, ref *ts.Tensor, tol float64) {
+		t.Helper()
+		if !autocast {
+			if d := maxAbsDiff(got, same); d > tol || !got.MustDefined() {
+				t.Errorf("%s differs from three linears' by %g", name, d)
+			}
+			return
+		}
+		scale := ref.MustAbs(false).MustMax(true).Float64Values()[0]
+		mine, theirs := maxAbsDiff(got, ref), maxAbsDiff(same, ref)
+		if mine > max(1.5*theirs, scale/256) {
+			t.Errorf("%s under bf16 autocast is %g from fp32, three linears %g (largest value %g)", name, mine, theirs, scale)
 		}
 	}
+	refOut, refGrads := separateOut, separateGrads
+	if autocast {
+		refOut, refGrads = grads(separate, false)
+	}
+	for i, name := range []string{"q", "k", "v"} {
+		near(name, joinedOut[i], separateOut[i], refOut[i], 1e-6)
+	}
 	for i, name := range []string{"input", "query weight", "key weight", "value weight", "query bias", "key bias", "value bias"} {
-		if d := maxAbsDiff(joinedGrads[i], separateGrads[i]); d > 1e-5 || !joinedGrads[i].MustDefined() {
-			t.Errorf("the %s's gradient differs from three linears' by %g", name, d)
-		}
+		near("the "+name+"'s gradient", joinedGrads[i], separateGrads[i], refGrads[i], 1e-5)
 		unused := (i == 2 || i == 5) && !use[1] || (i == 1 || i == 4) && !use[0] || (i == 3 || i == 6) && !use[2]
 		if n := joinedGrads[i].MustAbs(false).MustMax(true).Float64Values()[0]; (n == 0) != unused {
 			t.Errorf("the %s's gradient has largest magnitude %g; its head is unused: %v", name, n, unused)

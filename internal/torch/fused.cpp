@@ -63,26 +63,34 @@ struct JoinRows : public torch::autograd::Function<JoinRows> {
   }
 };
 
-// The attention heads of the joined query/key/value projection: its output all [B, T, 3·H] as q, k and v
-// [B, heads, T, dh], tensors over all's memory (no copy) with the strides view → permute → unbind would give
-// them. Backward writes the three gradients straight into one [B, T, 3, heads, dh] tensor, the layout of all's
-// gradient: one copy of each, where unbind's backward stacks them (a copy) and the permuted stack is then made
-// contiguous for the GEMM's backward (a second copy of all three).
-struct SplitHeads : public torch::autograd::Function<SplitHeads> {
-  static torch::autograd::variable_list forward(torch::autograd::AutogradContext *ctx, const at::Tensor &all,
-                                                int64_t heads) {
-    TORCH_CHECK(all.dim() == 3 && heads > 0 && all.size(2) % (3 * heads) == 0, "split heads: all has shape ",
-                all.sizes(), ", not [B, T, 3·heads·dh] for ", heads, " heads");
-    at::Tensor a = all.contiguous();
-    int64_t b = a.size(0), t = a.size(1), dh = a.size(2) / (3 * heads);
+// The queries, keys and values of x [B, T, H]: one GEMM by the joined weights w [3·heads·dh, H] and bias, its
+// output cut into q, k and v [B, heads, T, dh] over the output's memory (what view, permute and unbind give,
+// without their copies). Backward takes the three gradients as the attention's backward gives them and makes
+// the input's, the weights' and the bias's gradients from each: dx = Σᵢ gᵢ·wᵢ (three GEMMs into one output,
+// the sum autograd makes of three separate linears' input gradients, as in HuggingFace's BertSelfAttention),
+// dwᵢ = gᵢᵀ·x and dbᵢ = Σ_rows gᵢ into their rows of dw and db. Joining the three gradients into the output's
+// layout first, for one GEMM, copied them (three strided copies a layer, 4.3 ms of a BERT-base step at batch
+// 1,024 on an H200, 2026-11-27). A gradient laid out as [B, T, heads, dh] (cuDNN's and the flash kernels', which
+// allocate it in q's layout) is read where it lies; another layout is copied to that one.
+struct ProjectHeads : public torch::autograd::Function<ProjectHeads> {
+  static torch::autograd::variable_list forward(torch::autograd::AutogradContext *ctx, const at::Tensor &x,
+                                                const at::Tensor &w, const at::Tensor &bias, int64_t heads) {
+    TORCH_CHECK(x.dim() == 3 && w.dim() == 2 && bias.dim() == 1 && heads > 0 && w.size(0) % (3 * heads) == 0 &&
+                    w.size(1) == x.size(2) && bias.size(0) == w.size(0),
+                "project heads: x ", x.sizes(), ", weights ", w.sizes(), " and bias ", bias.sizes(),
+                " are not [B, T, H], [3·heads·dh, H] and [3·heads·dh] for ", heads, " heads");
+    int64_t b = x.size(0), t = x.size(1), dh = w.size(0) / (3 * heads);
+    at::Tensor x2 = x.reshape({b * t, x.size(2)});
+    at::Tensor all = at::addmm(bias, x2, w.t());
+    ctx->save_for_backward({x2, w});
     ctx->saved_data["sizes"] = std::vector<int64_t>{b, t, heads, dh};
-    at::Tensor parts = a.view({b, t, 3, heads, dh}).permute({2, 0, 3, 1, 4});
+    at::Tensor parts = all.view({b, t, 3, heads, dh}).permute({2, 0, 3, 1, 4});
     torch::autograd::variable_list out;
     for (int64_t i = 0; i < 3; i++) {
-      // Tensors of their own over a's storage, as JoinRows's: not views in autograd's sense.
+      // Tensors of their own over all's storage, as JoinRows's: not views in autograd's sense.
       at::Tensor p = parts.select(0, i);
-      at::Tensor o = at::empty({0}, a.options());
-      o.set_(a.storage(), p.storage_offset(), p.sizes(), p.strides());
+      at::Tensor o = at::empty({0}, all.options());
+      o.set_(all.storage(), p.storage_offset(), p.sizes(), p.strides());
       out.push_back(o);
     }
     return out;
@@ -90,25 +98,37 @@ struct SplitHeads : public torch::autograd::Function<SplitHeads> {
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext *ctx,
                                                  torch::autograd::variable_list grads) {
+    auto saved = ctx->get_saved_variables();
+    const at::Tensor &x2 = saved[0], &w = saved[1];
     std::vector<int64_t> s = ctx->saved_data["sizes"].toIntVector();
-    const at::Tensor *like = nullptr;
-    for (const at::Tensor &g : grads) {
-      if (g.defined()) {
-        like = &g;
-        break;
-      }
-    }
-    if (like == nullptr) return {at::Tensor(), at::Tensor()};
-    at::Tensor d = at::empty({s[0], s[1], 3, s[2], s[3]}, like->options());
+    int64_t n = s[0] * s[1], e = s[2] * s[3];
+    bool need_x = ctx->needs_input_grad(0), need_w = ctx->needs_input_grad(1), need_b = ctx->needs_input_grad(2);
+    const std::vector<int64_t> rows_dim{0};
+    at::Tensor dx, dw = need_w ? at::empty_like(w) : at::Tensor(), db = need_b ? at::empty({w.size(0)}, w.options()) : at::Tensor();
     for (int64_t i = 0; i < 3; i++) {
-      at::Tensor slot = d.select(2, i);  // [B, T, heads, dh]
-      if (grads[i].defined()) {
-        slot.copy_(grads[i].permute({0, 2, 1, 3}));
-      } else {
-        slot.zero_();
+      at::Tensor dwi = need_w ? dw.narrow(0, i * e, e) : at::Tensor(), dbi = need_b ? db.narrow(0, i * e, e) : at::Tensor();
+      if (!grads[i].defined()) { // that head took no part in the loss: zero gradients for its weights
+        if (need_w) dwi.zero_();
+        if (need_b) dbi.zero_();
+        continue;
       }
+      at::Tensor g = grads[i].scalar_type() == w.scalar_type() ? grads[i] : grads[i].to(w.scalar_type());
+      g = g.permute({0, 2, 1, 3}).reshape({n, e}); // the rows of [B, T, heads, dh]: a view of cuDNN's gradient
+      if (need_x) {
+        at::Tensor wi = w.narrow(0, i * e, e);
+        if (!dx.defined()) {
+          dx = at::mm(g, wi);
+        } else if (dx.is_cuda()) {
+          dx.addmm_(g, wi); // cuBLAS adds dx in its fp32 accumulator and rounds once: no extra pass over dx
+        } else {
+          dx.add_(at::mm(g, wi)); // the CPU's bf16 addmm_ rounds more (3.7 times the error, qkv_test.go)
+        }
+      }
+      if (need_w) at::mm_out(dwi, g.t(), x2);
+      if (need_b) at::sum_out(dbi, g, rows_dim);
     }
-    return {d.view({s[0], s[1], 3 * s[2] * s[3]}), at::Tensor()};
+    at::Tensor gx = dx.defined() ? dx.view({s[0], s[1], x2.size(1)}) : at::Tensor();
+    return {gx, dw, db, at::Tensor()};
   }
 };
 
@@ -117,6 +137,15 @@ bool autocast_on(const at::Device &d) {
   return at::autocast::is_autocast_enabled(d.type());
 #else
   return d.is_cuda() ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
+#endif
+}
+
+// The dtype autocast casts a GEMM's inputs to on d's device type (bf16 under precision = "bf16").
+at::ScalarType autocast_dtype(const at::Device &d) {
+#ifdef CONVREP_FUSED_AUTOCAST_BY_DEVICE
+  return at::autocast::get_autocast_dtype(d.type());
+#else
+  return d.is_cuda() ? at::autocast::get_autocast_gpu_dtype() : at::autocast::get_autocast_cpu_dtype();
 #endif
 }
 
@@ -163,9 +192,19 @@ char *convrep_join_rows(void *a, void *b, void *c, void **out) {
   return nullptr;
 }
 
-char *convrep_split_heads(void *all, int64_t heads, void **q, void **k, void **v) {
+char *convrep_project_heads(void *xh, void *wh, void *bh, int64_t heads, void **q, void **k, void **v) {
   try {
-    torch::autograd::variable_list parts = SplitHeads::apply(tensor(all), heads);
+    at::Tensor x = tensor(xh), w = tensor(wh), bias = tensor(bh);
+    // What autocast does to a linear's inputs, done here where autograd records it: the custom function's
+    // forward and backward then compute in one dtype, and the casts' backward hands fp32 weights their
+    // gradients in fp32.
+    if (autocast_on(x.device()) && at::isFloatingType(x.scalar_type())) {
+      at::ScalarType dt = autocast_dtype(x.device());
+      x = x.to(dt);
+      w = w.to(dt);
+      bias = bias.to(dt);
+    }
+    torch::autograd::variable_list parts = ProjectHeads::apply(x, w, bias, heads);
     *q = new at::Tensor(parts[0]);
     *k = new at::Tensor(parts[1]);
     *v = new at::Tensor(parts[2]);

@@ -24,18 +24,18 @@ func JoinRows(a, b, c *ts.Tensor) *ts.Tensor {
 	return ts.FromCtensor(out)
 }
 
-// SplitHeads is the attention heads of a joined query/key/value projection: all [B, T, 3·heads·dh] as q, k
-// and v [B, heads, T, dh], what view, permute and unbind give, over all's memory with no copy. Its backward
-// writes the three gradients into one tensor in all's layout, one copy each, where unbind's backward would
-// stack them and the GEMM's backward then copy the permuted stack again. It drops all, and panics on a libtorch
-// error, as gotch's Must* calls do.
-func SplitHeads(all *ts.Tensor, heads int64) (q, k, v *ts.Tensor) {
+// ProjectHeads is the queries, keys and values of x [B, T, H] by the joined weights w [3·heads·dh, H] (JoinRows
+// of the three) and bias: one GEMM, its output cut into q, k and v [B, heads, T, dh] with no copy, what linear,
+// view, permute and unbind give. Its backward makes x's, w's and the bias's gradients from each head's gradient
+// as the attention's backward lays it out, with three GEMMs each for x and w and no copy of the gradients
+// into the output's layout; under autocast the inputs are cast to its dtype, as a linear's are. It panics on a
+// libtorch error, as gotch's Must* calls do.
+func ProjectHeads(x, w, bias *ts.Tensor, heads int64) (q, k, v *ts.Tensor) {
 	var pq, pk, pv unsafe.Pointer
 	countCall()
-	err := takeError(C.convrep_split_heads(all.Ctensor(), C.int64_t(heads), &pq, &pk, &pv))
-	all.MustDrop()
+	err := takeError(C.convrep_project_heads(x.Ctensor(), w.Ctensor(), bias.Ctensor(), C.int64_t(heads), &pq, &pk, &pv))
 	if err != nil {
-		panic(fmt.Errorf("split heads: %w", err))
+		panic(fmt.Errorf("project heads: %w", err))
 	}
 	return ts.FromCtensor(pq), ts.FromCtensor(pk), ts.FromCtensor(pv)
 }

@@ -13,10 +13,11 @@ extern "C" {
 char *convrep_join_rows(void *a, void *b, void *c, void **out);
 // 1 when convrep_join_rows would join a, b and c without a copy.
 int convrep_rows_end_to_end(void *a, void *b, void *c);
-// The attention heads of a joined query/key/value projection: all [B, T, 3·heads·dh] as *q, *k, *v
-// [B, heads, T, dh] over all's memory, no copy; backward writes their gradients into one [B, T, 3·heads·dh]
-// tensor directly, one copy each.
-char *convrep_split_heads(void *all, int64_t heads, void **q, void **k, void **v);
+// The queries, keys and values of x [B, T, H] by the joined weights w [3·heads·dh, H] and bias [3·heads·dh]:
+// one GEMM, its output cut into *q, *k, *v [B, heads, T, dh] with no copy; backward makes x's, w's and the
+// bias's gradients from the three heads' gradients where they lie (fused.cpp, ProjectHeads). Under autocast the
+// three inputs are cast to its dtype first, as a linear's are.
+char *convrep_project_heads(void *x, void *w, void *bias, int64_t heads, void **q, void **k, void **v);
 // gelu(x·wᵀ + bias), exact (tanh 0) or tanh-approximated (tanh 1). Where no gradient is needed, autocast is
 // off and the device's _addmm_activation computes that GELU (probed numerically once per device type), one
 // GEMM with the bias and GELU in its epilogue; otherwise linear, then gelu. *fused says which ran.

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
@@ -134,27 +135,30 @@ func maxDiff(a, b *ts.Tensor) float64 {
 	return v
 }
 
-// SplitHeads cuts q, k and v out of the projection's memory with view → permute → unbind's strides, and refuses
-// a width that is not three times a multiple of the heads, naming the shape.
-func TestSplitHeads(t *testing.T) {
-	all := ts.MustArange(ts.IntScalar(2*3*12), gotch.Float, gotch.CPU).MustView([]int64{2, 3, 12}, true)
-	defer all.MustDrop()
+// ProjectHeads gives linear → view → permute → unbind's q, k and v, cut from one GEMM output (k lies e values
+// after q, v e after k, in one storage), and refuses weights whose rows are not three times a multiple of the
+// heads, naming the shapes.
+func TestProjectHeads(t *testing.T) {
+	x := ts.MustArange(ts.IntScalar(2*3*4), gotch.Float, gotch.CPU).MustView([]int64{2, 3, 4}, true)
+	w := ts.MustArange(ts.IntScalar(12*4), gotch.Float, gotch.CPU).MustDivScalar(ts.FloatScalar(7), true).MustView([]int64{12, 4}, true)
+	bias := ts.MustArange(ts.IntScalar(12), gotch.Float, gotch.CPU)
+	defer Drop(x, w, bias)
 	var q, k, v *ts.Tensor
-	if err := Catch("split", func() error { q, k, v = SplitHeads(all.MustShallowClone(), 2); return nil }); err != nil {
+	if err := Catch("project", func() error { q, k, v = ProjectHeads(x, w, bias, 2); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	defer Drop(q, k, v)
-	want := all.MustView([]int64{2, 3, 3, 2, 2}, false).MustPermute([]int64{2, 0, 3, 1, 4}, true).MustUnbind(0, true)
+	want := ts.MustLinear(x, w, bias).MustView([]int64{2, 3, 3, 2, 2}, true).MustPermute([]int64{2, 0, 3, 1, 4}, true).MustUnbind(0, true)
 	for i, got := range []*ts.Tensor{q, k, v} {
-		if fmt.Sprint(got.MustSize()) != "[2 2 3 2]" || !got.MustEqual(want[i], false) {
+		if fmt.Sprint(got.MustSize()) != "[2 2 3 2]" || !got.MustAllclose(want[i], 1e-6, 1e-6, false, false) {
 			t.Errorf("part %d: %v, want %v", i, got.Float64Values(), want[i].Float64Values())
 		}
-		if got.MustDataPtr() != want[i].MustDataPtr() {
-			t.Errorf("part %d is a copy, not all's memory", i)
-		}
 	}
-	err := Catch("split", func() error { SplitHeads(all.MustShallowClone(), 5); return nil })
-	if err == nil || !strings.Contains(err.Error(), "[2, 3, 12]") {
-		t.Errorf("12 columns for 5 heads: error %v, want one naming the shape [2, 3, 12]", err)
+	if k.MustDataPtr() != unsafe.Add(q.MustDataPtr(), 4*4) || v.MustDataPtr() != unsafe.Add(k.MustDataPtr(), 4*4) {
+		t.Errorf("q, k and v at %v, %v, %v: not one GEMM output's memory", q.MustDataPtr(), k.MustDataPtr(), v.MustDataPtr())
+	}
+	err := Catch("project", func() error { ProjectHeads(x, w, bias, 5); return nil })
+	if err == nil || !strings.Contains(err.Error(), "[12, 4]") {
+		t.Errorf("12 rows of weights for 5 heads: error %v, want one naming the weights' shape [12, 4]", err)
 	}
 }
