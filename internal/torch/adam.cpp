@@ -208,23 +208,42 @@ bool fused_device_available() {
 #endif
 }
 
+bool fused_device_coef_available() {
+#ifdef CONVREP_FUSED_ADAM_TENSOR_LR
+  return true;
+#else
+  return false;
+#endif
+}
+
 // One update of the parameters index names with libtorch's _fused_adamw_ (AdamW) or _fused_adam_ (Adam, its
 // weight decay the L2 term), which take the plain hyperparameters and each parameter's step as a float tensor
 // on its device, read there after torch.optim's increment (torch/optim/adam.py, _fused_adam): the kernels
 // compute bias corrections from it. Parameters at the same step share one such tensor, filled here by a
 // kernel launch with the step as its argument (no copy from the host, no wait). The arithmetic is torch's
 // (adam.go's formulas); the rounding is the fused kernel's, not the foreach ops'.
+//
+// With device scalars (a CUDA graph's step), lr and step are defined: the group's coef row's elements 3 and 4,
+// which LoadScalars (trainer/optim/graphed.go) writes before each step or replay, so that nothing the host knows
+// at capture is baked into the graph. Every parameter takes that one step tensor (the group's parameters are at
+// one step), and the learning rate goes to the kernels' tensor overloads.
 void fused_device_step(const std::vector<int> &index, const std::vector<at::Tensor> &grads, void **data,
-                       void **exp_avg, void **exp_avg_sq, int64_t *steps, const convrep_adam_hyper &h) {
+                       void **exp_avg, void **exp_avg_sq, int64_t *steps, const convrep_adam_hyper &h,
+                       const at::Tensor &lr, const at::Tensor &step) {
+  if (lr.defined() && !fused_device_coef_available())
+    throw std::runtime_error("adam step: the fused device kernels with device scalars (_fused_adamw_ with a tensor "
+                             "learning rate) need libtorch 2.3 or later");
+  if (!fused_device_available())
+    throw std::runtime_error("adam step: the fused device kernels (_fused_adamw_) need libtorch 2.1 or later");
 #ifdef CONVREP_FUSED_ADAM
   std::vector<at::Tensor> p, g, m, v, st;
   std::vector<std::pair<int64_t, at::Tensor>> made; // step → its tensor, few distinct steps per group
   for (size_t k = 0; k < index.size(); k++) {
     int i = index[k];
     int64_t t = ++steps[i];
-    at::Tensor s;
+    at::Tensor s = step;
     for (auto &e : made) {
-      if (e.first == t && e.second.device() == tensor(data[i]).device()) s = e.second;
+      if (!s.defined() && e.first == t && e.second.device() == tensor(data[i]).device()) s = e.second;
     }
     if (!s.defined()) {
       s = at::full({}, static_cast<double>(t), tensor(data[i]).options().dtype(at::kFloat));
@@ -237,53 +256,23 @@ void fused_device_step(const std::vector<int> &index, const std::vector<at::Tens
     st.push_back(s);
   }
   std::vector<at::Tensor> none; // max_exp_avg_sqs: amsgrad is off
+#ifdef CONVREP_FUSED_ADAM_TENSOR_LR
+  if (lr.defined()) {
+    if (h.adamw) {
+      at::_fused_adamw_(p, g, m, v, none, st, lr, h.beta1, h.beta2, h.weight_decay, h.eps, false, false);
+    } else {
+      at::_fused_adam_(p, g, m, v, none, st, lr, h.beta1, h.beta2, h.weight_decay, h.eps, false, false);
+    }
+    return;
+  }
+#endif
   if (h.adamw) {
     at::_fused_adamw_(p, g, m, v, none, st, h.lr, h.beta1, h.beta2, h.weight_decay, h.eps, false, false);
   } else {
     at::_fused_adam_(p, g, m, v, none, st, h.lr, h.beta1, h.beta2, h.weight_decay, h.eps, false, false);
   }
 #else
-  (void)index, (void)grads, (void)data, (void)exp_avg, (void)exp_avg_sq, (void)steps, (void)h;
-  throw std::runtime_error("adam step: the fused device kernels (_fused_adamw_) need libtorch 2.1 or later");
-#endif
-}
-
-// The same update with device scalars (a CUDA graph's step): the learning rate and the step are the group's
-// coef row's elements 3 and 4, which LoadScalars (trainer/optim/graphed.go) writes before each step or replay,
-// so that nothing the host knows at capture is baked into the graph. Every parameter takes the one step tensor
-// (the group's parameters are at one step), and the kernels compute the bias corrections from it as above.
-void fused_device_step_coef(const std::vector<int> &index, const std::vector<at::Tensor> &grads, void **data,
-                            void **exp_avg, void **exp_avg_sq, int64_t *steps, const convrep_adam_hyper &h,
-                            const at::Tensor &lr, const at::Tensor &step) {
-#ifdef CONVREP_FUSED_ADAM_TENSOR_LR
-  std::vector<at::Tensor> p, g, m, v, st;
-  for (size_t k = 0; k < index.size(); k++) {
-    int i = index[k];
-    steps[i]++;
-    p.push_back(tensor(data[i]));
-    g.push_back(grads[k]);
-    m.push_back(tensor(exp_avg[i]));
-    v.push_back(tensor(exp_avg_sq[i]));
-    st.push_back(step);
-  }
-  std::vector<at::Tensor> none; // max_exp_avg_sqs: amsgrad is off
-  if (h.adamw) {
-    at::_fused_adamw_(p, g, m, v, none, st, lr, h.beta1, h.beta2, h.weight_decay, h.eps, false, false);
-  } else {
-    at::_fused_adam_(p, g, m, v, none, st, lr, h.beta1, h.beta2, h.weight_decay, h.eps, false, false);
-  }
-#else
-  (void)index, (void)grads, (void)data, (void)exp_avg, (void)exp_avg_sq, (void)steps, (void)h, (void)lr, (void)step;
-  throw std::runtime_error("adam step: the fused device kernels with device scalars (_fused_adamw_ with a tensor "
-                           "learning rate) need libtorch 2.3 or later");
-#endif
-}
-
-bool fused_device_coef_available() {
-#ifdef CONVREP_FUSED_ADAM_TENSOR_LR
-  return true;
-#else
-  return false;
+  (void)index, (void)grads, (void)data, (void)exp_avg, (void)exp_avg_sq, (void)steps, (void)h, (void)step;
 #endif
 }
 
@@ -358,11 +347,11 @@ char *convrep_adam_step(int n, void **params, void **data, void **scratch, void 
     bool on_gpu = tensor(data[index[0]]).is_cuda();
     if (c.defined() && (kernels == 4 || (kernels == 0 && on_gpu && c.scalar_type() == at::kFloat &&
                                           fused_device_coef_available()))) {
-      fused_device_step_coef(index, grads, data, exp_avg, exp_avg_sq, steps, hyper, c.select(0, 3), c.select(0, 4));
+      fused_device_step(index, grads, data, exp_avg, exp_avg_sq, steps, hyper, c.select(0, 3), c.select(0, 4));
       return nullptr;
     }
     if (kernels == 4 || (kernels == 0 && on_gpu && !c.defined() && fused_device_available())) {
-      fused_device_step(index, grads, data, exp_avg, exp_avg_sq, steps, hyper);
+      fused_device_step(index, grads, data, exp_avg, exp_avg_sq, steps, hyper, at::Tensor(), at::Tensor());
       return nullptr;
     }
     bool foreach = kernels == 2 || (kernels == 0 && !tensor(data[index[0]]).is_cpu());

@@ -353,82 +353,48 @@ func TestFusedStepKeepsThePerTensorBitsOnLongTensors(t *testing.T) {
 // ops. Against a libtorch without those kernels (Debian's 1.13) the step is refused with an error saying
 // which libtorch it needs, and DeviceKernels keeps the foreach kernels.
 func TestDeviceFusedStepFollowsTheForeachKernels(t *testing.T) {
-	lockThread(t)
-	dev := devtest.Device(t)
-	if !torch.FusedAdamCompiled() {
-		setKernels(t, torch.DeviceFused)
-		f := newFixture(t, gotch.Float)
-		opt, err := New(Config{Kind: AdamW}, f.groups([2]float64{1e-3, 1e-3}, [2]float64{0.1, 0}))
-		if err != nil {
-			t.Fatal(err)
-		}
-		backward(t, f.params, f.grads(5, gotch.Float))
-		err = opt.Step()
-		if err == nil || !contains(err.Error(), "libtorch 2.1") {
-			t.Fatalf("DeviceFused on a libtorch without _fused_adamw_: error %v, want one naming libtorch 2.1", err)
-		}
-		return
-	}
-	const steps = 100
-	for _, kind := range []string{Adam, AdamW} {
-		t.Run(kind, func(t *testing.T) {
-			wds := [2]float64{0.1, 0.3}
-			runs := map[torch.Kernels][][]float64{}
-			for _, k := range []torch.Kernels{torch.Foreach, torch.DeviceFused} {
-				setKernels(t, k)
-				f := newFixture(t, gotch.Float)
-				for i, p := range f.params {
-					f.params[i] = p.MustTo(dev, false).MustDetach(true).MustSetRequiresGrad(true, true)
-				}
-				opt, err := New(Config{Kind: kind}, f.groups([2]float64{1, 1}, wds))
-				if err != nil {
-					t.Fatal(err)
-				}
-				for s := 1; s <= steps; s++ {
-					lr := testRates(s)
-					opt.SetLR(0, lr[0])
-					opt.SetLR(1, lr[1])
-					if err := opt.ZeroGrad(); err != nil {
-						t.Fatal(err)
-					}
-					backward(t, f.params, f.grads(s, gotch.Float))
-					if err := opt.Step(); err != nil {
-						t.Fatal(err)
-					}
-				}
-				for _, p := range f.params {
-					runs[k] = append(runs[k], values(t, p))
-				}
-			}
-			for i := range runs[torch.Foreach] {
-				compare(t, fmt.Sprintf("param %d", i), runs[torch.DeviceFused][i], runs[torch.Foreach][i], 1e-5, 1e-3)
-			}
-		})
-	}
+	fusedFollowsForeach(t, false)
 }
 
 // With device scalars (the update a CUDA graph replays), DeviceFused reads the learning rate and the step from
 // the group's row, as torch.optim's capturable fused AdamW does, and follows the foreach kernels reading the
-// folded terms from the same row: 100 steps with a changing learning rate, every parameter at the end. On a
-// libtorch without the fused kernels' tensor-learning-rate overloads (before 2.3, Debian's 1.13 among them) it
-// says so.
+// folded terms from the same row; every parameter takes part from step 1, as device scalars need. On a libtorch
+// without the fused kernels' tensor-learning-rate overloads (before 2.3) it says so.
 func TestDeviceScalarsOnTheFusedKernels(t *testing.T) {
+	fusedFollowsForeach(t, true)
+}
+
+// fusedFollowsForeach runs DeviceFused against Foreach on the test device, with device scalars or host ones.
+func fusedFollowsForeach(t *testing.T, deviceScalars bool) {
 	lockThread(t)
 	dev := devtest.Device(t)
-	if !torch.FusedAdamCoefCompiled() {
-		setKernels(t, torch.DeviceFused)
-		f := newFixture(t, gotch.Float)
-		opt, err := New(Config{Kind: AdamW}, f.groups([2]float64{1e-3, 1e-3}, [2]float64{0.1, 0}))
+	compiled, needs := torch.FusedAdamCompiled(), "libtorch 2.1"
+	grads := func(f *fixture, s int) [][]float64 { return f.grads(s, gotch.Float) }
+	if deviceScalars {
+		compiled, needs = torch.FusedAdamCoefCompiled(), "libtorch 2.3"
+		grads = func(f *fixture, s int) [][]float64 { return f.allGrads(s, gotch.Float) }
+	}
+	newOpt := func(f *fixture, kind string, lrs, wds [2]float64) *Optimizer {
+		t.Helper()
+		opt, err := New(Config{Kind: kind}, f.groups(lrs, wds))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := opt.UseDeviceScalars(); err != nil {
-			t.Fatal(err)
+		if deviceScalars {
+			if err := opt.UseDeviceScalars(); err != nil {
+				t.Fatal(err)
+			}
 		}
-		backward(t, f.params, f.allGrads(1, gotch.Float))
-		err = opt.Step()
-		if err == nil || !contains(err.Error(), "libtorch 2.3") {
-			t.Fatalf("DeviceFused with device scalars on a libtorch without the tensor-lr overloads: error %v, want one naming libtorch 2.3", err)
+		return opt
+	}
+	if !compiled {
+		setKernels(t, torch.DeviceFused)
+		f := newFixture(t, gotch.Float)
+		opt := newOpt(f, AdamW, [2]float64{1e-3, 1e-3}, [2]float64{0.1, 0})
+		backward(t, f.params, grads(f, 5))
+		err := opt.Step()
+		if err == nil || !contains(err.Error(), needs) {
+			t.Fatalf("DeviceFused on a libtorch without its kernels (device scalars %v): error %v, want one naming %s", deviceScalars, err, needs)
 		}
 		return
 	}
@@ -442,13 +408,7 @@ func TestDeviceScalarsOnTheFusedKernels(t *testing.T) {
 				for i, p := range f.params {
 					f.params[i] = p.MustTo(dev, false).MustDetach(true).MustSetRequiresGrad(true, true)
 				}
-				opt, err := New(Config{Kind: kind}, f.groups([2]float64{1, 1}, [2]float64{0.1, 0.3}))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := opt.UseDeviceScalars(); err != nil {
-					t.Fatal(err)
-				}
+				opt := newOpt(f, kind, [2]float64{1, 1}, [2]float64{0.1, 0.3})
 				for s := 1; s <= steps; s++ {
 					lr := testRates(s)
 					opt.SetLR(0, lr[0])
@@ -456,7 +416,7 @@ func TestDeviceScalarsOnTheFusedKernels(t *testing.T) {
 					if err := opt.ZeroGrad(); err != nil {
 						t.Fatal(err)
 					}
-					backward(t, f.params, f.allGrads(s, gotch.Float))
+					backward(t, f.params, grads(f, s))
 					if err := opt.Step(); err != nil {
 						t.Fatalf("step %d: %v", s, err)
 					}
