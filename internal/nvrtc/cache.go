@@ -67,7 +67,7 @@ func Cached(dir, src, name string, arch int) ([]byte, error) {
 // no two different inputs run together into the same bytes.
 func cacheKey(src, name string, arch, major, minor int) string {
 	h := sha256.New()
-	parts := append([]string{cacheFormat, src, name, strconv.Itoa(arch), fmt.Sprintf("%d.%d", major, minor)}, options(arch)...)
+	parts := append([]string{cacheFormat, src, name, strconv.Itoa(arch), fmt.Sprintf("%d.%d", major, minor)}, options("compute", arch)...)
 	for _, p := range parts {
 		fmt.Fprintf(h, "%d:%s\n", len(p), p)
 	}

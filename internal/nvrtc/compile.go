@@ -23,12 +23,13 @@ func Version() (major, minor int, err error) {
 	return l.major, l.minor, nil
 }
 
-// options are NVRTC's options for a compile for compute_<arch>. --use_fast_math is deliberately absent: it
-// turns erff, expf and division into approximations, and the kernels' GELU needs an accurate erff. C++14 is
-// the newest standard every NVRTC from 11.2 on accepts; -default-device makes every function a device
+// options are NVRTC's options for a compile for <kind>_<arch>: compute (a virtual architecture, PTX, what
+// convrep loads) or sm (a real one, which Resources has ptxas report on). --use_fast_math is deliberately
+// absent: it turns erff, expf and division into approximations, and the kernels' GELU needs an accurate erff.
+// C++14 is the newest standard every NVRTC from 11.2 on accepts; -default-device makes every function a device
 // function without __device__.
-func options(arch int) []string {
-	return []string{fmt.Sprintf("--gpu-architecture=compute_%d", arch), "--std=c++14", "-default-device"}
+func options(kind string, arch int) []string {
+	return []string{fmt.Sprintf("--gpu-architecture=%s_%d", kind, arch), "--std=c++14", "-default-device"}
 }
 
 // Compile compiles src, a CUDA C++ program that includes no header, into PTX for the virtual architecture
@@ -37,13 +38,13 @@ func options(arch int) []string {
 // 4 KiB. Compiles are serialized: they are rare once Cached holds the PTX, and so nothing rests on how
 // thread-safe each NVRTC release is.
 func Compile(src, name string, arch int) ([]byte, error) {
-	ptx, _, err := compile(src, name, arch, "compute", options(arch))
+	ptx, _, err := compile(src, name, "compute", arch)
 	return ptx, err
 }
 
-// compile runs one program through NVRTC for <kind>_<arch> (compute: a virtual architecture; sm: a real one)
-// with opts, and returns its PTX and NVRTC's log.
-func compile(src, name string, arch int, kind string, opts []string) (ptx []byte, log string, err error) {
+// compile runs one program through NVRTC for <kind>_<arch> (options) with extra options after convrep's, and
+// returns its PTX and NVRTC's log.
+func compile(src, name, kind string, arch int, extra ...string) (ptx []byte, log string, err error) {
 	if arch <= 0 {
 		return nil, "", fmt.Errorf("nvrtc: compile %s: architecture %d: want a compute capability such as 80 or 90", name, arch)
 	}
@@ -54,7 +55,7 @@ func compile(src, name string, arch int, kind string, opts []string) (ptx []byte
 	compileMu.Lock()
 	defer compileMu.Unlock()
 	compiles.Add(1)
-	ptx, log, err = l.compile(src, name, opts)
+	ptx, log, err = l.compile(src, name, append(options(kind, arch), extra...))
 	if err != nil {
 		msg := fmt.Sprintf("nvrtc %d.%d: compile %s for %s_%d: %v", l.major, l.minor, name, kind, arch, err)
 		if log := trimLog(log); log != "" {

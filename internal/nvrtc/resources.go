@@ -22,13 +22,13 @@ func (u Usage) WarpsPerSM() int {
 	return min(64, 65536/perWarp)
 }
 
-// Resources compiles src for the real architecture sm_<arch> with ptxas's report (--ptxas-options=-v) and
-// returns each kernel's Usage by name, read from NVRTC's log. Like Compile it needs NVRTC and no GPU: what the
-// compiler decides about registers is known before any device time is spent. The figures are those of this
-// NVRTC's ptxas; a GPU host's newer one, which compiles the PTX at load time, can differ by a few registers.
+// Resources compiles src for the real architecture sm_<arch>, with Compile's options and ptxas's report
+// (--ptxas-options=-v), and returns each kernel's Usage by name, read from NVRTC's log. Like Compile it needs
+// NVRTC and no GPU: what the compiler decides about registers is known before any device time is spent. The
+// figures are those of this NVRTC's ptxas; a GPU host's newer one, which compiles the PTX at load time, can
+// differ by a few registers.
 func Resources(src, name string, arch int) (map[string]Usage, error) {
-	opts := []string{fmt.Sprintf("--gpu-architecture=sm_%d", arch), "--std=c++14", "-default-device", "--ptxas-options=-v"}
-	_, log, err := compile(src, name, arch, "sm", opts)
+	_, log, err := compile(src, name, "sm", arch, "--ptxas-options=-v")
 	if err != nil {
 		return nil, err
 	}

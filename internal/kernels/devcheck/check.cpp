@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -219,17 +220,18 @@ extern "C" __global__ void variant_ln_fwd_warps_bf16(const unsigned short* x, co
 }
 )";
 
-// time_us is one launch's time in microseconds: the median of 5 passes of 20 launches back to back, each pass
-// timed by events, after one launch to warm up.
-static double time_us(CUfunction f, unsigned grid, unsigned block, std::vector<void*> args) {
+// time_us is one run of op in microseconds: the median of 5 passes of 20 runs back to back, each pass timed by
+// events, after one run to warm up.
+static double time_us(const std::function<void()>& op) {
     CUevent a, b;
     CU(cuEventCreate(&a, 0));
     CU(cuEventCreate(&b, 0));
-    launch(f, grid, block, args);
+    op();
+    CU(cuCtxSynchronize());
     std::vector<double> t;
     for (int pass = 0; pass < 5; ++pass) {
         CU(cuEventRecord(a, nullptr));
-        for (int i = 0; i < 20; ++i) CU(cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, nullptr, args.data(), nullptr));
+        for (int i = 0; i < 20; ++i) op();
         CU(cuEventRecord(b, nullptr));
         CU(cuEventSynchronize(b));
         float ms = 0;
@@ -240,6 +242,11 @@ static double time_us(CUfunction f, unsigned grid, unsigned block, std::vector<v
     CU(cuEventDestroy(b));
     std::sort(t.begin(), t.end());
     return t[2];
+}
+
+// time_us of one launch of f.
+static double time_us(CUfunction f, unsigned grid, unsigned block, std::vector<void*> args) {
+    return time_us([&] { CU(cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, nullptr, args.data(), nullptr)); });
 }
 
 static void report(const char* kernel, const std::string& launch, double us, double bytes) {
@@ -274,17 +281,7 @@ static void bench(CUdevice dev) {
     dbuf<unsigned short> gx(draw<unsigned short>(g, nw, 2, 0)), gdy(draw<unsigned short>(g, nw, 1, 0)), gout(nw), gdx(nw);
     dbuf<float> bias(draw<float>(g, w, 0.5f, 0)), dbias(parts * w);
 
-    CUevent a, b;
-    CU(cuEventCreate(&a, 0));
-    CU(cuEventCreate(&b, 0));
-    CU(cuMemcpyDtoD(out.p, x.p, (size_t)bh));
-    CU(cuEventRecord(a, nullptr));
-    for (int i = 0; i < 20; ++i) CU(cuMemcpyDtoD(out.p, x.p, (size_t)bh));
-    CU(cuEventRecord(b, nullptr));
-    CU(cuEventSynchronize(b));
-    float ms = 0;
-    CU(cuEventElapsedTime(&ms, a, b));
-    report("copy", "cuMemcpyDtoD, 101 MB", ms * 1000 / 20, 2 * bh);
+    report("copy", "cuMemcpyDtoD, 101 MB", time_us([&] { CU(cuMemcpyDtoD(out.p, x.p, (size_t)bh)); }), 2 * bh);
 
     CUfunction lnf = fn("convrep_drop_add_ln_fwd_bf16"), lnb = fn("convrep_drop_add_ln_bwd_bf16");
     CUfunction lnw = fn("variant_ln_fwd_warps_bf16");
