@@ -12,10 +12,11 @@
 // T is the storage type (float, or unsigned short holding bf16 bits; bf16.cuh loads and stores it, four
 // elements at a time, and all arithmetic is float). A row is cut into chunks of four columns; lane of lanes
 // says which chunks a caller owns (lane, lane + lanes, ..., at most K, kept in registers), and block_sum
-// totals a value over all lanes (reduce.cuh). The device entries of kernels.cu pass threadIdx.x,
-// blockDim.x and a warp-shuffle + shared-memory block reduction; package host compiles the same headers with
-// g++, passing lane 0 of 1 and an identity reduction (or several threads with a barrier reduction, to stand
-// in for a block), so the functions the Go tests check are the ones the GPU runs.
+// totals a value over all lanes (reduce.cuh). The device entries of kernels.cu pass threadIdx.x, blockDim.x
+// and a warp-shuffle + shared-memory block reduction (a block a row), or the lane within a warp, 32 and warp
+// shuffles alone (LayerNorm's warp-a-row entries, for rows of up to 768 columns); package host compiles the
+// same headers with g++, passing lane 0 of 1 and an identity reduction (or several threads with a barrier
+// reduction, to stand in for a block or a warp), so the functions the Go tests check are the ones the GPU runs.
 //
 // The dropout mask (dropout.cuh) is a pure function of (seed, offset, element, p) on Philox4x32-10
 // (philox.cuh; Salmon et al., SC 2011), so forward and backward, host and device, draw the same mask; one draw

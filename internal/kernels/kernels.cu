@@ -1,19 +1,29 @@
 // kernels.cu: the extern "C" entry points that internal/torch launches with cuLaunchKernel. Each is a thin
-// loop over the rows of its block that calls the row functions of layernorm.cuh and gelu.cuh with
-// lane = threadIdx.x, lanes = blockDim.x, K = CONVREP_MAX_CHUNKS_PER_LANE and the block reduction of
-// reduce.cuh; the host tests run the very same row functions. Suffix _f32: T = float; suffix _bf16:
-// T = unsigned short (bf16 bits).
+// loop over the rows of its block that calls the row functions of layernorm.cuh and gelu.cuh; the host tests run
+// the very same row functions. Suffix _f32: T = float; suffix _bf16: T = unsigned short (bf16 bits).
 //
-// Launch: blockDim.x a multiple of 32, at most 1024, with ceil(cols/4) <= CONVREP_MAX_CHUNKS_PER_LANE ·
-// blockDim.x (a thread keeps its chunks in registers). Forward entries: one block per row (a grid smaller
-// than rows also works: block b does rows b, b + gridDim.x, ...). Backward entries: any gridDim.x = G >= 1;
-// block b writes row b of the [G, cols] partial column sums, which the caller adds up. Pointers aligned to 16
-// bytes (float) or 8 (bf16) and cols a multiple of 4 let every chunk move in one vector instruction; anything
-// else is still right, element by element.
+// Two launches of dropout + residual + LayerNorm:
+//   block per row (convrep_drop_add_ln_{fwd,bwd}_*): lane = threadIdx.x, lanes = blockDim.x,
+//     K = CONVREP_MAX_CHUNKS_PER_LANE and the block reduction of reduce.cuh. blockDim.x a multiple of 32, at
+//     most 1024, with ceil(cols/4) <= K · blockDim.x (a thread keeps its chunks in registers).
+//   warp per row (convrep_drop_add_ln_{fwd,bwd}_warp_*): each warp of a block a row of its own, lane =
+//     threadIdx.x % 32, lanes = 32, K = CONVREP_WARP_CHUNKS_PER_LANE, the totals by warp shuffles alone (no
+//     shared memory, no __syncthreads), so rows of up to 768 columns. A warp never waits for another, and a
+//     block of four warps keeps more rows in flight on an SM than a block a row does with its barriers: the
+//     launch NVIDIA's tuned LayerNorm kernels use at hidden size 768 (apex/contrib/csrc/layer_norm's
+//     ln_fwd_768.cu and ln_bwd_768.cu register one CTA a row, WARPS_M = 4 rows a CTA, WARPS_N = 1).
+// Bias + GELU has the block-per-row launch only.
+//
+// Forward entries: one block per row, or per blockDim.x/32 rows for the warp entries (a grid smaller than that
+// also works: the rows loop). Backward entries: any gridDim.x = G >= 1; block b writes row b of the [G, cols]
+// partial column sums (warp entries: warp w of block b writes row b·W + w of [G·W, cols], W = blockDim.x/32),
+// which the caller adds up. Pointers aligned to 16 bytes (float) or 8 (bf16) and cols a multiple of 4 let
+// every chunk move in one vector instruction; anything else is still right, element by element.
 #ifndef CONVREP_KERNELS_CU
 #define CONVREP_KERNELS_CU
 
 #define CONVREP_MAX_CHUNKS_PER_LANE 4
+#define CONVREP_WARP_CHUNKS_PER_LANE 6
 
 template <class T>
 __device__ __forceinline__ void convrep_drop_add_ln_fwd(const T* x, const T* resid, const float* gamma,
@@ -41,6 +51,36 @@ __device__ __forceinline__ void convrep_drop_add_ln_bwd(const T* dy, const T* su
                                                                dbeta_part, rows, cols, p, seed, offset, blockIdx.x,
                                                                gridDim.x, (int)threadIdx.x, (int)blockDim.x,
                                                                block_sum);
+}
+
+// The warp-per-row launch: warp `warp` of `warps` in the grid, lane threadIdx.x % 32.
+__device__ __forceinline__ long long convrep_warp_index() {
+    return (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+}
+__device__ __forceinline__ long long convrep_warp_count() { return (long long)gridDim.x * (blockDim.x >> 5); }
+
+template <class T>
+__device__ __forceinline__ void convrep_drop_add_ln_fwd_warp(const T* x, const T* resid, const float* gamma,
+                                                             const float* beta, T* out, T* sum, float* mean,
+                                                             float* rstd, int rows, int cols, float p, float eps,
+                                                             unsigned long long seed, unsigned long long offset) {
+    for (long long row = convrep_warp_index(); row < rows; row += convrep_warp_count()) {
+        convrep_drop_add_ln_fwd_row<CONVREP_WARP_CHUNKS_PER_LANE>(x, resid, gamma, beta, out, sum, mean, rstd, row,
+                                                                  cols, p, eps, seed, offset, (int)(threadIdx.x & 31),
+                                                                  32, convrep_warp_sum());
+    }
+}
+
+template <class T>
+__device__ __forceinline__ void convrep_drop_add_ln_bwd_warp(const T* dy, const T* sum, const float* mean,
+                                                             const float* rstd, const float* gamma, T* dx,
+                                                             T* dresid, float* dgamma_part, float* dbeta_part,
+                                                             int rows, int cols, float p, unsigned long long seed,
+                                                             unsigned long long offset) {
+    convrep_drop_add_ln_bwd_block<CONVREP_WARP_CHUNKS_PER_LANE>(dy, sum, mean, rstd, gamma, dx, dresid, dgamma_part,
+                                                                dbeta_part, rows, cols, p, seed, offset,
+                                                                convrep_warp_index(), convrep_warp_count(),
+                                                                (int)(threadIdx.x & 31), 32, convrep_warp_sum());
 }
 
 template <class T>
@@ -91,6 +131,26 @@ extern "C" __global__ void convrep_drop_add_ln_bwd_f32(const float* dy, const fl
                             offset);
 }
 
+extern "C" __global__ void convrep_drop_add_ln_fwd_warp_f32(const float* x, const float* resid, const float* gamma,
+                                                          const float* beta, float* out, float* sum, float* mean,
+                                                          float* rstd, int rows, int cols, float p, float eps,
+                                                          unsigned long long seed, unsigned long long offset,
+                                                          const long long* seed_ptr, const long long* offset_ptr) {
+    convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);
+    convrep_drop_add_ln_fwd_warp(x, resid, gamma, beta, out, sum, mean, rstd, rows, cols, p, eps, seed, offset);
+}
+
+extern "C" __global__ void convrep_drop_add_ln_bwd_warp_f32(const float* dy, const float* sum, const float* mean,
+                                                          const float* rstd, const float* gamma, float* dx,
+                                                          float* dresid, float* dgamma_part, float* dbeta_part,
+                                                          int rows, int cols, float p, unsigned long long seed,
+                                                          unsigned long long offset, const long long* seed_ptr,
+                                                          const long long* offset_ptr) {
+    convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);
+    convrep_drop_add_ln_bwd_warp(dy, sum, mean, rstd, gamma, dx, dresid, dgamma_part, dbeta_part, rows, cols, p,
+                                 seed, offset);
+}
+
 extern "C" __global__ void convrep_bias_gelu_fwd_f32(const float* x, const float* bias, float* out, int rows,
                                                    int cols) {
     convrep_bias_gelu_fwd(x, bias, out, rows, cols);
@@ -121,6 +181,28 @@ extern "C" __global__ void convrep_drop_add_ln_bwd_bf16(const unsigned short* dy
     convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);
     convrep_drop_add_ln_bwd(dy, sum, mean, rstd, gamma, dx, dresid, dgamma_part, dbeta_part, rows, cols, p, seed,
                             offset);
+}
+
+extern "C" __global__ void convrep_drop_add_ln_fwd_warp_bf16(const unsigned short* x, const unsigned short* resid,
+                                                           const float* gamma, const float* beta,
+                                                           unsigned short* out, unsigned short* sum, float* mean,
+                                                           float* rstd, int rows, int cols, float p, float eps,
+                                                           unsigned long long seed, unsigned long long offset,
+                                                           const long long* seed_ptr, const long long* offset_ptr) {
+    convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);
+    convrep_drop_add_ln_fwd_warp(x, resid, gamma, beta, out, sum, mean, rstd, rows, cols, p, eps, seed, offset);
+}
+
+extern "C" __global__ void convrep_drop_add_ln_bwd_warp_bf16(const unsigned short* dy, const unsigned short* sum,
+                                                           const float* mean, const float* rstd, const float* gamma,
+                                                           unsigned short* dx, unsigned short* dresid,
+                                                           float* dgamma_part, float* dbeta_part, int rows, int cols,
+                                                           float p, unsigned long long seed,
+                                                           unsigned long long offset, const long long* seed_ptr,
+                                                           const long long* offset_ptr) {
+    convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);
+    convrep_drop_add_ln_bwd_warp(dy, sum, mean, rstd, gamma, dx, dresid, dgamma_part, dbeta_part, rows, cols, p,
+                                 seed, offset);
 }
 
 extern "C" __global__ void convrep_bias_gelu_fwd_bf16(const unsigned short* x, const float* bias, unsigned short* out, int rows,

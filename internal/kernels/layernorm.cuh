@@ -105,9 +105,10 @@ CONVREP_HD void convrep_drop_add_ln_bwd_row(const T* dy, const T* sum, const flo
     const long long base = row * (long long)cols;
     const float mu = mean[row], rs = rstd[row];
 
-    // dy and xhat of the lane's chunks stay in registers; gamma·dy is made again where it is needed, from γ, which
-    // every row reads (from the cache on a GPU), so that a thread holds two arrays of the row and not three.
-    float d[K][4], xhat[K][4];
+    // dy stays in registers between the passes; x̂ and γ·dy are made again where they are needed, from the sum
+    // and γ, which the second pass reads again (from the cache on a GPU: the row was read a moment before), so
+    // that a thread holds one array of the row and not three, and more rows are in flight.
+    float d[K][4];
     float mg = 0.0f, mgx = 0.0f;  // Σ g and Σ g·xhat, then their means
     convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int c, int n) {
         float sv[4], gv[4];
@@ -116,11 +117,10 @@ CONVREP_HD void convrep_drop_add_ln_bwd_row(const T* dy, const T* sum, const flo
         convrep_load4(gamma, c, n, gv);
         CONVREP_UNROLL
         for (int i = 0; i < 4; ++i) {
-            xhat[k][i] = (sv[i] - mu) * rs;
             const float g = d[k][i] * gv[i];
             if (i < n) {
                 mg += g;
-                mgx += g * xhat[k][i];
+                mgx += g * ((sv[i] - mu) * rs);
             }
         }
     });
@@ -131,13 +131,15 @@ CONVREP_HD void convrep_drop_add_ln_bwd_row(const T* dy, const T* sum, const flo
     const float scale = convrep_dropout_scale(p);
     convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int c, int n) {
         const unsigned int keep = convrep_dropout_keep4(seed, offset, base + c, n, p);
-        float gv[4], ds[4], dxv[4];
+        float sv[4], gv[4], ds[4], dxv[4];
+        convrep_load4(sum, base + c, n, sv);
         convrep_load4(gamma, c, n, gv);
         CONVREP_UNROLL
         for (int i = 0; i < 4; ++i) {
-            ds[i] = rs * (d[k][i] * gv[i] - mg - xhat[k][i] * mgx);
+            const float xhat = (sv[i] - mu) * rs;
+            ds[i] = rs * (d[k][i] * gv[i] - mg - xhat * mgx);
             dxv[i] = (keep >> i) & 1u ? ds[i] * scale : 0.0f;
-            dgamma_acc[k][i] += d[k][i] * xhat[k][i];
+            dgamma_acc[k][i] += d[k][i] * xhat;
             dbeta_acc[k][i] += d[k][i];
         }
         convrep_store4(dresid, base + c, n, ds);

@@ -8,6 +8,9 @@
 //                          of __shfl_xor_sync within each warp, then the per-warp totals through shared
 //                          memory, added by every thread in warp order. No atomics: the order of additions is
 //                          fixed, so results are bitwise reproducible run to run.
+//   convrep_warp_sum       the device's, with the 32 lanes of one warp: the same butterfly and nothing else, no
+//                          shared memory and no barrier, so each warp of a block goes through its own row at
+//                          its own pace (kernels.cu's warp-per-row entries).
 #ifndef CONVREP_REDUCE_CUH
 #define CONVREP_REDUCE_CUH
 
@@ -19,15 +22,23 @@ struct convrep_one_lane_sum {
 #if defined(__CUDACC__)
 #define CONVREP_MAX_WARPS 32
 
+__device__ __forceinline__ float convrep_warp_total(float v) {
+    for (int m = 16; m > 0; m >>= 1) {
+        v += __shfl_xor_sync(0xffffffffu, v, m);
+    }
+    return v;
+}
+
+struct convrep_warp_sum {
+    __device__ __forceinline__ float operator()(float v) const { return convrep_warp_total(v); }
+    __device__ __forceinline__ void operator()(float& a, float& b) const {
+        a = convrep_warp_total(a);
+        b = convrep_warp_total(b);
+    }
+};
+
 struct convrep_block_sum {
     float* smem;  // 2*CONVREP_MAX_WARPS floats of shared memory
-
-    __device__ __forceinline__ static float warp_sum(float v) {
-        for (int m = 16; m > 0; m >>= 1) {
-            v += __shfl_xor_sync(0xffffffffu, v, m);
-        }
-        return v;
-    }
 
     __device__ __forceinline__ float operator()(float v) const {
         float b = 0.0f;
@@ -36,8 +47,8 @@ struct convrep_block_sum {
     }
 
     __device__ __forceinline__ void operator()(float& a, float& b) const {
-        a = warp_sum(a);
-        b = warp_sum(b);
+        a = convrep_warp_total(a);
+        b = convrep_warp_total(b);
         const int warps = (int)(blockDim.x >> 5);
         __syncthreads();  // every thread has read the previous call's totals
         if ((threadIdx.x & 31) == 0) {

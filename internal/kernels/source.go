@@ -24,10 +24,14 @@ var Files = []string{
 var Entries = []string{
 	"convrep_drop_add_ln_fwd_f32",
 	"convrep_drop_add_ln_bwd_f32",
+	"convrep_drop_add_ln_fwd_warp_f32",
+	"convrep_drop_add_ln_bwd_warp_f32",
 	"convrep_bias_gelu_fwd_f32",
 	"convrep_bias_gelu_bwd_f32",
 	"convrep_drop_add_ln_fwd_bf16",
 	"convrep_drop_add_ln_bwd_bf16",
+	"convrep_drop_add_ln_fwd_warp_bf16",
+	"convrep_drop_add_ln_bwd_warp_bf16",
 	"convrep_bias_gelu_fwd_bf16",
 	"convrep_bias_gelu_bwd_bf16",
 }

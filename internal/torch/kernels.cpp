@@ -106,7 +106,7 @@ void check(drv_result r, const char *what) {
 
 // The kernels of one dtype: T is float (suffix _f32) or bfloat16 bits (_bf16).
 struct Entries {
-  drv_function ln_fwd, ln_bwd, gelu_fwd, gelu_bwd;
+  drv_function ln_fwd, ln_bwd, ln_fwd_warp, ln_bwd_warp, gelu_fwd, gelu_bwd;
 };
 
 // What is loaded on one device: the runtime's primary context (libtorch's), where the module lives and which
@@ -170,10 +170,10 @@ unsigned threads_for(int64_t cols) {
 }
 
 // The backward grid: as many blocks of `threads` as the GPU holds at once (the driver's occupancy for the
-// kernel, times the SMs), at most one per row. Each block loops over its rows and keeps its columns' γ, β or
-// bias sums in registers, so a grid that fills the GPU once reads every row at full occupancy and writes the
-// fewest partial sums. The occupancy is asked once per kernel and block size.
-int64_t backward_blocks(const Loaded &l, drv_function f, unsigned threads, int64_t rows) {
+// kernel, times the SMs), at most `most`. Each block loops over its rows and keeps its columns' γ, β or bias
+// sums in registers, so a grid that fills the GPU once reads every row at full occupancy and writes the fewest
+// partial sums. The occupancy is asked once per kernel and block size.
+int64_t backward_blocks(const Loaded &l, drv_function f, unsigned threads, int64_t most) {
   static std::mutex mu;
   static std::map<std::pair<drv_function, unsigned>, int64_t> per_sm;
   int64_t n;
@@ -188,8 +188,33 @@ int64_t backward_blocks(const Loaded &l, drv_function f, unsigned threads, int64
     }
     n = it->second;
   }
-  return std::min<int64_t>(rows, n * l.sms);
+  return std::min<int64_t>(most, n * l.sms);
 }
+
+// How dropout + residual + LayerNorm runs on rows of `cols` values (internal/kernels' kernels.cu): a warp per
+// row, kRowsPerBlock rows a block, where a row fits a warp (a lane keeps up to 6 chunks of four columns:
+// CONVREP_WARP_CHUNKS_PER_LANE), else a block per row. The backward's partial sums are one row per warp of the
+// grid, or per block.
+constexpr int64_t kWarpRowCols = 6 * 4 * 32;
+constexpr unsigned kRowsPerBlock = 4;
+
+struct LNLaunch {
+  drv_function fwd, bwd;
+  unsigned threads;       // a block's
+  int64_t rows_per_block; // 1, or kRowsPerBlock with a warp per row
+
+  LNLaunch(const Entries &e, int64_t cols) {
+    if (cols <= kWarpRowCols) {
+      fwd = e.ln_fwd_warp, bwd = e.ln_bwd_warp, threads = 32 * kRowsPerBlock, rows_per_block = kRowsPerBlock;
+    } else {
+      fwd = e.ln_fwd, bwd = e.ln_bwd, threads = threads_for(cols), rows_per_block = 1;
+    }
+  }
+
+  unsigned forward_grid(int64_t rows) const {
+    return static_cast<unsigned>((rows + rows_per_block - 1) / rows_per_block);
+  }
+};
 
 // The Philox key and counter base of one dropout, reserved from the device's default CUDA generator as
 // libtorch's own dropout does (aten/src/ATen/native/cuda/Dropout.cu): `count` numbers of the offset. While a
@@ -241,7 +266,8 @@ struct DropAddLayerNorm : public torch::autograd::Function<DropAddLayerNorm> {
     a << x.data_ptr() << resid.data_ptr() << gamma.data_ptr() << beta.data_ptr() << out.data_ptr() << sum.data_ptr()
       << mean.data_ptr() << rstd.data_ptr() << static_cast<int>(rows) << static_cast<int>(cols)
       << static_cast<float>(p) << static_cast<float>(eps) << ph;
-    launch(l, x, e.ln_fwd, static_cast<unsigned>(rows), threads_for(cols), a);
+    const LNLaunch how(e, cols);
+    launch(l, x, how.fwd, how.forward_grid(rows), how.threads, a);
     ctx->save_for_backward({sum, mean, rstd, gamma});
     ctx->saved_data["p"] = p;
     ctx->saved_data["seed"] = static_cast<int64_t>(ph.seed);
@@ -258,9 +284,11 @@ struct DropAddLayerNorm : public torch::autograd::Function<DropAddLayerNorm> {
     const Entries &e = *entries_for(l, sum.scalar_type());
     at::Tensor dy = grads[0].to(sum.scalar_type()).contiguous();
     int64_t cols = sum.size(-1), rows = sum.numel() / cols;
-    int64_t blocks = backward_blocks(l, e.ln_bwd, threads_for(cols), rows);
+    const LNLaunch how(e, cols);
+    int64_t blocks = backward_blocks(l, how.bwd, how.threads, how.forward_grid(rows));
     at::Tensor dx = at::empty_like(sum), dresid = at::empty_like(sum);
-    at::Tensor dgamma = at::empty({blocks, cols}, sum.options().dtype(at::kFloat)), dbeta = at::empty_like(dgamma);
+    at::Tensor dgamma = at::empty({blocks * how.rows_per_block, cols}, sum.options().dtype(at::kFloat));
+    at::Tensor dbeta = at::empty_like(dgamma);
     Philox ph;
     ph.seed = static_cast<uint64_t>(ctx->saved_data["seed"].toInt());
     ph.offset = static_cast<uint64_t>(ctx->saved_data["offset"].toInt());
@@ -270,7 +298,7 @@ struct DropAddLayerNorm : public torch::autograd::Function<DropAddLayerNorm> {
     a << dy.data_ptr() << sum.data_ptr() << mean.data_ptr() << rstd.data_ptr() << gamma.data_ptr() << dx.data_ptr()
       << dresid.data_ptr() << dgamma.data_ptr() << dbeta.data_ptr() << static_cast<int>(rows) << static_cast<int>(cols)
       << static_cast<float>(ctx->saved_data["p"].toDouble()) << ph;
-    launch(l, sum, e.ln_bwd, static_cast<unsigned>(blocks), threads_for(cols), a);
+    launch(l, sum, how.bwd, static_cast<unsigned>(blocks), how.threads, a);
     return {dx, dresid, dgamma.sum(0), dbeta.sum(0), at::Tensor(), at::Tensor()};
   }
 };
@@ -346,10 +374,14 @@ char *convrep_kernels_load(int device, const char *ptx) {
       check(d.module_get_function(&f, l.module, name), name);
       return f;
     };
-    l.f32 = {get("convrep_drop_add_ln_fwd_f32"), get("convrep_drop_add_ln_bwd_f32"), get("convrep_bias_gelu_fwd_f32"),
-             get("convrep_bias_gelu_bwd_f32")};
-    l.bf16 = {get("convrep_drop_add_ln_fwd_bf16"), get("convrep_drop_add_ln_bwd_bf16"),
-              get("convrep_bias_gelu_fwd_bf16"), get("convrep_bias_gelu_bwd_bf16")};
+    auto entries = [&](const std::string &suffix) {
+      auto of = [&](const char *kernel) { return get((kernel + suffix).c_str()); };
+      return Entries{of("convrep_drop_add_ln_fwd"),      of("convrep_drop_add_ln_bwd"),
+                     of("convrep_drop_add_ln_fwd_warp"), of("convrep_drop_add_ln_bwd_warp"),
+                     of("convrep_bias_gelu_fwd"),        of("convrep_bias_gelu_bwd")};
+    };
+    l.f32 = entries("_f32");
+    l.bf16 = entries("_bf16");
     l.sms = at::cuda::getDeviceProperties(static_cast<c10::DeviceIndex>(device))->multiProcessorCount;
     l.ok = true;
     return nullptr;

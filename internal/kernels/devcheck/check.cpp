@@ -103,24 +103,32 @@ static std::vector<T> draw(std::mt19937& g, size_t n, float scale, float shift) 
     return v;
 }
 
+// ln_case runs the forward and backward entries of dropout + residual + LayerNorm on random rows: a block a row
+// (warp false: `threads` lanes a row, the forward's grid a block a row), or a warp a row (the _warp_ entries,
+// threads/32 rows a block, the forward's grid as many blocks as that needs). The backward's grid is `blocks`;
+// its partial sums are a row per block, or per warp, and the host makes the same rows from the same split.
 template <class T>
-static void ln_case(int rows, int cols, unsigned threads, float p, unsigned blocks) {
+static void ln_case(int rows, int cols, unsigned threads, float p, unsigned blocks, bool warp = false) {
     const float eps = 1e-12f;
     const unsigned long long seed = 0x0123456789abcdefull, offset = 4ull << 33;
     const long long* const no_ptr = nullptr; // not captured: seed and offset are the values
-    std::string name = std::string("ln ") + storage<T>::suffix() + " " + std::to_string(rows) + "x" + std::to_string(cols) +
-                       " threads " + std::to_string(threads) + " p " + std::to_string(p) + " G " + std::to_string(blocks);
+    const unsigned rows_per_block = warp ? threads / 32 : 1, parts = blocks * rows_per_block;
+    std::string name = std::string("ln ") + (warp ? "warp " : "") + storage<T>::suffix() + " " + std::to_string(rows) +
+                       "x" + std::to_string(cols) + " threads " + std::to_string(threads) + " p " + std::to_string(p) +
+                       " G " + std::to_string(blocks);
     std::mt19937 g(rows * 7919 + cols);
     size_t n = (size_t)rows * cols;
     auto x = draw<T>(g, n, 1, 0), resid = draw<T>(g, n, 1, 0), dy = draw<T>(g, n, 1, 0);
     auto gamma = draw<float>(g, cols, 0.2f, 1), beta = draw<float>(g, cols, 0.2f, 0);
 
     dbuf<T> dx_(x), dres(resid), ddy(dy), dout(n), dsum(n), ddx(n), ddres(n);
-    dbuf<float> dg(gamma), db(beta), dmean(rows), drstd(rows), dgp((size_t)blocks * cols), dbp((size_t)blocks * cols);
-    CUfunction fwd = fn(std::string("convrep_drop_add_ln_fwd_") + storage<T>::suffix());
-    CUfunction bwd = fn(std::string("convrep_drop_add_ln_bwd_") + storage<T>::suffix());
+    dbuf<float> dg(gamma), db(beta), dmean(rows), drstd(rows), dgp((size_t)parts * cols), dbp((size_t)parts * cols);
+    const std::string kind = warp ? "warp_" : "";
+    CUfunction fwd = fn("convrep_drop_add_ln_fwd_" + kind + storage<T>::suffix());
+    CUfunction bwd = fn("convrep_drop_add_ln_bwd_" + kind + storage<T>::suffix());
+    const unsigned fwd_grid = (rows + rows_per_block - 1) / rows_per_block;
     auto run = [&] {
-        launch(fwd, rows, threads, {&dx_.p, &dres.p, &dg.p, &db.p, &dout.p, &dsum.p, &dmean.p, &drstd.p, &rows, &cols,
+        launch(fwd, fwd_grid, threads, {&dx_.p, &dres.p, &dg.p, &db.p, &dout.p, &dsum.p, &dmean.p, &drstd.p, &rows, &cols,
                                     (void*)&p, (void*)&eps, (void*)&seed, (void*)&offset, (void*)&no_ptr, (void*)&no_ptr});
         launch(bwd, blocks, threads, {&ddy.p, &dsum.p, &dmean.p, &drstd.p, &dg.p, &ddx.p, &ddres.p, &dgp.p, &dbp.p,
                                       &rows, &cols, (void*)&p, (void*)&seed, (void*)&offset, (void*)&no_ptr, (void*)&no_ptr});
@@ -130,7 +138,7 @@ static void ln_case(int rows, int cols, unsigned threads, float p, unsigned bloc
     auto mean = dmean.get(), rstd = drstd.get(), gp = dgp.get(), bp = dbp.get();
 
     std::vector<T> hout(n), hsum(n), hdx(n), hdres(n);
-    std::vector<float> hmean(rows), hrstd(rows), hgp((size_t)blocks * cols), hbp((size_t)blocks * cols);
+    std::vector<float> hmean(rows), hrstd(rows), hgp((size_t)parts * cols), hbp((size_t)parts * cols);
     for (long long r = 0; r < rows; ++r)
         convrep_drop_add_ln_fwd_row<kHostChunks>(x.data(), resid.data(), gamma.data(), beta.data(), hout.data(),
                                                  hsum.data(), hmean.data(), hrstd.data(), r, cols, p, eps, seed, offset,
@@ -142,10 +150,10 @@ static void ln_case(int rows, int cols, unsigned threads, float p, unsigned bloc
     compare(name + " mean", mean, hmean, 1e-5, 0, sum_scale);
     compare(name + " rstd", rstd, hrstd, 1e-5, 0);
     // backward from the device's forward, so that it is checked on its own
-    for (unsigned b = 0; b < blocks; ++b)
+    for (unsigned b = 0; b < parts; ++b)
         convrep_drop_add_ln_bwd_block<kHostChunks>(dy.data(), sum.data(), mean.data(), rstd.data(), gamma.data(),
                                                    hdx.data(), hdres.data(), hgp.data(), hbp.data(), rows, cols, p, seed,
-                                                   offset, b, blocks, 0, 1, convrep_one_lane_sum{});
+                                                   offset, b, parts, 0, 1, convrep_one_lane_sum{});
     compare(name + " dresid", ddresv, hdres, 1e-5, storage<T>::ulps());
     compare(name + " dx", ddxv, hdx, 1e-5, storage<T>::ulps());
     compare(name + " dgamma_part", gp, hgp, 1e-5, 0);
@@ -194,32 +202,6 @@ static void gelu_case(int rows, int cols, unsigned threads, unsigned blocks) {
     std::printf("done %s\n", name.c_str());
 }
 
-// kVariants are kernels timed beside the entries, not part of kernels.Source(): the same row functions with a
-// warp per row and several rows a block, the totals by warp shuffles alone, no block barrier (K = 6 chunks of
-// four a lane: rows of up to 768 columns).
-static const char* kVariants = R"(
-struct variant_warp_sum {
-    __device__ __forceinline__ static float total(float v) {
-        for (int m = 16; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
-        return v;
-    }
-    __device__ __forceinline__ float operator()(float v) const { return total(v); }
-    __device__ __forceinline__ void operator()(float& a, float& b) const { a = total(a); b = total(b); }
-};
-
-extern "C" __global__ void variant_ln_fwd_warps_bf16(const unsigned short* x, const unsigned short* resid,
-        const float* gamma, const float* beta, unsigned short* out, unsigned short* sum, float* mean, float* rstd,
-        int rows, int cols, float p, float eps, unsigned long long seed, unsigned long long offset,
-        const long long* seed_ptr, const long long* offset_ptr) {
-    convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);
-    const long long warps = blockDim.x >> 5;
-    for (long long row = blockIdx.x * warps + (threadIdx.x >> 5); row < rows; row += gridDim.x * warps) {
-        convrep_drop_add_ln_fwd_row<6>(x, resid, gamma, beta, out, sum, mean, rstd, row, cols, p, eps, seed, offset,
-                                       (int)(threadIdx.x & 31), 32, variant_warp_sum());
-    }
-}
-)";
-
 // time_us is one run of op in microseconds: the median of 5 passes of 20 runs back to back, each pass timed by
 // events, after one run to warm up.
 static double time_us(const std::function<void()>& op) {
@@ -255,9 +237,12 @@ static void report(const char* kernel, const std::string& launch, double us, dou
 
 // bench times the kernels at BERT-base's shapes at batch 1,024 in bf16 (65,536 rows of 768 for dropout +
 // residual + LayerNorm, of 3,072 for bias + GELU), each in the launch internal/torch/kernels.cpp makes (marked
-// "torch") and in others: more threads a row, a grid of as many blocks as the GPU holds at once looping over the
-// rows, a warp per row (kVariants). GB/s counts each tensor read or written once, as a copy does; the first line is
-// that copy (cuMemcpyDtoD), the card's ceiling for these kernels.
+// "torch": a warp a row, 4 rows a block, for LayerNorm; a block a row of 192 threads for GELU) and in others:
+// the other launch of LayerNorm (a block a row, for rows wider than a warp holds), other block sizes, a grid of
+// as many blocks as the GPU holds at once looping over the rows. GB/s counts each tensor read or written once, as
+// a copy does; the first line is that copy (cuMemcpyDtoD), the card's ceiling for these kernels. Then the two
+// LayerNorm launches are held to each other: the same sum bit for bit, the rest within rounding (their totals
+// are added in another order).
 static void bench(CUdevice dev) {
     int sms = 0;
     CU(cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
@@ -275,16 +260,17 @@ static void bench(CUdevice dev) {
     const double bh = nh * 2.0, bw = nw * 2.0;  // bytes of one [rows, h] and one [rows, w] bf16 tensor
 
     dbuf<unsigned short> x(draw<unsigned short>(g, nh, 1, 0)), resid(draw<unsigned short>(g, nh, 1, 0)),
-        dy(draw<unsigned short>(g, nh, 1, 0)), out(nh), sum(nh), dx(nh), dresid(nh), out2(nh), sum2(nh);
+        dy(draw<unsigned short>(g, nh, 1, 0)), out(nh), sum(nh), dx(nh), dresid(nh), out2(nh), sum2(nh), dx2(nh),
+        dresid2(nh);
     dbuf<float> gamma(draw<float>(g, h, 0.2f, 1)), beta(draw<float>(g, h, 0.2f, 0)), mean(rows), rstd(rows),
-        dgp(parts * h), dbp(parts * h);
+        dgp(parts * h), dbp(parts * h), dgp2(parts * h), dbp2(parts * h);
     dbuf<unsigned short> gx(draw<unsigned short>(g, nw, 2, 0)), gdy(draw<unsigned short>(g, nw, 1, 0)), gout(nw), gdx(nw);
     dbuf<float> bias(draw<float>(g, w, 0.5f, 0)), dbias(parts * w);
 
     report("copy", "cuMemcpyDtoD, 101 MB", time_us([&] { CU(cuMemcpyDtoD(out.p, x.p, (size_t)bh)); }), 2 * bh);
 
     CUfunction lnf = fn("convrep_drop_add_ln_fwd_bf16"), lnb = fn("convrep_drop_add_ln_bwd_bf16");
-    CUfunction lnw = fn("variant_ln_fwd_warps_bf16");
+    CUfunction lnwf = fn("convrep_drop_add_ln_fwd_warp_bf16"), lnwb = fn("convrep_drop_add_ln_bwd_warp_bf16");
     CUfunction gf = fn("convrep_bias_gelu_fwd_bf16"), gb = fn("convrep_bias_gelu_bwd_bf16");
     std::vector<void*> lnf_args = {&x.p, &resid.p, &gamma.p, &beta.p, &out.p, &sum.p, &mean.p, &rstd.p, &rows, &h,
                                    &p, &eps, &seed, &offset, &no_ptr, &no_ptr};
@@ -296,32 +282,67 @@ static void bench(CUdevice dev) {
         return "grid " + std::to_string(grid) + " x " + std::to_string(threads);
     };
 
-    for (unsigned t : {64u, 128u, 192u}) {  // 64: threads_for(768)
-        report("drop_add_ln_fwd", name(rows, t) + (t == 64 ? " (torch)" : ""), time_us(lnf, rows, t, lnf_args), 4 * bh);
+    for (unsigned t : {64u, 128u, 256u}) {  // a warp a row, t/32 rows a block; 128: internal/torch's
+        const unsigned grid = rows / (t / 32);
+        report("drop_add_ln_fwd_warp", name(grid, t) + (t == 128 ? " (torch)" : ""), time_us(lnwf, grid, t, lnf_args),
+               4 * bh);
     }
-    unsigned r = resident(lnf, 64);
+    unsigned r = resident(lnwf, 128);
+    report("drop_add_ln_fwd_warp", name(r, 128) + " looping", time_us(lnwf, r, 128, lnf_args), 4 * bh);
+    for (unsigned t : {64u, 128u, 192u}) {  // a block a row
+        report("drop_add_ln_fwd", name(rows, t), time_us(lnf, rows, t, lnf_args), 4 * bh);
+    }
+    r = resident(lnf, 64);
     report("drop_add_ln_fwd", name(r, 64) + " looping", time_us(lnf, r, 64, lnf_args), 4 * bh);
-    for (unsigned t : {64u, 128u, 256u}) {  // a warp per row, t/32 rows a block
-        report("ln_fwd_warps (variant)", name(rows / (t / 32), t), time_us(lnw, rows / (t / 32), t, lnf_args), 4 * bh);
-    }
-    r = resident(lnw, 128);
-    report("ln_fwd_warps (variant)", name(r, 128) + " looping", time_us(lnw, r, 128, lnf_args), 4 * bh);
-    // The variant computes what the entry does (its totals added in another order): the entry's output stays in
-    // out and sum, the variant's goes to out2 and sum2.
-    launch(lnf, rows, 64, lnf_args);
-    std::vector<void*> lnw_args = lnf_args;
-    lnw_args[4] = &out2.p;
-    lnw_args[5] = &sum2.p;
-    launch(lnw, rows / 4, 128, lnw_args);
-    compare<unsigned short, unsigned short>("ln_fwd_warps sum", sum2.get(), sum.get(), 0, 0);
-    compare<unsigned short, unsigned short>("ln_fwd_warps out", out2.get(), out.get(), 1e-5, storage<unsigned short>::ulps());
 
+    // The backward grids: as many blocks as the GPU holds (internal/torch's backward_blocks), and twice that.
+    for (unsigned t : {64u, 128u, 256u}) {
+        unsigned grid = std::min<unsigned>(resident(lnwb, t), parts / (t / 32));
+        report("drop_add_ln_bwd_warp", name(grid, t) + (t == 128 ? " (torch)" : ""), time_us(lnwb, grid, t, lnb_args),
+               4 * bh);
+        grid = std::min<unsigned>(2 * grid, parts / (t / 32));
+        report("drop_add_ln_bwd_warp", name(grid, t), time_us(lnwb, grid, t, lnb_args), 4 * bh);
+    }
     for (unsigned t : {64u, 128u, 192u}) {
         unsigned grid = std::min<unsigned>(resident(lnb, t), parts);
-        report("drop_add_ln_bwd", name(grid, t) + (t == 64 ? " (torch)" : ""), time_us(lnb, grid, t, lnb_args), 4 * bh);
+        report("drop_add_ln_bwd", name(grid, t), time_us(lnb, grid, t, lnb_args), 4 * bh);
         grid = std::min<unsigned>(2 * grid, parts);
         report("drop_add_ln_bwd", name(grid, t), time_us(lnb, grid, t, lnb_args), 4 * bh);
     }
+
+    // The two launches on the same rows: the block launch's results in out, sum, dx, dresid and its partial sums
+    // in dgp, dbp (one row per block); the warp launch's in the *2 buffers (one row per warp). The backward of each
+    // reads the block forward's sum, mean and rstd, so that it is compared on its own.
+    launch(lnf, rows, 64, lnf_args);
+    std::vector<void*> lnwf_args = lnf_args;
+    lnwf_args[4] = &out2.p;
+    lnwf_args[5] = &sum2.p;
+    launch(lnwf, rows / 4, 128, lnwf_args);
+    compare<unsigned short, unsigned short>("ln_fwd_warp sum", sum2.get(), sum.get(), 0, 0);
+    compare<unsigned short, unsigned short>("ln_fwd_warp out", out2.get(), out.get(), 1e-5, storage<unsigned short>::ulps());
+    const unsigned gb_block = std::min<unsigned>(resident(lnb, 64), parts);
+    const unsigned gb_warp = std::min<unsigned>(resident(lnwb, 128), parts / 4);
+    launch(lnb, gb_block, 64, lnb_args);
+    std::vector<void*> lnwb_args = lnb_args;
+    lnwb_args[5] = &dx2.p;
+    lnwb_args[6] = &dresid2.p;
+    lnwb_args[7] = &dgp2.p;
+    lnwb_args[8] = &dbp2.p;
+    launch(lnwb, gb_warp, 128, lnwb_args);
+    compare<unsigned short, unsigned short>("ln_bwd_warp dx", dx2.get(), dx.get(), 1e-5, storage<unsigned short>::ulps());
+    compare<unsigned short, unsigned short>("ln_bwd_warp dresid", dresid2.get(), dresid.get(), 1e-5,
+                                            storage<unsigned short>::ulps());
+    auto column_totals = [&](const dbuf<float>& part, size_t n) {
+        std::vector<float> v = part.get();
+        std::vector<float> total(h, 0.0f);
+        for (size_t b = 0; b < n; ++b)
+            for (int c = 0; c < h; ++c) total[c] += v[b * h + c];
+        return total;
+    };
+    compare<float, float>("ln_bwd_warp dgamma", column_totals(dgp2, 4 * (size_t)gb_warp), column_totals(dgp, gb_block),
+                          1e-5, 0);
+    compare<float, float>("ln_bwd_warp dbeta", column_totals(dbp2, 4 * (size_t)gb_warp), column_totals(dbp, gb_block),
+                          1e-5, 0);
 
     for (unsigned t : {192u, 384u, 768u}) {  // 192: threads_for(3072)
         report("bias_gelu_fwd", name(rows, t) + (t == 192 ? " (torch)" : ""), time_us(gf, rows, t, gf_args), 2 * bw);
@@ -355,7 +376,6 @@ int main(int argc, char** argv) {
     CU(cuCtxSetCurrent(ctx));
 
     nvrtcProgram prog;
-    src += kVariants;
     nvrtcCreateProgram(&prog, src.c_str(), "convrep_kernels.cu", 0, nullptr, nullptr);
     std::string arch = "--gpu-architecture=compute_" + std::to_string(major) + std::to_string(minor);
     const char* opts[] = {arch.c_str(), "--std=c++14", "-default-device"};  // internal/nvrtc's options
@@ -371,9 +391,12 @@ int main(int argc, char** argv) {
     std::string ptx(ptxn, '\0');
     nvrtcGetPTX(prog, &ptx[0]);
     CU(cuModuleLoadData(&module, ptx.c_str()));
-    const char* entries[] = {"convrep_drop_add_ln_fwd_f32", "convrep_drop_add_ln_bwd_f32", "convrep_bias_gelu_fwd_f32",
-                             "convrep_bias_gelu_bwd_f32", "convrep_drop_add_ln_fwd_bf16", "convrep_drop_add_ln_bwd_bf16",
-                             "convrep_bias_gelu_fwd_bf16", "convrep_bias_gelu_bwd_bf16", "variant_ln_fwd_warps_bf16"};
+    const char* entries[] = {"convrep_drop_add_ln_fwd_f32",       "convrep_drop_add_ln_bwd_f32",
+                             "convrep_drop_add_ln_fwd_warp_f32",  "convrep_drop_add_ln_bwd_warp_f32",
+                             "convrep_bias_gelu_fwd_f32",         "convrep_bias_gelu_bwd_f32",
+                             "convrep_drop_add_ln_fwd_bf16",      "convrep_drop_add_ln_bwd_bf16",
+                             "convrep_drop_add_ln_fwd_warp_bf16", "convrep_drop_add_ln_bwd_warp_bf16",
+                             "convrep_bias_gelu_fwd_bf16",        "convrep_bias_gelu_bwd_bf16"};
     for (auto e : entries) {
         CUfunction f = fn(e);
         int regs = 0, local = 0;
@@ -394,7 +417,14 @@ int main(int argc, char** argv) {
     ln_case<unsigned short>(7, 100, 32, 0.25f, 5);
     ln_case<unsigned short>(5, 768, 128, 0.0f, 2);
     ln_case<unsigned short>(16384, 768, 128, 0.1f, 264);
-    ln_case<unsigned short>(65536, 768, 64, 0.1f, 132 * 16);  // BERT-base at batch 1024: threads_for(768)
+    ln_case<unsigned short>(65536, 768, 64, 0.1f, 132 * 16);  // BERT-base at batch 1024, a block a row
+    ln_case<float>(18, 32, 128, 0.1f, 3, true);                // a warp a row: the launch of rows up to 768 wide
+    ln_case<float>(7, 100, 64, 0.25f, 2, true);
+    ln_case<float>(5, 768, 128, 0.1f, 1, true);
+    ln_case<float>(10, 350, 128, 0.1f, 2, true);
+    ln_case<unsigned short>(7, 100, 128, 0.25f, 1, true);
+    ln_case<unsigned short>(5, 768, 256, 0.0f, 2, true);
+    ln_case<unsigned short>(65536, 768, 128, 0.1f, 132 * 3, true);  // BERT-base at batch 1024, internal/torch's launch
     gelu_case<float>(18, 64, 32, 3);
     gelu_case<float>(7, 100, 32, 5);
     gelu_case<float>(64, 3072, 384, 16);

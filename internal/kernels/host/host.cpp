@@ -81,17 +81,20 @@ void on_lanes(int lanes, Body body) {
     block.run([&](int lane) { body(lane, host_lanes::sum{&block, lane}); });
 }
 
-// with_k calls body.template operator()<K>() with the row functions' K: the device's, 4 chunks of four per lane
-// (kernels.cu's CONVREP_MAX_CHUNKS_PER_LANE), where a row fits that many lanes, so the host runs the device's
-// very loops; else kChunks, enough for a row of CONVREP_HOST_MAX_COLS columns on one lane (host.go refuses
-// wider rows).
-constexpr int kDeviceChunks = 4;
+// with_k calls body.template operator()<K>() with the row functions' K: a device entry's, where a row fits
+// its lanes, so the host runs the device's very loops (kernels.cu: 4 chunks of four a lane for a block a row,
+// CONVREP_MAX_CHUNKS_PER_LANE; 6 for a warp a row, CONVREP_WARP_CHUNKS_PER_LANE, with 32 lanes); else
+// kChunks, enough for a row of CONVREP_HOST_MAX_COLS columns on one lane (host.go refuses wider rows).
+constexpr int kBlockChunks = 4;
+constexpr int kWarpChunks = 6;
 constexpr int kChunks = CONVREP_HOST_MAX_COLS / 4;
 
 template <class Body>
 void with_k(int cols, int lanes, Body body) {
-    if (convrep_chunks(cols) <= kDeviceChunks * lanes) {
-        body.template operator()<kDeviceChunks>();
+    if (convrep_chunks(cols) <= kBlockChunks * lanes) {
+        body.template operator()<kBlockChunks>();
+    } else if (lanes == 32 && convrep_chunks(cols) <= kWarpChunks * lanes) {
+        body.template operator()<kWarpChunks>();
     } else {
         body.template operator()<kChunks>();
     }
