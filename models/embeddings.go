@@ -55,7 +55,13 @@ func (e *embeddings) positionIDs(ids *ts.Tensor) *ts.Tensor {
 	return pos
 }
 
-func (e *embeddings) forward(ids, typeIDs *ts.Tensor, train bool) *ts.Tensor {
+// forward is the embeddings of ids [B,T] (typeIDs nil: all type 0), [B,T,H]. fused runs them on convrep's fused
+// kernels (torch.EmbedLayerNorm: the lookups, LayerNorm and dropout in one kernel each way), which the caller has
+// found loaded on the ids' device.
+func (e *embeddings) forward(ids, typeIDs *ts.Tensor, train, fused bool) *ts.Tensor {
+	if fused {
+		return e.fusedForward(ids, typeIDs, train)
+	}
 	x := ts.MustEmbedding(e.word, ids, -1, false, false)
 	posIDs := e.positionIDs(ids)
 	pos := ts.MustEmbedding(e.pos, posIDs, -1, false, false)
@@ -74,4 +80,18 @@ func (e *embeddings) forward(ids, typeIDs *ts.Tensor, train bool) *ts.Tensor {
 	out := e.norm.forward(x)
 	x.MustDrop()
 	return dropout(out, e.drop, train)
+}
+
+func (e *embeddings) fusedForward(ids, typeIDs *ts.Tensor, train bool) *ts.Tensor {
+	p := 0.0
+	if train {
+		p = e.drop
+	}
+	posIDs := e.positionIDs(ids)
+	defer posIDs.MustDrop()
+	if e.tokType != nil && typeIDs == nil {
+		typeIDs = ids.MustZerosLike(false)
+		defer typeIDs.MustDrop()
+	}
+	return torch.EmbedLayerNorm(e.word, e.pos, e.tokType, ids, posIDs, typeIDs, e.norm.w, e.norm.b, p, e.norm.eps)
 }

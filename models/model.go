@@ -120,7 +120,7 @@ func (m *Model) Forward(in Input, train bool) (*Output, error) {
 		// convrep's fused kernels run the layers' tails where they are loaded on the input's device; asked once
 		// per forward, and of libtorch only when they are loaded somewhere (a run without them makes no call).
 		fused := torch.KernelsInUse() && torch.KernelsLoaded(in.IDs.MustDevice())
-		x := m.emb.forward(in.IDs, in.TypeIDs, train)
+		x := m.emb.forward(in.IDs, in.TypeIDs, train, fused)
 		out.Hidden = append(out.Hidden, x)
 		for _, l := range m.layers {
 			x = l.forward(x, mask, train, fused)

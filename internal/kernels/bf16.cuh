@@ -12,6 +12,13 @@ union convrep_f32_bits {
     unsigned int u;
 };
 
+// convrep_nan is a quiet NaN.
+CONVREP_HD float convrep_nan() {
+    convrep_f32_bits b;
+    b.u = 0x7fc00000u;
+    return b.f;
+}
+
 CONVREP_HD float convrep_bf16_to_f32(unsigned short h) {
     convrep_f32_bits b;
     b.u = (unsigned int)h << 16;

@@ -12,7 +12,8 @@
 //     block of four warps keeps more rows in flight on an SM than a block a row does with its barriers: the
 //     launch NVIDIA's tuned LayerNorm kernels use at hidden size 768 (apex/contrib/csrc/layer_norm's
 //     ln_fwd_768.cu and ln_bwd_768.cu register one CTA a row, WARPS_M = 4 rows a CTA, WARPS_N = 1).
-// Bias + GELU has the block-per-row launch only.
+// Bias + GELU has the block-per-row launch only; the embeddings' sum + LayerNorm + dropout (embeddings.cuh) the
+// warp-per-row launch only, for float32 tables (its output float32, as the tables'), rows of up to 768 columns.
 //
 // Forward entries: one block per row, or per blockDim.x/32 rows for the warp entries (a grid smaller than that
 // also works: the rows loop). Backward entries: any gridDim.x = G >= 1; block b writes row b of the [G, cols]
@@ -83,6 +84,18 @@ __device__ __forceinline__ void convrep_drop_add_ln_bwd_warp(const T* dy, const 
                                                                 (int)(threadIdx.x & 31), 32, convrep_warp_sum());
 }
 
+__device__ __forceinline__ void convrep_embed_ln_drop_fwd_warp(
+    const float* word, const float* pos, const float* type, const long long* ids, const long long* pos_ids,
+    const long long* type_ids, long long vocab, long long positions, long long types, const float* gamma,
+    const float* beta, float* out, float* mean, float* rstd, int rows, int cols, float p, float eps,
+    unsigned long long seed, unsigned long long offset) {
+    for (long long row = convrep_warp_index(); row < rows; row += convrep_warp_count()) {
+        convrep_embed_ln_drop_fwd_row<CONVREP_WARP_CHUNKS_PER_LANE>(
+            word, pos, type, ids, pos_ids, type_ids, vocab, positions, types, gamma, beta, out, mean, rstd, row, cols,
+            p, eps, seed, offset, (int)(threadIdx.x & 31), 32, convrep_warp_sum());
+    }
+}
+
 template <class T>
 __device__ __forceinline__ void convrep_bias_gelu_fwd(const T* x, const float* bias, T* out, int rows, int cols) {
     for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -149,6 +162,29 @@ extern "C" __global__ void convrep_drop_add_ln_bwd_warp_f32(const float* dy, con
     convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);
     convrep_drop_add_ln_bwd_warp(dy, sum, mean, rstd, gamma, dx, dresid, dgamma_part, dbeta_part, rows, cols, p,
                                  seed, offset);
+}
+
+extern "C" __global__ void convrep_embed_ln_drop_fwd_f32(
+    const float* word, const float* pos, const float* type, const long long* ids, const long long* pos_ids,
+    const long long* type_ids, long long vocab, long long positions, long long types, const float* gamma,
+    const float* beta, float* out, float* mean, float* rstd, int rows, int cols, float p, float eps,
+    unsigned long long seed, unsigned long long offset, const long long* seed_ptr, const long long* offset_ptr) {
+    convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);
+    convrep_embed_ln_drop_fwd_warp(word, pos, type, ids, pos_ids, type_ids, vocab, positions, types, gamma, beta, out,
+                                   mean, rstd, rows, cols, p, eps, seed, offset);
+}
+
+extern "C" __global__ void convrep_embed_ln_drop_bwd_f32(
+    const float* dy, const float* word, const float* pos, const float* type, const long long* ids,
+    const long long* pos_ids, const long long* type_ids, long long vocab, long long positions, long long types,
+    const float* mean, const float* rstd, const float* gamma, float* ds, float* dgamma_part, float* dbeta_part,
+    int rows, int cols, float p, unsigned long long seed, unsigned long long offset, const long long* seed_ptr,
+    const long long* offset_ptr) {
+    convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);
+    convrep_embed_ln_drop_bwd_block<CONVREP_WARP_CHUNKS_PER_LANE>(
+        dy, word, pos, type, ids, pos_ids, type_ids, vocab, positions, types, mean, rstd, gamma, ds, dgamma_part,
+        dbeta_part, rows, cols, p, seed, offset, convrep_warp_index(), convrep_warp_count(), (int)(threadIdx.x & 31),
+        32, convrep_warp_sum());
 }
 
 extern "C" __global__ void convrep_bias_gelu_fwd_f32(const float* x, const float* bias, float* out, int rows,

@@ -31,6 +31,39 @@ CONVREP_HD float convrep_drop_add(const T* x, const T* resid, long long e, float
 // convrep_dropout_scale is 1/(1-p), the factor for kept elements.
 CONVREP_HD float convrep_dropout_scale(float p) { return p == 0.0f ? 1.0f : 1.0f / (1.0f - p); }
 
+// convrep_row_stats is the mean and 1/sqrt(variance + eps) of a row of `cols` values whose lane's chunks are s
+// (as convrep_each_chunk gives them; the rest of s unused) and whose first value is pivot: the mean about the
+// pivot, then the variance about the mean, each a lane's partial sum totalled by block_sum.
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
+template <int K, class Reduce>
+CONVREP_HD void convrep_row_stats(const float (*s)[4], float pivot, int cols, float eps, int lane, int lanes,
+                                  Reduce block_sum, float& mu, float& rs) {
+    float shifted = 0.0f;
+    convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int, int n) {
+        CONVREP_UNROLL
+        for (int i = 0; i < 4; ++i) {
+            if (i < n) {
+                shifted += s[k][i] - pivot;
+            }
+        }
+    });
+    mu = pivot + block_sum(shifted) / (float)cols;
+
+    float sq = 0.0f;
+    convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int, int n) {
+        CONVREP_UNROLL
+        for (int i = 0; i < 4; ++i) {
+            const float d = s[k][i] - mu;
+            if (i < n) {
+                sq += d * d;
+            }
+        }
+    });
+    rs = 1.0f / sqrtf(block_sum(sq) / (float)cols + eps);
+}
+
 // convrep_drop_add_ln_fwd_row computes row `row`: sum = dropout(x) + resid, out = LayerNorm(sum), and
 // mean[row], rstd[row].
 #if defined(__CUDACC__)
@@ -46,7 +79,6 @@ CONVREP_HD void convrep_drop_add_ln_fwd_row(const T* x, const T* resid, const fl
     const float pivot = convrep_drop_add(x, resid, base, p, scale, seed, offset);
 
     float s[K][4];  // the lane's chunks of the sum, as T stores them
-    float shifted = 0.0f;
     convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int c, int n) {
         float xv[4], rv[4];
         convrep_load4(x, base + c, n, xv);
@@ -55,25 +87,11 @@ CONVREP_HD void convrep_drop_add_ln_fwd_row(const T* x, const T* resid, const fl
         CONVREP_UNROLL
         for (int i = 0; i < 4; ++i) {
             s[k][i] = convrep_round<T>(((keep >> i) & 1u ? xv[i] * scale : 0.0f) + rv[i]);
-            if (i < n) {
-                shifted += s[k][i] - pivot;
-            }
         }
         convrep_store4(sum, base + c, n, s[k]);
     });
-    const float mu = pivot + block_sum(shifted) / (float)cols;
-
-    float sq = 0.0f;
-    convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int, int n) {
-        CONVREP_UNROLL
-        for (int i = 0; i < 4; ++i) {
-            const float d = s[k][i] - mu;
-            if (i < n) {
-                sq += d * d;
-            }
-        }
-    });
-    const float rs = 1.0f / sqrtf(block_sum(sq) / (float)cols + eps);
+    float mu, rs;
+    convrep_row_stats<K>(s, pivot, cols, eps, lane, lanes, block_sum, mu, rs);
 
     convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int c, int n) {
         float g[4], b[4], o[4];

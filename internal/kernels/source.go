@@ -16,6 +16,7 @@ var Files = []string{
 	"dropout.cuh",
 	"reduce.cuh",
 	"layernorm.cuh",
+	"embeddings.cuh",
 	"gelu.cuh",
 	"kernels.cu",
 }
@@ -28,6 +29,8 @@ var Entries = []string{
 	"convrep_drop_add_ln_bwd_warp_f32",
 	"convrep_bias_gelu_fwd_f32",
 	"convrep_bias_gelu_bwd_f32",
+	"convrep_embed_ln_drop_fwd_f32",
+	"convrep_embed_ln_drop_bwd_f32",
 	"convrep_drop_add_ln_fwd_bf16",
 	"convrep_drop_add_ln_bwd_bf16",
 	"convrep_drop_add_ln_fwd_warp_bf16",

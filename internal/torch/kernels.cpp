@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <utility>
+#include <vector>
 
 #ifdef CONVREP_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -43,6 +44,17 @@ at::Tensor drop_add_layer_norm_composite(const at::Tensor &x, const at::Tensor &
   at::Tensor s = at::add(p > 0 ? at::dropout(x, p, true) : x, resid);
   if (s.scalar_type() != gamma.scalar_type()) s = s.to(gamma.scalar_type());
   return at::layer_norm(s, {s.size(-1)}, gamma, beta, eps);
+}
+
+// The embeddings as models/embeddings.go computes them: the lookups added (word + position, then the token
+// type), LayerNorm, dropout.
+at::Tensor embed_layer_norm_composite(const at::Tensor &word, const at::Tensor &pos, const at::Tensor &type,
+                                      const at::Tensor &ids, const at::Tensor &pos_ids, const at::Tensor &type_ids,
+                                      const at::Tensor &gamma, const at::Tensor &beta, double p, double eps) {
+  at::Tensor s = at::add(at::embedding(word, ids), at::embedding(pos, pos_ids));
+  if (type.defined()) s = at::add(s, at::embedding(type, type_ids));
+  at::Tensor y = at::layer_norm(s, {s.size(-1)}, gamma, beta, eps);
+  return p > 0 ? at::dropout(y, p, true) : y;
 }
 
 at::Tensor dense_bias_gelu_composite(const at::Tensor &x, const at::Tensor &w, const at::Tensor &bias) {
@@ -107,6 +119,7 @@ void check(drv_result r, const char *what) {
 // The kernels of one dtype: T is float (suffix _f32) or bfloat16 bits (_bf16).
 struct Entries {
   drv_function ln_fwd, ln_bwd, ln_fwd_warp, ln_bwd_warp, gelu_fwd, gelu_bwd;
+  drv_function embed_fwd = nullptr, embed_bwd = nullptr; // float32 only
 };
 
 // What is loaded on one device: the runtime's primary context (libtorch's), where the module lives and which
@@ -334,6 +347,107 @@ struct BiasGELU : public torch::autograd::Function<BiasGELU> {
   }
 };
 
+// dropout(LayerNorm(word[ids] + pos[pos_ids] + type[type_ids])), a warp a row: the forward kernel writes the
+// output and each row's mean and 1/σ; backward gathers the sum again, regenerates the mask, and gives the sum's
+// gradient, which libtorch's embedding backward adds into each table's rows (padding_idx -1, as the lookups
+// are made). type and type_ids are undefined where the family has no token types.
+struct EmbedLayerNorm : public torch::autograd::Function<EmbedLayerNorm> {
+  static Args &tables(Args &a, const at::Tensor &word, const at::Tensor &pos, const at::Tensor &type,
+                      const at::Tensor &ids, const at::Tensor &pos_ids, const at::Tensor &type_ids) {
+    return a << word.data_ptr() << pos.data_ptr() << (type.defined() ? type.data_ptr() : nullptr) << ids.data_ptr()
+             << pos_ids.data_ptr() << (type.defined() ? type_ids.data_ptr() : nullptr) << word.size(0) << pos.size(0)
+             << (type.defined() ? type.size(0) : int64_t{0});
+  }
+
+  static at::Tensor forward(AutogradContext *ctx, const at::Tensor &word, const at::Tensor &pos,
+                            const at::Tensor &type, const at::Tensor &ids, const at::Tensor &pos_ids,
+                            const at::Tensor &type_ids, const at::Tensor &gamma, const at::Tensor &beta, double p,
+                            double eps) {
+    const Loaded &l = *loaded_on(word);
+    int64_t cols = word.size(1), rows = ids.numel();
+    std::vector<int64_t> shape = ids.sizes().vec();
+    shape.push_back(cols);
+    at::Tensor out = at::empty(shape, word.options());
+    at::Tensor mean = at::empty({rows}, word.options()), rstd = at::empty_like(mean);
+    Philox ph = p > 0 ? philox(word, static_cast<uint64_t>(rows * cols)) : Philox{};
+    Args a;
+    tables(a, word, pos, type, ids, pos_ids, type_ids)
+        << gamma.data_ptr() << beta.data_ptr() << out.data_ptr() << mean.data_ptr() << rstd.data_ptr()
+        << static_cast<int>(rows) << static_cast<int>(cols) << static_cast<float>(p) << static_cast<float>(eps) << ph;
+    launch(l, word, l.f32.embed_fwd, static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock),
+           32 * kRowsPerBlock, a);
+    ctx->save_for_backward({word, pos, type, ids, pos_ids, type_ids, mean, rstd, gamma});
+    ctx->saved_data["p"] = p;
+    ctx->saved_data["seed"] = static_cast<int64_t>(ph.seed);
+    ctx->saved_data["offset"] = static_cast<int64_t>(ph.offset);
+    ctx->saved_data["seed_ptr"] = reinterpret_cast<int64_t>(ph.seed_ptr);
+    ctx->saved_data["offset_ptr"] = reinterpret_cast<int64_t>(ph.offset_ptr);
+    return out;
+  }
+
+  static variable_list backward(AutogradContext *ctx, variable_list grads) {
+    auto saved = ctx->get_saved_variables();
+    const at::Tensor &word = saved[0], &pos = saved[1], &type = saved[2], &ids = saved[3], &pos_ids = saved[4],
+                     &type_ids = saved[5], &mean = saved[6], &rstd = saved[7], &gamma = saved[8];
+    const Loaded &l = *loaded_on(word);
+    at::Tensor dy = grads[0].to(at::kFloat).contiguous();
+    int64_t cols = word.size(1), rows = ids.numel();
+    int64_t blocks = backward_blocks(l, l.f32.embed_bwd, 32 * kRowsPerBlock, (rows + kRowsPerBlock - 1) / kRowsPerBlock);
+    at::Tensor ds = at::empty({rows, cols}, word.options());
+    at::Tensor dgamma = at::empty({blocks * kRowsPerBlock, cols}, word.options()), dbeta = at::empty_like(dgamma);
+    Philox ph;
+    ph.seed = static_cast<uint64_t>(ctx->saved_data["seed"].toInt());
+    ph.offset = static_cast<uint64_t>(ctx->saved_data["offset"].toInt());
+    ph.seed_ptr = reinterpret_cast<const int64_t *>(ctx->saved_data["seed_ptr"].toInt());
+    ph.offset_ptr = reinterpret_cast<const int64_t *>(ctx->saved_data["offset_ptr"].toInt());
+    Args a;
+    a << dy.data_ptr();
+    tables(a, word, pos, type, ids, pos_ids, type_ids)
+        << mean.data_ptr() << rstd.data_ptr() << gamma.data_ptr() << ds.data_ptr() << dgamma.data_ptr()
+        << dbeta.data_ptr() << static_cast<int>(rows) << static_cast<int>(cols)
+        << static_cast<float>(ctx->saved_data["p"].toDouble()) << ph;
+    launch(l, word, l.f32.embed_bwd, static_cast<unsigned>(blocks), 32 * kRowsPerBlock, a);
+    auto table_grad = [&](const at::Tensor &table, const at::Tensor &rows_of) {
+      return at::embedding_dense_backward(ds, rows_of.reshape({-1}), table.size(0), -1, false);
+    };
+    return {table_grad(word, ids),
+            table_grad(pos, pos_ids),
+            type.defined() ? table_grad(type, type_ids) : at::Tensor(),
+            at::Tensor(),
+            at::Tensor(),
+            at::Tensor(),
+            dgamma.sum(0),
+            dbeta.sum(0),
+            at::Tensor(),
+            at::Tensor()};
+  }
+};
+
+// Whether the embeddings' kernels take these tables and ids: float32 tables of the same width (at most a warp's
+// row, kWarpRowCols) and LayerNorm weights on a device where the kernels are loaded, int64 ids of one shape
+// there, and sizes within int.
+bool embed_fusable(const at::Tensor &word, const at::Tensor &pos, const at::Tensor &type, const at::Tensor &ids,
+                   const at::Tensor &pos_ids, const at::Tensor &type_ids, const at::Tensor &gamma,
+                   const at::Tensor &beta) {
+  const Loaded *l = loaded_on(word);
+  if (l == nullptr || word.dim() != 2) return false;
+  const int64_t cols = word.size(1);
+  auto table = [&](const at::Tensor &t) {
+    return t.scalar_type() == at::kFloat && t.dim() == 2 && t.size(1) == cols && t.is_contiguous() &&
+           t.device() == word.device();
+  };
+  auto index = [&](const at::Tensor &t) {
+    return t.scalar_type() == at::kLong && t.sizes() == ids.sizes() && t.device() == word.device();
+  };
+  auto weight = [&](const at::Tensor &t) {
+    return t.scalar_type() == at::kFloat && t.dim() == 1 && t.size(0) == cols && t.is_contiguous() &&
+           t.device() == word.device();
+  };
+  return cols > 0 && cols <= kWarpRowCols && table(word) && table(pos) && (!type.defined() || table(type)) &&
+         index(ids) && index(pos_ids) && (!type.defined() || index(type_ids)) && weight(gamma) && weight(beta) &&
+         ids.numel() > 0 && ids.numel() * cols < INT32_MAX;
+}
+
 // Whether the kernels take rows of x with weights w (γ, or the bias): loaded on x's device, x float32 or
 // bfloat16, the weights float32 on the same device, rows narrow enough, and sizes within int.
 bool fusable(const at::Tensor &x, const at::Tensor &w) {
@@ -382,6 +496,8 @@ char *convrep_kernels_load(int device, const char *ptx) {
     };
     l.f32 = entries("_f32");
     l.bf16 = entries("_bf16");
+    l.f32.embed_fwd = get("convrep_embed_ln_drop_fwd_f32");
+    l.f32.embed_bwd = get("convrep_embed_ln_drop_bwd_f32");
     l.sms = at::cuda::getDeviceProperties(static_cast<c10::DeviceIndex>(device))->multiProcessorCount;
     l.ok = true;
     return nullptr;
@@ -454,6 +570,27 @@ char *convrep_dense_bias_gelu(void *x_, void *w_, void *bias_, void **out) {
     }
 #endif
     *out = handle(dense_bias_gelu_composite(x, w, bias));
+  } catch (const std::exception &e) {
+    return error_of(e);
+  }
+  return nullptr;
+}
+
+char *convrep_embed_layer_norm(void *word_, void *pos_, void *type_, void *ids_, void *pos_ids_, void *type_ids_,
+                               void *gamma_, void *beta_, double p, double eps, void **out) {
+  try {
+    const at::Tensor &word = tensor(word_), &pos = tensor(pos_), &ids = tensor(ids_), &pos_ids = tensor(pos_ids_);
+    const at::Tensor &gamma = tensor(gamma_), &beta = tensor(beta_);
+    at::Tensor type, type_ids;
+    if (type_ != nullptr) type = tensor(type_), type_ids = tensor(type_ids_);
+#ifdef CONVREP_CUDA
+    if (embed_fusable(word, pos, type, ids, pos_ids, type_ids, gamma, beta)) {
+      *out = handle(EmbedLayerNorm::apply(word, pos, type, ids.contiguous(), pos_ids.contiguous(),
+                                          type.defined() ? type_ids.contiguous() : type_ids, gamma, beta, p, eps));
+      return nullptr;
+    }
+#endif
+    *out = handle(embed_layer_norm_composite(word, pos, type, ids, pos_ids, type_ids, gamma, beta, p, eps));
   } catch (const std::exception &e) {
     return error_of(e);
   }

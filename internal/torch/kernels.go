@@ -93,3 +93,24 @@ func DenseBiasGELU(x, w, bias *ts.Tensor) *ts.Tensor {
 	}
 	return ts.FromCtensor(out)
 }
+
+// EmbedLayerNorm is dropout(LayerNorm(word[ids] + pos[posIDs] + typ[typeIDs]), p) over the last dimension,
+// with weight gamma and bias beta: a BERT-like encoder's embeddings, [ids' shape..., H]. Where the kernels are
+// loaded and take these tensors (float32 tables of at most 768 columns) it is one kernel forward and one
+// backward, the tables' gradients by libtorch's embedding backward; else libtorch's lookups, add, layer_norm and
+// dropout. typ and typeIDs are nil where the family has no token types; p = 0 is no dropout. It panics on a
+// libtorch error, as gotch's Must* calls do.
+func EmbedLayerNorm(word, pos, typ, ids, posIDs, typeIDs, gamma, beta *ts.Tensor, p, eps float64) *ts.Tensor {
+	var out unsafe.Pointer
+	var typC, typeIDsC unsafe.Pointer
+	if typ != nil {
+		typC, typeIDsC = typ.Ctensor(), typeIDs.Ctensor()
+	}
+	countCall()
+	err := takeError(C.convrep_embed_layer_norm(word.Ctensor(), pos.Ctensor(), typC, ids.Ctensor(), posIDs.Ctensor(),
+		typeIDsC, gamma.Ctensor(), beta.Ctensor(), C.double(p), C.double(eps), &out))
+	if err != nil {
+		panic(fmt.Errorf("embeddings and LayerNorm: %w", err))
+	}
+	return ts.FromCtensor(out)
+}

@@ -23,6 +23,12 @@ char *convrep_drop_add_layer_norm(void *x, void *resid, void *gamma, void *beta,
 // out = gelu(x·wᵀ + bias), the erf GELU, as a GEMM without bias (autocast's dtype) followed by one autograd
 // op whose forward and backward are one kernel each; the backward recomputes the GELU from x·wᵀ.
 char *convrep_dense_bias_gelu(void *x, void *w, void *bias, void **out);
+// out = dropout(LayerNorm(word[ids] + pos[pos_ids] + type[type_ids]), p) over the last dimension, with weight
+// gamma and bias beta: the embeddings of a BERT-like encoder, one kernel forward and one backward (the tables'
+// gradients by libtorch's embedding backward) where the kernels are loaded and take these tensors, else
+// libtorch's lookups, add, layer_norm and dropout. type and type_ids are NULL where there are no token types.
+char *convrep_embed_layer_norm(void *word, void *pos, void *type, void *ids, void *pos_ids, void *type_ids,
+                               void *gamma, void *beta, double p, double eps, void **out);
 #ifdef __cplusplus
 }
 #endif

@@ -29,5 +29,8 @@ int convrep_compute_capability(int, char **err) {
 int convrep_kernels_loaded(int) { return 0; }
 char *convrep_drop_add_layer_norm(void *, void *, void *, void *, double, double, void **) { return refuse(); }
 char *convrep_dense_bias_gelu(void *, void *, void *, void **) { return refuse(); }
+char *convrep_embed_layer_norm(void *, void *, void *, void *, void *, void *, void *, void *, double, double, void **) {
+  return refuse();
+}
 char *convrep_profile_start(int) { return refuse(); }
 char *convrep_profile_stop(const char *) { return refuse(); }

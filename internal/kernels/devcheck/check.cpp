@@ -25,6 +25,7 @@
 #include "../dropout.cuh"
 #include "../reduce.cuh"
 #include "../layernorm.cuh"
+#include "../embeddings.cuh"
 #include "../gelu.cuh"
 
 #define CU(x) cu_check((x), #x, __LINE__)
@@ -202,6 +203,65 @@ static void gelu_case(int rows, int cols, unsigned threads, unsigned blocks) {
     std::printf("done %s\n", name.c_str());
 }
 
+// embed_case runs the embeddings' entries (a warp a row, 4 rows a block) on random tables and ids, row 3's word id
+// outside the vocabulary when there are more than 3 rows (its outputs NaN, the host's too), with or without a
+// token-type table, and holds them to the host's row functions; the backward's grid is `blocks`.
+static void embed_case(int rows, int cols, bool types, float p, unsigned blocks) {
+    const float eps = 1e-12f;
+    const unsigned long long seed = 0x0123456789abcdefull, offset = 4ull << 33;
+    const long long* const no_ptr = nullptr;
+    const long long vocab = 50, positions = 40, ntypes = types ? 2 : 0;
+    const unsigned parts = blocks * 4;
+    std::string name = "embed " + std::to_string(rows) + "x" + std::to_string(cols) + (types ? " types" : "") + " p " +
+                       std::to_string(p) + " G " + std::to_string(blocks);
+    std::mt19937 g(rows * 131 + cols);
+    size_t n = (size_t)rows * cols;
+    auto word = draw<float>(g, vocab * cols, 0.05f, 0), pos = draw<float>(g, positions * cols, 0.02f, 0);
+    auto type = draw<float>(g, 2 * cols, 0.02f, 0), dy = draw<float>(g, n, 1, 0);
+    auto gamma = draw<float>(g, cols, 0.2f, 1), beta = draw<float>(g, cols, 0.2f, 0);
+    std::vector<long long> ids(rows), pos_ids(rows), type_ids(rows);
+    for (int r = 0; r < rows; ++r) ids[r] = g() % vocab, pos_ids[r] = g() % positions, type_ids[r] = g() % 2;
+    if (rows > 3) ids[3] = vocab;
+
+    dbuf<float> dword(word), dpos(pos), dtype(type), ddy(dy), dg(gamma), db(beta), dout(n), dmean(rows), drstd(rows),
+        dds(n), dgp((size_t)parts * cols), dbp((size_t)parts * cols);
+    dbuf<long long> dids(ids), dpids(pos_ids), dtids(type_ids);
+    CUdeviceptr tp = types ? dtype.p : 0, tip = types ? dtids.p : 0;
+    launch(fn("convrep_embed_ln_drop_fwd_f32"), (rows + 3) / 4, 128,
+           {&dword.p, &dpos.p, &tp, &dids.p, &dpids.p, &tip, (void*)&vocab, (void*)&positions, (void*)&ntypes, &dg.p,
+            &db.p, &dout.p, &dmean.p, &drstd.p, &rows, &cols, (void*)&p, (void*)&eps, (void*)&seed, (void*)&offset,
+            (void*)&no_ptr, (void*)&no_ptr});
+    launch(fn("convrep_embed_ln_drop_bwd_f32"), blocks, 128,
+           {&ddy.p, &dword.p, &dpos.p, &tp, &dids.p, &dpids.p, &tip, (void*)&vocab, (void*)&positions, (void*)&ntypes,
+            &dmean.p, &drstd.p, &dg.p, &dds.p, &dgp.p, &dbp.p, &rows, &cols, (void*)&p, (void*)&seed, (void*)&offset,
+            (void*)&no_ptr, (void*)&no_ptr});
+
+    const float* ht = types ? type.data() : nullptr;
+    const long long* hti = types ? type_ids.data() : nullptr;
+    std::vector<float> hout(n), hmean(rows), hrstd(rows), hds(n), hgp((size_t)parts * cols), hbp((size_t)parts * cols);
+    for (long long r = 0; r < rows; ++r)
+        convrep_embed_ln_drop_fwd_row<kHostChunks>(word.data(), pos.data(), ht, ids.data(), pos_ids.data(), hti, vocab,
+                                                   positions, ntypes, gamma.data(), beta.data(), hout.data(),
+                                                   hmean.data(), hrstd.data(), r, cols, p, eps, seed, offset, 0, 1,
+                                                   convrep_one_lane_sum{});
+    for (unsigned b = 0; b < parts; ++b)
+        convrep_embed_ln_drop_bwd_block<kHostChunks>(dy.data(), word.data(), pos.data(), ht, ids.data(), pos_ids.data(),
+                                                     hti, vocab, positions, ntypes, hmean.data(), hrstd.data(),
+                                                     gamma.data(), hds.data(), hgp.data(), hbp.data(), rows, cols, p,
+                                                     seed, offset, b, parts, 0, 1, convrep_one_lane_sum{});
+    // NaN rows: the same on both sides; compare the rest.
+    auto finite = [&](std::vector<float> v) {
+        for (auto& x : v) x = std::isnan(x) ? -7.0f : x;
+        return v;
+    };
+    compare(name + " out", finite(dout.get()), finite(hout), 1e-5, 0);
+    compare(name + " rstd", finite(drstd.get()), finite(hrstd), 1e-5, 0);
+    compare(name + " ds", finite(dds.get()), finite(hds), 1e-5, 0);
+    compare(name + " dgamma_part", finite(dgp.get()), finite(hgp), 1e-5, 0);
+    compare(name + " dbeta_part", finite(dbp.get()), finite(hbp), 1e-5, 0);
+    std::printf("done %s\n", name.c_str());
+}
+
 // time_us is one run of op in microseconds: the median of 5 passes of 20 runs back to back, each pass timed by
 // events, after one run to warm up.
 static double time_us(const std::function<void()>& op) {
@@ -344,6 +404,27 @@ static void bench(CUdevice dev) {
     compare<float, float>("ln_bwd_warp dbeta", column_totals(dbp2, 4 * (size_t)gb_warp), column_totals(dbp, gb_block),
                           1e-5, 0);
 
+    {  // the embeddings at batch 1,024: BERT-base's tables (float32), a warp a row, 4 rows a block
+        const long long vocab = 30522, positions = 512, types = 2;
+        const size_t nf = (size_t)rows * h;
+        std::vector<long long> ids(rows), pids(rows), tids(rows);
+        for (int i = 0; i < rows; ++i) ids[i] = g() % vocab, pids[i] = i % 32, tids[i] = (i / 16) % 2;
+        dbuf<float> word(draw<float>(g, vocab * h, 0.05f, 0)), pos(draw<float>(g, positions * h, 0.02f, 0)),
+            type(draw<float>(g, types * h, 0.02f, 0)), eout(nf), edy(draw<float>(g, nf, 1, 0)), eds(nf);
+        dbuf<long long> dids(ids), dpids(pids), dtids(tids);
+        CUfunction ef = fn("convrep_embed_ln_drop_fwd_f32"), eb = fn("convrep_embed_ln_drop_bwd_f32");
+        std::vector<void*> ef_args = {&word.p, &pos.p, &type.p, &dids.p, &dpids.p, &dtids.p, (void*)&vocab,
+                                      (void*)&positions, (void*)&types, &gamma.p, &beta.p, &eout.p, &mean.p, &rstd.p,
+                                      &rows, &h, &p, &eps, &seed, &offset, &no_ptr, &no_ptr};
+        std::vector<void*> eb_args = {&edy.p, &word.p, &pos.p, &type.p, &dids.p, &dpids.p, &dtids.p, (void*)&vocab,
+                                      (void*)&positions, (void*)&types, &mean.p, &rstd.p, &gamma.p, &eds.p, &dgp.p,
+                                      &dbp.p, &rows, &h, &p, &seed, &offset, &no_ptr, &no_ptr};
+        // bytes: the word rows read and the output written (float32); backward also reads dy
+        report("embed_ln_drop_fwd", name(rows / 4, 128) + " (torch)", time_us(ef, rows / 4, 128, ef_args), 2 * nf * 4.0);
+        const unsigned grid = std::min<unsigned>(resident(eb, 128), parts / 4);
+        report("embed_ln_drop_bwd", name(grid, 128) + " (torch)", time_us(eb, grid, 128, eb_args), 3 * nf * 4.0);
+    }
+
     for (unsigned t : {192u, 384u, 768u}) {  // 192: threads_for(3072)
         report("bias_gelu_fwd", name(rows, t) + (t == 192 ? " (torch)" : ""), time_us(gf, rows, t, gf_args), 2 * bw);
     }
@@ -396,7 +477,8 @@ int main(int argc, char** argv) {
                              "convrep_bias_gelu_fwd_f32",         "convrep_bias_gelu_bwd_f32",
                              "convrep_drop_add_ln_fwd_bf16",      "convrep_drop_add_ln_bwd_bf16",
                              "convrep_drop_add_ln_fwd_warp_bf16", "convrep_drop_add_ln_bwd_warp_bf16",
-                             "convrep_bias_gelu_fwd_bf16",        "convrep_bias_gelu_bwd_bf16"};
+                             "convrep_bias_gelu_fwd_bf16",        "convrep_bias_gelu_bwd_bf16",
+                             "convrep_embed_ln_drop_fwd_f32",     "convrep_embed_ln_drop_bwd_f32"};
     for (auto e : entries) {
         CUfunction f = fn(e);
         int regs = 0, local = 0;
@@ -425,6 +507,10 @@ int main(int argc, char** argv) {
     ln_case<unsigned short>(7, 100, 128, 0.25f, 1, true);
     ln_case<unsigned short>(5, 768, 256, 0.0f, 2, true);
     ln_case<unsigned short>(65536, 768, 128, 0.1f, 132 * 3, true);  // BERT-base at batch 1024, internal/torch's launch
+    embed_case(18, 32, true, 0.1f, 2);
+    embed_case(7, 100, false, 0.25f, 1);
+    embed_case(10, 768, true, 0.1f, 3);
+    embed_case(4096, 768, true, 0.0f, 264);
     gelu_case<float>(18, 64, 32, 3);
     gelu_case<float>(7, 100, 32, 5);
     gelu_case<float>(64, 3072, 384, 16);

@@ -18,6 +18,7 @@
 #include "../dropout.cuh"
 #include "../reduce.cuh"
 #include "../layernorm.cuh"
+#include "../embeddings.cuh"
 #include "../gelu.cuh"
 #include "host.h"
 
@@ -150,6 +151,9 @@ void gelu_bwd(const T* x, const float* bias, const T* dy, T* dx, float* dbias_pa
     });
 }
 
+// The id arrays as the row functions take them (long long, which int64_t need not be).
+const long long* ll(const int64_t* p) { return reinterpret_cast<const long long*>(p); }
+
 }  // namespace
 
 extern "C" {
@@ -219,5 +223,38 @@ void convrep_host_bias_gelu_bwd_bf16(const uint16_t* x, const float* bias, const
 }
 
 uint16_t convrep_host_f32_to_bf16(float f) { return convrep_f32_to_bf16(f); }
+
+void convrep_host_embed_ln_drop_fwd_f32(const float* word, const float* pos, const float* type, const int64_t* ids,
+                                        const int64_t* pos_ids, const int64_t* type_ids, int64_t vocab,
+                                        int64_t positions, int64_t types, const float* gamma, const float* beta,
+                                        float* out, float* mean, float* rstd, int rows, int cols, float p, float eps,
+                                        uint64_t seed, uint64_t offset, int lanes) {
+    with_k(cols, lanes, [&]<int K>() {
+        on_lanes(lanes, [&](int lane, auto block_sum) {
+            for (long long row = 0; row < rows; ++row) {
+                convrep_embed_ln_drop_fwd_row<K>(word, pos, type, ll(ids), ll(pos_ids), ll(type_ids), vocab,
+                                                 positions, types, gamma, beta, out, mean, rstd, row, cols, p, eps,
+                                                 seed, offset, lane, lanes, block_sum);
+            }
+        });
+    });
+}
+
+void convrep_host_embed_ln_drop_bwd_f32(const float* dy, const float* word, const float* pos, const float* type,
+                                        const int64_t* ids, const int64_t* pos_ids, const int64_t* type_ids,
+                                        int64_t vocab, int64_t positions, int64_t types, const float* mean,
+                                        const float* rstd, const float* gamma, float* ds, float* dgamma_part,
+                                        float* dbeta_part, int rows, int cols, float p, uint64_t seed,
+                                        uint64_t offset, int blocks, int lanes) {
+    with_k(cols, lanes, [&]<int K>() {
+        for (int b = 0; b < blocks; ++b) {
+            on_lanes(lanes, [&](int lane, auto block_sum) {
+                convrep_embed_ln_drop_bwd_block<K>(dy, word, pos, type, ll(ids), ll(pos_ids), ll(type_ids), vocab,
+                                                   positions, types, mean, rstd, gamma, ds, dgamma_part, dbeta_part,
+                                                   rows, cols, p, seed, offset, b, blocks, lane, lanes, block_sum);
+            });
+        }
+    });
+}
 
 }  // extern "C"

@@ -203,3 +203,90 @@ func BiasGELUBackward[T Storage](s Shape, x []T, bias []float32, dy []T, blocks,
 	}
 	return dx, dbiasPart, nil
 }
+
+// Embeddings are the inputs of the embeddings' kernels: float32 tables of Cols columns (Type nil where the
+// family has no token types) and a token's ids into each, one per row.
+type Embeddings struct {
+	Word, Pos, Type      []float32
+	IDs, PosIDs, TypeIDs []int64
+}
+
+func (e Embeddings) check(s Shape, lanes int, sizes map[string]int) error {
+	if err := s.check(lanes, sizes); err != nil {
+		return err
+	}
+	for name, table := range map[string][]float32{"word": e.Word, "pos": e.Pos} {
+		if len(table) == 0 || len(table)%s.Cols != 0 {
+			return fmt.Errorf("kernels host: the %s table has %d values, not rows of %d", name, len(table), s.Cols)
+		}
+	}
+	if len(e.Type)%s.Cols != 0 || (e.Type == nil) != (e.TypeIDs == nil) {
+		return fmt.Errorf("kernels host: a type table of %d values with %d type ids", len(e.Type), len(e.TypeIDs))
+	}
+	for name, ids := range map[string][]int64{"ids": e.IDs, "position ids": e.PosIDs} {
+		if len(ids) != s.Rows {
+			return fmt.Errorf("kernels host: %d %s for %d rows", len(ids), name, s.Rows)
+		}
+	}
+	if e.Type != nil && len(e.TypeIDs) != s.Rows {
+		return fmt.Errorf("kernels host: %d type ids for %d rows", len(e.TypeIDs), s.Rows)
+	}
+	return nil
+}
+
+// c is the tables and ids as the C functions take them, with each table's row count.
+func (e Embeddings) c(cols int) (word, pos, typ *C.float, ids, posIDs, typeIDs *C.int64_t, vocab, positions, types C.int64_t) {
+	return (*C.float)(ptr(e.Word)), (*C.float)(ptr(e.Pos)), (*C.float)(ptr(e.Type)),
+		(*C.int64_t)(ptr(e.IDs)), (*C.int64_t)(ptr(e.PosIDs)), (*C.int64_t)(ptr(e.TypeIDs)),
+		C.int64_t(len(e.Word) / cols), C.int64_t(len(e.Pos) / cols), C.int64_t(len(e.Type) / cols)
+}
+
+// EmbedForward is the result of EmbedLNForward.
+type EmbedForward struct {
+	Out        []float32
+	Mean, Rstd []float32
+}
+
+// EmbedBackward is the result of EmbedLNBackward: the gradient of the embeddings' sum, and the [blocks, cols]
+// partial sums of γ's and β's.
+type EmbedBackward struct {
+	DS                    []float32
+	DGammaPart, DBetaPart []float32
+}
+
+// EmbedLNForward is convrep_embed_ln_drop_fwd on the host: out = dropout(LayerNorm(word[id] + pos[pos id] +
+// type[type id])).
+func EmbedLNForward(s Shape, e Embeddings, gamma, beta []float32, eps float32, d Dropout, lanes int) (EmbedForward, error) {
+	if err := e.check(s, lanes, map[string]int{"gamma": len(gamma), "beta": len(beta)}); err != nil {
+		return EmbedForward{}, err
+	}
+	r := EmbedForward{Out: make([]float32, s.n()), Mean: make([]float32, s.Rows), Rstd: make([]float32, s.Rows)}
+	if s.n() == 0 {
+		return r, nil
+	}
+	word, pos, typ, ids, posIDs, typeIDs, vocab, positions, types := e.c(s.Cols)
+	C.convrep_host_embed_ln_drop_fwd_f32(word, pos, typ, ids, posIDs, typeIDs, vocab, positions, types,
+		(*C.float)(&gamma[0]), (*C.float)(&beta[0]), (*C.float)(&r.Out[0]), (*C.float)(&r.Mean[0]), (*C.float)(&r.Rstd[0]),
+		C.int(s.Rows), C.int(s.Cols), C.float(d.P), C.float(eps), C.uint64_t(d.Seed), C.uint64_t(d.Offset), C.int(lanes))
+	return r, nil
+}
+
+// EmbedLNBackward is convrep_embed_ln_drop_bwd on the host with a grid of blocks blocks.
+func EmbedLNBackward(s Shape, e Embeddings, dy, mean, rstd, gamma []float32, d Dropout, blocks, lanes int) (EmbedBackward, error) {
+	if err := e.check(s, lanes, map[string]int{"dy": len(dy), "mean": len(mean), "rstd": len(rstd), "gamma": len(gamma)}); err != nil {
+		return EmbedBackward{}, err
+	}
+	if blocks < 1 {
+		return EmbedBackward{}, fmt.Errorf("kernels host: %d blocks", blocks)
+	}
+	r := EmbedBackward{DS: make([]float32, s.n()), DGammaPart: make([]float32, blocks*s.Cols), DBetaPart: make([]float32, blocks*s.Cols)}
+	if s.Rows == 0 {
+		return r, nil
+	}
+	word, pos, typ, ids, posIDs, typeIDs, vocab, positions, types := e.c(s.Cols)
+	C.convrep_host_embed_ln_drop_bwd_f32((*C.float)(&dy[0]), word, pos, typ, ids, posIDs, typeIDs, vocab, positions, types,
+		(*C.float)(&mean[0]), (*C.float)(&rstd[0]), (*C.float)(&gamma[0]), (*C.float)(&r.DS[0]),
+		(*C.float)(&r.DGammaPart[0]), (*C.float)(&r.DBetaPart[0]), C.int(s.Rows), C.int(s.Cols), C.float(d.P),
+		C.uint64_t(d.Seed), C.uint64_t(d.Offset), C.int(blocks), C.int(lanes))
+	return r, nil
+}

@@ -43,6 +43,20 @@ void convrep_host_bias_gelu_bwd_f32(const float* x, const float* bias, const flo
 void convrep_host_bias_gelu_bwd_bf16(const uint16_t* x, const float* bias, const uint16_t* dy, uint16_t* dx,
                                      float* dbias_part, int rows, int cols, int blocks, int lanes);
 
+// The embeddings' sum + LayerNorm + dropout (embeddings.cuh), float32 tables [vocab|positions|types, cols]; type
+// and type_ids NULL where the family has no token types.
+void convrep_host_embed_ln_drop_fwd_f32(const float* word, const float* pos, const float* type, const int64_t* ids,
+                                        const int64_t* pos_ids, const int64_t* type_ids, int64_t vocab,
+                                        int64_t positions, int64_t types, const float* gamma, const float* beta,
+                                        float* out, float* mean, float* rstd, int rows, int cols, float p, float eps,
+                                        uint64_t seed, uint64_t offset, int lanes);
+void convrep_host_embed_ln_drop_bwd_f32(const float* dy, const float* word, const float* pos, const float* type,
+                                        const int64_t* ids, const int64_t* pos_ids, const int64_t* type_ids,
+                                        int64_t vocab, int64_t positions, int64_t types, const float* mean,
+                                        const float* rstd, const float* gamma, float* ds, float* dgamma_part,
+                                        float* dbeta_part, int rows, int cols, float p, uint64_t seed,
+                                        uint64_t offset, int blocks, int lanes);
+
 uint16_t convrep_host_f32_to_bf16(float f);
 
 #ifdef __cplusplus
