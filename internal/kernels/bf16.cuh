@@ -25,7 +25,15 @@ CONVREP_HD float convrep_bf16_to_f32(unsigned short h) {
     return b.f;
 }
 
+// On a GPU of compute capability 8.0 or later a conversion is one instruction, cvt.rn.bf16.f32 (two at once with
+// cvt.rn.bf16x2.f32), which rounds to nearest even as the code below does; only a NaN's bits differ (the
+// instruction gives the canonical NaN 0x7fff), and a NaN it stays.
 CONVREP_HD unsigned short convrep_f32_to_bf16(float f) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    unsigned short h;
+    asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+#else
     convrep_f32_bits b;
     b.f = f;
     unsigned int u = b.u;
@@ -34,6 +42,18 @@ CONVREP_HD unsigned short convrep_f32_to_bf16(float f) {
     }
     u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest even; overflow rounds to infinity, as it should
     return (unsigned short)(u >> 16);
+#endif
+}
+
+// convrep_pack_bf16x2 is lo and hi rounded to bf16 in one word, lo in the low half (little-endian order).
+CONVREP_HD unsigned int convrep_pack_bf16x2(float lo, float hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    unsigned int w;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(w) : "f"(hi), "f"(lo));  // the first source goes to the high half
+    return w;
+#else
+    return (unsigned int)convrep_f32_to_bf16(lo) | ((unsigned int)convrep_f32_to_bf16(hi) << 16);
+#endif
 }
 
 CONVREP_HD float convrep_load(const float* p, long long i) { return p[i]; }
@@ -116,9 +136,7 @@ CONVREP_HD void convrep_store4(float* p, long long i, int n, const float v[4]) {
 
 CONVREP_HD void convrep_store4(unsigned short* p, long long i, int n, const float v[4]) {
     if (n == 4 && convrep_aligned(p + i, 8)) {
-        const unsigned int h0 = convrep_f32_to_bf16(v[0]), h1 = convrep_f32_to_bf16(v[1]);
-        const unsigned int h2 = convrep_f32_to_bf16(v[2]), h3 = convrep_f32_to_bf16(v[3]);
-        convrep_vstore(p + i, convrep_bf16x4{h0 | (h1 << 16), h2 | (h3 << 16)});
+        convrep_vstore(p + i, convrep_bf16x4{convrep_pack_bf16x2(v[0], v[1]), convrep_pack_bf16x2(v[2], v[3])});
         return;
     }
     for (int k = 0; k < n; ++k) {
