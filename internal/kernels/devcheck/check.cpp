@@ -371,8 +371,8 @@ static void bench(CUdevice dev) {
     }
 
     // The two launches on the same rows: the block launch's results in out, sum, dx, dresid and its partial sums
-    // in dgp, dbp (one row per block); the warp launch's in the *2 buffers (one row per warp). The backward of each
-    // reads the block forward's sum, mean and rstd, so that it is compared on its own.
+    // in dgp, dbp (one row per block); the warp launch's in the *2 buffers (one row per warp). Both backwards read
+    // the same sum, mean and rstd (the last forward's), so that they are compared on their own.
     launch(lnf, rows, 64, lnf_args);
     std::vector<void*> lnwf_args = lnf_args;
     lnwf_args[4] = &out2.p;
