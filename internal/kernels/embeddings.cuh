@@ -18,8 +18,15 @@
 #ifndef CONVREP_EMBEDDINGS_CUH
 #define CONVREP_EMBEDDINGS_CUH
 
-// convrep_embed_rows are the three tables' rows of one token, as offsets of their first element; valid is false
-// where an id is outside its table (its offset is then 0).
+// convrep_embed_tables are the three tables and each token's row in them.
+struct convrep_embed_tables {
+    const float *word, *pos, *type;  // [vocab|positions|types, cols]; type null: no token types
+    const long long *ids, *pos_ids, *type_ids;
+    long long vocab, positions, types;  // the tables' rows
+};
+
+// convrep_embed_rows are a token's rows in the tables, as offsets of their first element; valid is false where
+// an id is outside its table (its offset is then 0).
 struct convrep_embed_rows {
     long long word, pos, type;
     bool valid;
@@ -34,29 +41,27 @@ CONVREP_HD long long convrep_embed_row(const long long* ids, long long row, long
     return id * (long long)cols;
 }
 
-CONVREP_HD convrep_embed_rows convrep_embed_rows_of(const long long* ids, const long long* pos_ids,
-                                                    const long long* type_ids, const float* type, long long vocab,
-                                                    long long positions, long long types, long long row, int cols) {
+CONVREP_HD convrep_embed_rows convrep_embed_rows_of(const convrep_embed_tables& t, long long row, int cols) {
     convrep_embed_rows r;
     r.valid = true;
-    r.word = convrep_embed_row(ids, row, vocab, cols, r.valid);
-    r.pos = convrep_embed_row(pos_ids, row, positions, cols, r.valid);
-    r.type = type != 0 ? convrep_embed_row(type_ids, row, types, cols, r.valid) : 0;
+    r.word = convrep_embed_row(t.ids, row, t.vocab, cols, r.valid);
+    r.pos = convrep_embed_row(t.pos_ids, row, t.positions, cols, r.valid);
+    r.type = t.type != 0 ? convrep_embed_row(t.type_ids, row, t.types, cols, r.valid) : 0;
     return r;
 }
 
 // convrep_embed_load4 is the chunk c, ..., c+n-1 of the token's embedding sum.
-CONVREP_HD void convrep_embed_load4(const float* word, const float* pos, const float* type,
-                                    const convrep_embed_rows& r, int c, int n, float v[4]) {
+CONVREP_HD void convrep_embed_load4(const convrep_embed_tables& t, const convrep_embed_rows& r, int c, int n,
+                                    float v[4]) {
     float pv[4], tv[4];
-    convrep_load4(word, r.word + c, n, v);
-    convrep_load4(pos, r.pos + c, n, pv);
-    if (type != 0) {
-        convrep_load4(type, r.type + c, n, tv);
+    convrep_load4(t.word, r.word + c, n, v);
+    convrep_load4(t.pos, r.pos + c, n, pv);
+    if (t.type != 0) {
+        convrep_load4(t.type, r.type + c, n, tv);
     }
     CONVREP_UNROLL
     for (int i = 0; i < 4; ++i) {
-        v[i] = type != 0 ? (v[i] + pv[i]) + tv[i] : v[i] + pv[i];
+        v[i] = t.type != 0 ? (v[i] + pv[i]) + tv[i] : v[i] + pv[i];
     }
 }
 
@@ -65,21 +70,17 @@ CONVREP_HD void convrep_embed_load4(const float* word, const float* pos, const f
 #pragma nv_exec_check_disable
 #endif
 template <int K, class T, class Reduce>
-CONVREP_HD void convrep_embed_ln_drop_fwd_row(const float* word, const float* pos, const float* type,
-                                              const long long* ids, const long long* pos_ids,
-                                              const long long* type_ids, long long vocab, long long positions,
-                                              long long types, const float* gamma, const float* beta, T* out,
-                                              float* mean, float* rstd, long long row, int cols, float p, float eps,
-                                              unsigned long long seed, unsigned long long offset, int lane,
+CONVREP_HD void convrep_embed_ln_drop_fwd_row(const convrep_embed_tables& t, const float* gamma, const float* beta,
+                                              T* out, float* mean, float* rstd, long long row, int cols, float p,
+                                              float eps, unsigned long long seed, unsigned long long offset, int lane,
                                               int lanes, Reduce block_sum) {
     const long long base = row * (long long)cols;
-    const convrep_embed_rows r = convrep_embed_rows_of(ids, pos_ids, type_ids, type, vocab, positions, types, row, cols);
+    const convrep_embed_rows r = convrep_embed_rows_of(t, row, cols);
     float first[4];
-    convrep_embed_load4(word, pos, type, r, 0, 1, first);
+    convrep_embed_load4(t, r, 0, 1, first);
 
     float s[K][4];  // the lane's chunks of the sum
-    convrep_each_chunk<K>(cols, lane, lanes,
-                          [&](int k, int c, int n) { convrep_embed_load4(word, pos, type, r, c, n, s[k]); });
+    convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int c, int n) { convrep_embed_load4(t, r, c, n, s[k]); });
     float mu, rs;
     convrep_row_stats<K>(s, first[0], cols, eps, lane, lanes, block_sum, mu, rs);
     if (!r.valid) {
@@ -87,15 +88,12 @@ CONVREP_HD void convrep_embed_ln_drop_fwd_row(const float* word, const float* po
     }
 
     const float scale = convrep_dropout_scale(p);
-    convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int c, int n) {
-        float g[4], b[4], o[4];
-        convrep_load4(gamma, c, n, g);
-        convrep_load4(beta, c, n, b);
+    convrep_ln_apply<K>(s, mu, rs, gamma, beta, cols, lane, lanes, [&](int, int c, int n, const float* y) {
         const unsigned int keep = convrep_dropout_keep4(seed, offset, base + c, n, p);
+        float o[4];
         CONVREP_UNROLL
         for (int i = 0; i < 4; ++i) {
-            const float y = (s[k][i] - mu) * rs * g[i] + b[i];
-            o[i] = (keep >> i) & 1u ? y * scale : 0.0f;
+            o[i] = (keep >> i) & 1u ? y[i] * scale : 0.0f;
         }
         convrep_store4(out, base + c, n, o);
     });
@@ -106,60 +104,31 @@ CONVREP_HD void convrep_embed_ln_drop_fwd_row(const float* word, const float* po
 }
 
 // convrep_embed_ln_drop_bwd_row writes ds, the gradient of row `row`'s embedding sum, from dy, and adds the row's
-// dy'·x̂ and dy' to the lane's column accumulators, as convrep_drop_add_ln_bwd_row does.
+// dy'·x̂ and dy' to the lane's column accumulators (convrep_ln_grad_row, which gathers the sum twice).
 #if defined(__CUDACC__)
 #pragma nv_exec_check_disable
 #endif
 template <int K, class T, class Reduce>
-CONVREP_HD void convrep_embed_ln_drop_bwd_row(const T* dy, const float* word, const float* pos, const float* type,
-                                              const long long* ids, const long long* pos_ids,
-                                              const long long* type_ids, long long vocab, long long positions,
-                                              long long types, const float* mean, const float* rstd,
-                                              const float* gamma, float* ds, float (*dgamma_acc)[4],
-                                              float (*dbeta_acc)[4], long long row, int cols, float p,
-                                              unsigned long long seed, unsigned long long offset, int lane,
+CONVREP_HD void convrep_embed_ln_drop_bwd_row(const T* dy, const convrep_embed_tables& t, const float* mean,
+                                              const float* rstd, const float* gamma, float* ds,
+                                              float (*dgamma_acc)[4], float (*dbeta_acc)[4], long long row, int cols,
+                                              float p, unsigned long long seed, unsigned long long offset, int lane,
                                               int lanes, Reduce block_sum) {
     const long long base = row * (long long)cols;
-    const convrep_embed_rows r = convrep_embed_rows_of(ids, pos_ids, type_ids, type, vocab, positions, types, row, cols);
-    const float mu = mean[row], rs = rstd[row], scale = convrep_dropout_scale(p);
-
-    // dy' stays in registers between the passes; the sum is gathered again for x̂ in each (from the cache on a
-    // GPU the second time), as layernorm.cuh's backward re-reads its sum.
-    float d[K][4];
-    float mg = 0.0f, mgx = 0.0f;  // Σ g and Σ g·xhat, then their means
-    convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int c, int n) {
-        float sv[4], gv[4];
-        convrep_load4(dy, base + c, n, d[k]);
-        convrep_embed_load4(word, pos, type, r, c, n, sv);
-        convrep_load4(gamma, c, n, gv);
-        const unsigned int keep = convrep_dropout_keep4(seed, offset, base + c, n, p);
-        CONVREP_UNROLL
-        for (int i = 0; i < 4; ++i) {
-            d[k][i] = (keep >> i) & 1u ? d[k][i] * scale : 0.0f;
-            const float g = d[k][i] * gv[i];
-            if (i < n) {
-                mg += g;
-                mgx += g * ((sv[i] - mu) * rs);
+    const convrep_embed_rows r = convrep_embed_rows_of(t, row, cols);
+    const float scale = convrep_dropout_scale(p);
+    convrep_ln_grad_row<K>(
+        [&](int c, int n, float* v) {  // dy' = dy·keep/(1-p), the LayerNorm output's gradient
+            convrep_load4(dy, base + c, n, v);
+            const unsigned int keep = convrep_dropout_keep4(seed, offset, base + c, n, p);
+            CONVREP_UNROLL
+            for (int i = 0; i < 4; ++i) {
+                v[i] = (keep >> i) & 1u ? v[i] * scale : 0.0f;
             }
-        }
-    });
-    block_sum(mg, mgx);
-    mg /= (float)cols;
-    mgx /= (float)cols;
-
-    convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int c, int n) {
-        float sv[4], gv[4], dsv[4];
-        convrep_embed_load4(word, pos, type, r, c, n, sv);
-        convrep_load4(gamma, c, n, gv);
-        CONVREP_UNROLL
-        for (int i = 0; i < 4; ++i) {
-            const float xhat = (sv[i] - mu) * rs;
-            dsv[i] = rs * (d[k][i] * gv[i] - mg - xhat * mgx);
-            dgamma_acc[k][i] += d[k][i] * xhat;
-            dbeta_acc[k][i] += d[k][i];
-        }
-        convrep_store4(ds, base + c, n, dsv);
-    });
+        },
+        [&](int c, int n, float* v) { convrep_embed_load4(t, r, c, n, v); },
+        [&](int, int c, int n, const float* g) { convrep_store4(ds, base + c, n, g); }, gamma, mean[row], rstd[row],
+        dgamma_acc, dbeta_acc, cols, lane, lanes, block_sum);
 }
 
 // convrep_embed_ln_drop_bwd_block is block `block` of `blocks`: it runs the rows block, block + blocks, ...
@@ -168,19 +137,15 @@ CONVREP_HD void convrep_embed_ln_drop_bwd_row(const T* dy, const float* word, co
 #pragma nv_exec_check_disable
 #endif
 template <int K, class T, class Reduce>
-CONVREP_HD void convrep_embed_ln_drop_bwd_block(const T* dy, const float* word, const float* pos, const float* type,
-                                                const long long* ids, const long long* pos_ids,
-                                                const long long* type_ids, long long vocab, long long positions,
-                                                long long types, const float* mean, const float* rstd,
-                                                const float* gamma, float* ds, float* dgamma_part,
+CONVREP_HD void convrep_embed_ln_drop_bwd_block(const T* dy, const convrep_embed_tables& t, const float* mean,
+                                                const float* rstd, const float* gamma, float* ds, float* dgamma_part,
                                                 float* dbeta_part, long long rows, int cols, float p,
                                                 unsigned long long seed, unsigned long long offset, long long block,
                                                 long long blocks, int lane, int lanes, Reduce block_sum) {
     float dgamma_acc[K][4] = {}, dbeta_acc[K][4] = {};
     for (long long row = block; row < rows; row += blocks) {
-        convrep_embed_ln_drop_bwd_row<K>(dy, word, pos, type, ids, pos_ids, type_ids, vocab, positions, types, mean,
-                                         rstd, gamma, ds, dgamma_acc, dbeta_acc, row, cols, p, seed, offset, lane,
-                                         lanes, block_sum);
+        convrep_embed_ln_drop_bwd_row<K>(dy, t, mean, rstd, gamma, ds, dgamma_acc, dbeta_acc, row, cols, p, seed,
+                                         offset, lane, lanes, block_sum);
     }
     convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int c, int n) {
         convrep_store4(dgamma_part, block * cols + c, n, dgamma_acc[k]);

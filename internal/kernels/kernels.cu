@@ -84,18 +84,6 @@ __device__ __forceinline__ void convrep_drop_add_ln_bwd_warp(const T* dy, const 
                                                                 (int)(threadIdx.x & 31), 32, convrep_warp_sum());
 }
 
-__device__ __forceinline__ void convrep_embed_ln_drop_fwd_warp(
-    const float* word, const float* pos, const float* type, const long long* ids, const long long* pos_ids,
-    const long long* type_ids, long long vocab, long long positions, long long types, const float* gamma,
-    const float* beta, float* out, float* mean, float* rstd, int rows, int cols, float p, float eps,
-    unsigned long long seed, unsigned long long offset) {
-    for (long long row = convrep_warp_index(); row < rows; row += convrep_warp_count()) {
-        convrep_embed_ln_drop_fwd_row<CONVREP_WARP_CHUNKS_PER_LANE>(
-            word, pos, type, ids, pos_ids, type_ids, vocab, positions, types, gamma, beta, out, mean, rstd, row, cols,
-            p, eps, seed, offset, (int)(threadIdx.x & 31), 32, convrep_warp_sum());
-    }
-}
-
 template <class T>
 __device__ __forceinline__ void convrep_bias_gelu_fwd(const T* x, const float* bias, T* out, int rows, int cols) {
     for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -170,8 +158,12 @@ extern "C" __global__ void convrep_embed_ln_drop_fwd_f32(
     const float* beta, float* out, float* mean, float* rstd, int rows, int cols, float p, float eps,
     unsigned long long seed, unsigned long long offset, const long long* seed_ptr, const long long* offset_ptr) {
     convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);
-    convrep_embed_ln_drop_fwd_warp(word, pos, type, ids, pos_ids, type_ids, vocab, positions, types, gamma, beta, out,
-                                   mean, rstd, rows, cols, p, eps, seed, offset);
+    const convrep_embed_tables t = {word, pos, type, ids, pos_ids, type_ids, vocab, positions, types};
+    for (long long row = convrep_warp_index(); row < rows; row += convrep_warp_count()) {
+        convrep_embed_ln_drop_fwd_row<CONVREP_WARP_CHUNKS_PER_LANE>(t, gamma, beta, out, mean, rstd, row, cols, p, eps,
+                                                                    seed, offset, (int)(threadIdx.x & 31), 32,
+                                                                    convrep_warp_sum());
+    }
 }
 
 extern "C" __global__ void convrep_embed_ln_drop_bwd_f32(
@@ -181,10 +173,10 @@ extern "C" __global__ void convrep_embed_ln_drop_bwd_f32(
     int rows, int cols, float p, unsigned long long seed, unsigned long long offset, const long long* seed_ptr,
     const long long* offset_ptr) {
     convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);
+    const convrep_embed_tables t = {word, pos, type, ids, pos_ids, type_ids, vocab, positions, types};
     convrep_embed_ln_drop_bwd_block<CONVREP_WARP_CHUNKS_PER_LANE>(
-        dy, word, pos, type, ids, pos_ids, type_ids, vocab, positions, types, mean, rstd, gamma, ds, dgamma_part,
-        dbeta_part, rows, cols, p, seed, offset, convrep_warp_index(), convrep_warp_count(), (int)(threadIdx.x & 31),
-        32, convrep_warp_sum());
+        dy, t, mean, rstd, gamma, ds, dgamma_part, dbeta_part, rows, cols, p, seed, offset, convrep_warp_index(),
+        convrep_warp_count(), (int)(threadIdx.x & 31), 32, convrep_warp_sum());
 }
 
 extern "C" __global__ void convrep_bias_gelu_fwd_f32(const float* x, const float* bias, float* out, int rows,

@@ -64,6 +64,26 @@ CONVREP_HD void convrep_row_stats(const float (*s)[4], float pivot, int cols, fl
     rs = 1.0f / sqrtf(block_sum(sq) / (float)cols + eps);
 }
 
+// convrep_ln_apply gives each of the lane's chunks s of a row of mean mu and 1/σ rs its LayerNorm output
+// y = (s − mu)·rs·γ + β, to emit(k, c, n, y).
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
+template <int K, class Emit>
+CONVREP_HD void convrep_ln_apply(const float (*s)[4], float mu, float rs, const float* gamma, const float* beta,
+                                 int cols, int lane, int lanes, Emit emit) {
+    convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int c, int n) {
+        float g[4], b[4], y[4];
+        convrep_load4(gamma, c, n, g);
+        convrep_load4(beta, c, n, b);
+        CONVREP_UNROLL
+        for (int i = 0; i < 4; ++i) {
+            y[i] = (s[k][i] - mu) * rs * g[i] + b[i];
+        }
+        emit(k, c, n, y);
+    });
+}
+
 // convrep_drop_add_ln_fwd_row computes row `row`: sum = dropout(x) + resid, out = LayerNorm(sum), and
 // mean[row], rstd[row].
 #if defined(__CUDACC__)
@@ -92,46 +112,33 @@ CONVREP_HD void convrep_drop_add_ln_fwd_row(const T* x, const T* resid, const fl
     });
     float mu, rs;
     convrep_row_stats<K>(s, pivot, cols, eps, lane, lanes, block_sum, mu, rs);
-
-    convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int c, int n) {
-        float g[4], b[4], o[4];
-        convrep_load4(gamma, c, n, g);
-        convrep_load4(beta, c, n, b);
-        CONVREP_UNROLL
-        for (int i = 0; i < 4; ++i) {
-            o[i] = (s[k][i] - mu) * rs * g[i] + b[i];
-        }
-        convrep_store4(out, base + c, n, o);
-    });
+    convrep_ln_apply<K>(s, mu, rs, gamma, beta, cols, lane, lanes,
+                        [&](int, int c, int n, const float* y) { convrep_store4(out, base + c, n, y); });
     if (lane == 0) {
         mean[row] = mu;
         rstd[row] = rs;
     }
 }
 
-// convrep_drop_add_ln_bwd_row computes dx and dresid of row `row` from dy and adds the row's dy·xhat and dy
-// to the lane's column accumulators: dgamma_acc[k][i] and dbeta_acc[k][i] belong to column i of its k-th chunk.
+// convrep_ln_grad_row is LayerNorm's backward for one row of mean mu and 1/σ rs, whose output gradient the lane
+// reads into d with load_d(c, n, d[k]) (its chunks, as convrep_each_chunk gives them, kept in registers) and whose
+// input it reads with load_sum(c, n, v), each chunk twice: for the row's totals, then for the gradient (from the
+// cache on a GPU the second time, so that a thread holds one array of the row, not three). It adds the row's d·x̂
+// and d to the lane's column accumulators (dgamma_acc[k][i] and dbeta_acc[k][i] belong to column i of its k-th
+// chunk) and gives each chunk's input gradient ds = rs·(γ·d − mean(γ·d) − x̂·mean(γ·d·x̂)) to emit(k, c, n, ds).
 #if defined(__CUDACC__)
 #pragma nv_exec_check_disable
 #endif
-template <int K, class T, class Reduce>
-CONVREP_HD void convrep_drop_add_ln_bwd_row(const T* dy, const T* sum, const float* mean, const float* rstd,
-                                            const float* gamma, T* dx, T* dresid, float (*dgamma_acc)[4],
-                                            float (*dbeta_acc)[4], long long row, int cols, float p,
-                                            unsigned long long seed, unsigned long long offset, int lane,
-                                            int lanes, Reduce block_sum) {
-    const long long base = row * (long long)cols;
-    const float mu = mean[row], rs = rstd[row];
-
-    // dy stays in registers between the passes; x̂ and γ·dy are made again where they are needed, from the sum
-    // and γ, which the second pass reads again (from the cache on a GPU: the row was read a moment before), so
-    // that a thread holds one array of the row and not three, and more rows are in flight.
+template <int K, class LoadD, class LoadSum, class Emit, class Reduce>
+CONVREP_HD void convrep_ln_grad_row(LoadD load_d, LoadSum load_sum, Emit emit, const float* gamma, float mu, float rs,
+                                    float (*dgamma_acc)[4], float (*dbeta_acc)[4], int cols, int lane, int lanes,
+                                    Reduce block_sum) {
     float d[K][4];
-    float mg = 0.0f, mgx = 0.0f;  // Σ g and Σ g·xhat, then their means
+    float mg = 0.0f, mgx = 0.0f;  // Σ γ·d and Σ γ·d·x̂, then their means
     convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int c, int n) {
         float sv[4], gv[4];
-        convrep_load4(dy, base + c, n, d[k]);
-        convrep_load4(sum, base + c, n, sv);
+        load_d(c, n, d[k]);
+        load_sum(c, n, sv);
         convrep_load4(gamma, c, n, gv);
         CONVREP_UNROLL
         for (int i = 0; i < 4; ++i) {
@@ -146,23 +153,48 @@ CONVREP_HD void convrep_drop_add_ln_bwd_row(const T* dy, const T* sum, const flo
     mg /= (float)cols;
     mgx /= (float)cols;
 
-    const float scale = convrep_dropout_scale(p);
     convrep_each_chunk<K>(cols, lane, lanes, [&](int k, int c, int n) {
-        const unsigned int keep = convrep_dropout_keep4(seed, offset, base + c, n, p);
-        float sv[4], gv[4], ds[4], dxv[4];
-        convrep_load4(sum, base + c, n, sv);
+        float sv[4], gv[4], ds[4];
+        load_sum(c, n, sv);
         convrep_load4(gamma, c, n, gv);
         CONVREP_UNROLL
         for (int i = 0; i < 4; ++i) {
             const float xhat = (sv[i] - mu) * rs;
             ds[i] = rs * (d[k][i] * gv[i] - mg - xhat * mgx);
-            dxv[i] = (keep >> i) & 1u ? ds[i] * scale : 0.0f;
             dgamma_acc[k][i] += d[k][i] * xhat;
             dbeta_acc[k][i] += d[k][i];
         }
-        convrep_store4(dresid, base + c, n, ds);
-        convrep_store4(dx, base + c, n, dxv);
+        emit(k, c, n, ds);
     });
+}
+
+// convrep_drop_add_ln_bwd_row computes dx and dresid of row `row` from dy and adds the row's dy·xhat and dy
+// to the lane's column accumulators (convrep_ln_grad_row).
+#if defined(__CUDACC__)
+#pragma nv_exec_check_disable
+#endif
+template <int K, class T, class Reduce>
+CONVREP_HD void convrep_drop_add_ln_bwd_row(const T* dy, const T* sum, const float* mean, const float* rstd,
+                                            const float* gamma, T* dx, T* dresid, float (*dgamma_acc)[4],
+                                            float (*dbeta_acc)[4], long long row, int cols, float p,
+                                            unsigned long long seed, unsigned long long offset, int lane,
+                                            int lanes, Reduce block_sum) {
+    const long long base = row * (long long)cols;
+    const float scale = convrep_dropout_scale(p);
+    convrep_ln_grad_row<K>(
+        [&](int c, int n, float* v) { convrep_load4(dy, base + c, n, v); },
+        [&](int c, int n, float* v) { convrep_load4(sum, base + c, n, v); },
+        [&](int, int c, int n, const float* ds) {
+            const unsigned int keep = convrep_dropout_keep4(seed, offset, base + c, n, p);
+            float dxv[4];
+            CONVREP_UNROLL
+            for (int i = 0; i < 4; ++i) {
+                dxv[i] = (keep >> i) & 1u ? ds[i] * scale : 0.0f;
+            }
+            convrep_store4(dresid, base + c, n, ds);
+            convrep_store4(dx, base + c, n, dxv);
+        },
+        gamma, mean[row], rstd[row], dgamma_acc, dbeta_acc, cols, lane, lanes, block_sum);
 }
 
 // convrep_drop_add_ln_bwd_block is block `block` of `blocks`: it runs the rows block, block + blocks, ...

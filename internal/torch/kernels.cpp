@@ -263,6 +263,27 @@ Args &operator<<(Args &a, const Philox &p) { return a << p.seed << p.offset << p
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+// A dropout's probability and Philox numbers, kept in an op's context by forward for backward to draw the same
+// mask.
+void save_dropout(AutogradContext *ctx, double p, const Philox &ph) {
+  ctx->saved_data["p"] = p;
+  ctx->saved_data["seed"] = static_cast<int64_t>(ph.seed);
+  ctx->saved_data["offset"] = static_cast<int64_t>(ph.offset);
+  ctx->saved_data["seed_ptr"] = reinterpret_cast<int64_t>(ph.seed_ptr);
+  ctx->saved_data["offset_ptr"] = reinterpret_cast<int64_t>(ph.offset_ptr);
+}
+
+Philox saved_philox(AutogradContext *ctx) {
+  Philox ph;
+  ph.seed = static_cast<uint64_t>(ctx->saved_data["seed"].toInt());
+  ph.offset = static_cast<uint64_t>(ctx->saved_data["offset"].toInt());
+  ph.seed_ptr = reinterpret_cast<const int64_t *>(ctx->saved_data["seed_ptr"].toInt());
+  ph.offset_ptr = reinterpret_cast<const int64_t *>(ctx->saved_data["offset_ptr"].toInt());
+  return ph;
+}
+
+float saved_p(AutogradContext *ctx) { return static_cast<float>(ctx->saved_data["p"].toDouble()); }
+
 // LayerNorm(dropout(x) + resid): the forward kernel writes the output, the sum (saved for backward) and each
 // row's mean and 1/σ; backward regenerates the mask from the same Philox numbers. γ and β's gradients are
 // per-block partial sums, added here over the blocks.
@@ -282,11 +303,7 @@ struct DropAddLayerNorm : public torch::autograd::Function<DropAddLayerNorm> {
     const LNLaunch how(e, cols);
     launch(l, x, how.fwd, how.forward_grid(rows), how.threads, a);
     ctx->save_for_backward({sum, mean, rstd, gamma});
-    ctx->saved_data["p"] = p;
-    ctx->saved_data["seed"] = static_cast<int64_t>(ph.seed);
-    ctx->saved_data["offset"] = static_cast<int64_t>(ph.offset);
-    ctx->saved_data["seed_ptr"] = reinterpret_cast<int64_t>(ph.seed_ptr);
-    ctx->saved_data["offset_ptr"] = reinterpret_cast<int64_t>(ph.offset_ptr);
+    save_dropout(ctx, p, ph);
     return out;
   }
 
@@ -302,15 +319,11 @@ struct DropAddLayerNorm : public torch::autograd::Function<DropAddLayerNorm> {
     at::Tensor dx = at::empty_like(sum), dresid = at::empty_like(sum);
     at::Tensor dgamma = at::empty({blocks * how.rows_per_block, cols}, sum.options().dtype(at::kFloat));
     at::Tensor dbeta = at::empty_like(dgamma);
-    Philox ph;
-    ph.seed = static_cast<uint64_t>(ctx->saved_data["seed"].toInt());
-    ph.offset = static_cast<uint64_t>(ctx->saved_data["offset"].toInt());
-    ph.seed_ptr = reinterpret_cast<const int64_t *>(ctx->saved_data["seed_ptr"].toInt());
-    ph.offset_ptr = reinterpret_cast<const int64_t *>(ctx->saved_data["offset_ptr"].toInt());
+    const Philox ph = saved_philox(ctx);
     Args a;
     a << dy.data_ptr() << sum.data_ptr() << mean.data_ptr() << rstd.data_ptr() << gamma.data_ptr() << dx.data_ptr()
       << dresid.data_ptr() << dgamma.data_ptr() << dbeta.data_ptr() << static_cast<int>(rows) << static_cast<int>(cols)
-      << static_cast<float>(ctx->saved_data["p"].toDouble()) << ph;
+      << saved_p(ctx) << ph;
     launch(l, sum, how.bwd, static_cast<unsigned>(blocks), how.threads, a);
     return {dx, dresid, dgamma.sum(0), dbeta.sum(0), at::Tensor(), at::Tensor()};
   }
@@ -377,11 +390,7 @@ struct EmbedLayerNorm : public torch::autograd::Function<EmbedLayerNorm> {
     launch(l, word, l.f32.embed_fwd, static_cast<unsigned>((rows + kRowsPerBlock - 1) / kRowsPerBlock),
            32 * kRowsPerBlock, a);
     ctx->save_for_backward({word, pos, type, ids, pos_ids, type_ids, mean, rstd, gamma});
-    ctx->saved_data["p"] = p;
-    ctx->saved_data["seed"] = static_cast<int64_t>(ph.seed);
-    ctx->saved_data["offset"] = static_cast<int64_t>(ph.offset);
-    ctx->saved_data["seed_ptr"] = reinterpret_cast<int64_t>(ph.seed_ptr);
-    ctx->saved_data["offset_ptr"] = reinterpret_cast<int64_t>(ph.offset_ptr);
+    save_dropout(ctx, p, ph);
     return out;
   }
 
@@ -395,17 +404,13 @@ struct EmbedLayerNorm : public torch::autograd::Function<EmbedLayerNorm> {
     int64_t blocks = backward_blocks(l, l.f32.embed_bwd, 32 * kRowsPerBlock, (rows + kRowsPerBlock - 1) / kRowsPerBlock);
     at::Tensor ds = at::empty({rows, cols}, word.options());
     at::Tensor dgamma = at::empty({blocks * kRowsPerBlock, cols}, word.options()), dbeta = at::empty_like(dgamma);
-    Philox ph;
-    ph.seed = static_cast<uint64_t>(ctx->saved_data["seed"].toInt());
-    ph.offset = static_cast<uint64_t>(ctx->saved_data["offset"].toInt());
-    ph.seed_ptr = reinterpret_cast<const int64_t *>(ctx->saved_data["seed_ptr"].toInt());
-    ph.offset_ptr = reinterpret_cast<const int64_t *>(ctx->saved_data["offset_ptr"].toInt());
+    const Philox ph = saved_philox(ctx);
     Args a;
     a << dy.data_ptr();
     tables(a, word, pos, type, ids, pos_ids, type_ids)
         << mean.data_ptr() << rstd.data_ptr() << gamma.data_ptr() << ds.data_ptr() << dgamma.data_ptr()
         << dbeta.data_ptr() << static_cast<int>(rows) << static_cast<int>(cols)
-        << static_cast<float>(ctx->saved_data["p"].toDouble()) << ph;
+        << saved_p(ctx) << ph;
     launch(l, word, l.f32.embed_bwd, static_cast<unsigned>(blocks), 32 * kRowsPerBlock, a);
     auto table_grad = [&](const at::Tensor &table, const at::Tensor &rows_of) {
       return at::embedding_dense_backward(ds, rows_of.reshape({-1}), table.size(0), -1, false);

@@ -236,19 +236,17 @@ static void embed_case(int rows, int cols, bool types, float p, unsigned blocks)
             &dmean.p, &drstd.p, &dg.p, &dds.p, &dgp.p, &dbp.p, &rows, &cols, (void*)&p, (void*)&seed, (void*)&offset,
             (void*)&no_ptr, (void*)&no_ptr});
 
-    const float* ht = types ? type.data() : nullptr;
-    const long long* hti = types ? type_ids.data() : nullptr;
+    const convrep_embed_tables t = {word.data(), pos.data(),  types ? type.data() : nullptr,
+                                    ids.data(),  pos_ids.data(), types ? type_ids.data() : nullptr,
+                                    vocab,       positions,      ntypes};
     std::vector<float> hout(n), hmean(rows), hrstd(rows), hds(n), hgp((size_t)parts * cols), hbp((size_t)parts * cols);
     for (long long r = 0; r < rows; ++r)
-        convrep_embed_ln_drop_fwd_row<kHostChunks>(word.data(), pos.data(), ht, ids.data(), pos_ids.data(), hti, vocab,
-                                                   positions, ntypes, gamma.data(), beta.data(), hout.data(),
-                                                   hmean.data(), hrstd.data(), r, cols, p, eps, seed, offset, 0, 1,
-                                                   convrep_one_lane_sum{});
+        convrep_embed_ln_drop_fwd_row<kHostChunks>(t, gamma.data(), beta.data(), hout.data(), hmean.data(), hrstd.data(),
+                                                   r, cols, p, eps, seed, offset, 0, 1, convrep_one_lane_sum{});
     for (unsigned b = 0; b < parts; ++b)
-        convrep_embed_ln_drop_bwd_block<kHostChunks>(dy.data(), word.data(), pos.data(), ht, ids.data(), pos_ids.data(),
-                                                     hti, vocab, positions, ntypes, hmean.data(), hrstd.data(),
-                                                     gamma.data(), hds.data(), hgp.data(), hbp.data(), rows, cols, p,
-                                                     seed, offset, b, parts, 0, 1, convrep_one_lane_sum{});
+        convrep_embed_ln_drop_bwd_block<kHostChunks>(dy.data(), t, hmean.data(), hrstd.data(), gamma.data(), hds.data(),
+                                                     hgp.data(), hbp.data(), rows, cols, p, seed, offset, b, parts, 0, 1,
+                                                     convrep_one_lane_sum{});
     // NaN rows: the same on both sides; compare the rest.
     auto finite = [&](std::vector<float> v) {
         for (auto& x : v) x = std::isnan(x) ? -7.0f : x;

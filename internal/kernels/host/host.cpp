@@ -151,8 +151,13 @@ void gelu_bwd(const T* x, const float* bias, const T* dy, T* dx, float* dbias_pa
     });
 }
 
-// The id arrays as the row functions take them (long long, which int64_t need not be).
-const long long* ll(const int64_t* p) { return reinterpret_cast<const long long*>(p); }
+// The tables and ids as the row functions take them (long long ids, which int64_t need not be).
+convrep_embed_tables tables(const float* word, const float* pos, const float* type, const int64_t* ids,
+                            const int64_t* pos_ids, const int64_t* type_ids, int64_t vocab, int64_t positions,
+                            int64_t types) {
+    auto ll = [](const int64_t* p) { return reinterpret_cast<const long long*>(p); };
+    return {word, pos, type, ll(ids), ll(pos_ids), ll(type_ids), vocab, positions, types};
+}
 
 }  // namespace
 
@@ -229,12 +234,12 @@ void convrep_host_embed_ln_drop_fwd_f32(const float* word, const float* pos, con
                                         int64_t positions, int64_t types, const float* gamma, const float* beta,
                                         float* out, float* mean, float* rstd, int rows, int cols, float p, float eps,
                                         uint64_t seed, uint64_t offset, int lanes) {
+    const convrep_embed_tables t = tables(word, pos, type, ids, pos_ids, type_ids, vocab, positions, types);
     with_k(cols, lanes, [&]<int K>() {
         on_lanes(lanes, [&](int lane, auto block_sum) {
             for (long long row = 0; row < rows; ++row) {
-                convrep_embed_ln_drop_fwd_row<K>(word, pos, type, ll(ids), ll(pos_ids), ll(type_ids), vocab,
-                                                 positions, types, gamma, beta, out, mean, rstd, row, cols, p, eps,
-                                                 seed, offset, lane, lanes, block_sum);
+                convrep_embed_ln_drop_fwd_row<K>(t, gamma, beta, out, mean, rstd, row, cols, p, eps, seed, offset, lane,
+                                                 lanes, block_sum);
             }
         });
     });
@@ -246,12 +251,12 @@ void convrep_host_embed_ln_drop_bwd_f32(const float* dy, const float* word, cons
                                         const float* rstd, const float* gamma, float* ds, float* dgamma_part,
                                         float* dbeta_part, int rows, int cols, float p, uint64_t seed,
                                         uint64_t offset, int blocks, int lanes) {
+    const convrep_embed_tables t = tables(word, pos, type, ids, pos_ids, type_ids, vocab, positions, types);
     with_k(cols, lanes, [&]<int K>() {
         for (int b = 0; b < blocks; ++b) {
             on_lanes(lanes, [&](int lane, auto block_sum) {
-                convrep_embed_ln_drop_bwd_block<K>(dy, word, pos, type, ll(ids), ll(pos_ids), ll(type_ids), vocab,
-                                                   positions, types, mean, rstd, gamma, ds, dgamma_part, dbeta_part,
-                                                   rows, cols, p, seed, offset, b, blocks, lane, lanes, block_sum);
+                convrep_embed_ln_drop_bwd_block<K>(dy, t, mean, rstd, gamma, ds, dgamma_part, dbeta_part, rows, cols,
+                                                   p, seed, offset, b, blocks, lane, lanes, block_sum);
             });
         }
     });
