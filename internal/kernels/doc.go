@@ -1,10 +1,12 @@
 // Package kernels holds convrep's CUDA kernels as source text, for internal/torch to compile with NVRTC at run
 // time and launch with the driver API: the fused dropout + residual add + LayerNorm and bias + GELU of every
-// BERT-like layer, forward and backward, for float32 and bf16 storage.
+// BERT-like layer, forward and backward, for float32 and bf16 storage, and the embeddings' lookups + LayerNorm +
+// dropout for float32 tables.
 //
 // # One source, two compilers
 //
-// The math of a row is written once, as __host__ __device__ template functions of layernorm.cuh and gelu.cuh:
+// The math of a row is written once, as __host__ __device__ template functions of layernorm.cuh, embeddings.cuh
+// and gelu.cuh:
 //
 //	template <int K, class T, class Reduce>
 //	__host__ __device__ void convrep_drop_add_ln_fwd_row(..., long long row, ..., int lane, int lanes, Reduce block_sum)
