@@ -412,8 +412,11 @@ struct EmbedLayerNorm : public torch::autograd::Function<EmbedLayerNorm> {
         << dbeta.data_ptr() << static_cast<int>(rows) << static_cast<int>(cols)
         << saved_p(ctx) << ph;
     launch(l, word, l.f32.embed_bwd, static_cast<unsigned>(blocks), 32 * kRowsPerBlock, a);
+    // An id outside its table made its row NaN in forward (the kernel read row 0 instead); clamped, it adds that
+    // NaN row's gradient to a row inside the table, where libtorch's backward would write outside it.
     auto table_grad = [&](const at::Tensor &table, const at::Tensor &rows_of) {
-      return at::embedding_dense_backward(ds, rows_of.reshape({-1}), table.size(0), -1, false);
+      at::Tensor inside = at::clamp(rows_of.reshape({-1}), 0, table.size(0) - 1);
+      return at::embedding_dense_backward(ds, inside, table.size(0), -1, false);
     };
     return {table_grad(word, ids),
             table_grad(pos, pos_ids),
