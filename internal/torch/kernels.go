@@ -98,12 +98,15 @@ func DenseBiasGELU(x, w, bias *ts.Tensor) *ts.Tensor {
 // with weight gamma and bias beta: a BERT-like encoder's embeddings, [ids' shape..., H]. Where the kernels are
 // loaded and take these tensors (float32 tables of at most 768 columns) it is one kernel forward and one
 // backward, the tables' gradients by libtorch's embedding backward; else libtorch's lookups, add, layer_norm and
-// dropout. typ and typeIDs are nil where the family has no token types; p = 0 is no dropout. It panics on a
-// libtorch error, as gotch's Must* calls do.
+// dropout. typ and typeIDs are nil where the family has no token types (typ with nil typeIDs panics); p = 0 is no
+// dropout. It panics on a libtorch error, as gotch's Must* calls do.
 func EmbedLayerNorm(word, pos, typ, ids, posIDs, typeIDs, gamma, beta *ts.Tensor, p, eps float64) *ts.Tensor {
 	var out unsafe.Pointer
 	var typC, typeIDsC unsafe.Pointer
 	if typ != nil {
+		if typeIDs == nil {
+			panic(errors.New("embeddings and LayerNorm: a token-type table without token type ids"))
+		}
 		typC, typeIDsC = typ.Ctensor(), typeIDs.Ctensor()
 	}
 	countCall()
