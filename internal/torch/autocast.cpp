@@ -1,4 +1,5 @@
 #include "autocast.h"
+#include "autocast_state.h"
 
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
@@ -13,11 +14,9 @@
 #define CONVREP_AUTOCAST_BY_DEVICE 1
 #endif
 
-namespace {
+namespace convrep {
 
-char *error_of(const std::exception &e) { return strdup(e.what()); }
-
-bool is_on(bool cuda) {
+bool autocast_on(bool cuda) {
 #ifdef CONVREP_AUTOCAST_BY_DEVICE
   return at::autocast::is_autocast_enabled(cuda ? at::kCUDA : at::kCPU);
 #else
@@ -25,13 +24,22 @@ bool is_on(bool cuda) {
 #endif
 }
 
-at::ScalarType dtype_of(bool cuda) {
+at::ScalarType autocast_dtype(bool cuda) {
 #ifdef CONVREP_AUTOCAST_BY_DEVICE
   return at::autocast::get_autocast_dtype(cuda ? at::kCUDA : at::kCPU);
 #else
   return cuda ? at::autocast::get_autocast_gpu_dtype() : at::autocast::get_autocast_cpu_dtype();
 #endif
 }
+
+} // namespace convrep
+
+namespace {
+
+using convrep::autocast_dtype;
+using convrep::autocast_on;
+
+char *error_of(const std::exception &e) { return strdup(e.what()); }
 
 void set(bool cuda, bool enabled, at::ScalarType dtype) {
 #ifdef CONVREP_AUTOCAST_BY_DEVICE
@@ -55,8 +63,8 @@ void set(bool cuda, bool enabled, at::ScalarType dtype) {
 // autocast on (or off, for torch.autocast(enabled=False)), count one more nesting level.
 char *convrep_autocast_enter(int cuda, int enabled, int dtype, int *prev_enabled, int *prev_dtype) {
   try {
-    *prev_enabled = is_on(cuda) ? 1 : 0;
-    *prev_dtype = static_cast<int>(dtype_of(cuda));
+    *prev_enabled = autocast_on(cuda) ? 1 : 0;
+    *prev_dtype = static_cast<int>(autocast_dtype(cuda));
     set(cuda, enabled != 0, static_cast<at::ScalarType>(dtype));
     at::autocast::increment_nesting();
   } catch (const std::exception &e) {
@@ -81,8 +89,8 @@ char *convrep_autocast_exit(int cuda, int prev_enabled, int prev_dtype) {
 
 int convrep_autocast_enabled(int cuda, int *dtype) {
   try {
-    *dtype = static_cast<int>(dtype_of(cuda));
-    return is_on(cuda) ? 1 : 0;
+    *dtype = static_cast<int>(autocast_dtype(cuda));
+    return autocast_on(cuda) ? 1 : 0;
   } catch (const std::exception &) {
     return 0;
   }

@@ -1,9 +1,8 @@
 #include "fused.h"
+#include "autocast_state.h"
 
 #include <ATen/ATen.h>
-#include <ATen/autocast_mode.h>
 #include <torch/csrc/autograd/custom_function.h>
-#include <torch/version.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -11,11 +10,6 @@
 #include <mutex>
 #include <string>
 #include <vector>
-
-// libtorch 2.4 replaced the per-device autocast queries by ones taking a device type (as in autocast.cpp).
-#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
-#define CONVREP_FUSED_AUTOCAST_BY_DEVICE 1
-#endif
 
 namespace {
 
@@ -104,9 +98,12 @@ struct ProjectHeads : public torch::autograd::Function<ProjectHeads> {
     int64_t n = s[0] * s[1], e = s[2] * s[3];
     bool need_x = ctx->needs_input_grad(0), need_w = ctx->needs_input_grad(1), need_b = ctx->needs_input_grad(2);
     const std::vector<int64_t> rows_dim{0};
-    at::Tensor dx, dw = need_w ? at::empty_like(w) : at::Tensor(), db = need_b ? at::empty({w.size(0)}, w.options()) : at::Tensor();
+    at::Tensor dx;
+    at::Tensor dw = need_w ? at::empty_like(w) : at::Tensor();
+    at::Tensor db = need_b ? at::empty({w.size(0)}, w.options()) : at::Tensor();
     for (int64_t i = 0; i < 3; i++) {
-      at::Tensor dwi = need_w ? dw.narrow(0, i * e, e) : at::Tensor(), dbi = need_b ? db.narrow(0, i * e, e) : at::Tensor();
+      at::Tensor dwi = need_w ? dw.narrow(0, i * e, e) : at::Tensor();
+      at::Tensor dbi = need_b ? db.narrow(0, i * e, e) : at::Tensor();
       if (!grads[i].defined()) { // that head took no part in the loss: zero gradients for its weights
         if (need_w) dwi.zero_();
         if (need_b) dbi.zero_();
@@ -131,23 +128,6 @@ struct ProjectHeads : public torch::autograd::Function<ProjectHeads> {
     return {gx, dw, db, at::Tensor()};
   }
 };
-
-bool autocast_on(const at::Device &d) {
-#ifdef CONVREP_FUSED_AUTOCAST_BY_DEVICE
-  return at::autocast::is_autocast_enabled(d.type());
-#else
-  return d.is_cuda() ? at::autocast::is_enabled() : at::autocast::is_cpu_enabled();
-#endif
-}
-
-// The dtype autocast casts a GEMM's inputs to on d's device type (bf16 under precision = "bf16").
-at::ScalarType autocast_dtype(const at::Device &d) {
-#ifdef CONVREP_FUSED_AUTOCAST_BY_DEVICE
-  return at::autocast::get_autocast_dtype(d.type());
-#else
-  return d.is_cuda() ? at::autocast::get_autocast_gpu_dtype() : at::autocast::get_autocast_cpu_dtype();
-#endif
-}
 
 // What GELU _addmm_activation(use_gelu) computes on a device type, measured on a small problem whose
 // pre-activations span [-5, 5], where exact and tanh GELU differ by up to 5e-4: libtorch 1.13-2.x compute
@@ -198,8 +178,8 @@ char *convrep_project_heads(void *xh, void *wh, void *bh, int64_t heads, void **
     // What autocast does to a linear's inputs, done here where autograd records it: the custom function's
     // forward and backward then compute in one dtype, and the casts' backward hands fp32 weights their
     // gradients in fp32.
-    if (autocast_on(x.device()) && at::isFloatingType(x.scalar_type())) {
-      at::ScalarType dt = autocast_dtype(x.device());
+    if (convrep::autocast_on(x.is_cuda()) && at::isFloatingType(x.scalar_type())) {
+      at::ScalarType dt = convrep::autocast_dtype(x.is_cuda());
       x = x.to(dt);
       w = w.to(dt);
       bias = bias.to(dt);
@@ -222,7 +202,7 @@ char *convrep_dense_gelu(void *xh, void *wh, void *bh, int tanh, void **out, int
     bool grad = at::GradMode::is_enabled() && (x.requires_grad() || w.requires_grad() || bias.requires_grad());
     // _addmm_activation has no derivative (libtorch 1.13 to 2.11): it serves passes that need none.
     if (!grad && x.dim() >= 2 && w.dim() == 2 && bias.dim() == 1 && x.scalar_type() == w.scalar_type() &&
-        bias.scalar_type() == w.scalar_type() && x.device() == w.device() && !autocast_on(x.device()) &&
+        bias.scalar_type() == w.scalar_type() && x.device() == w.device() && !convrep::autocast_on(x.is_cuda()) &&
         gelu_kind(x.device()) == (tanh ? 2 : 1)) {
       std::vector<int64_t> sizes = x.sizes().vec();
       sizes.back() = w.size(0);
