@@ -431,6 +431,13 @@ struct EmbedLayerNorm : public torch::autograd::Function<EmbedLayerNorm> {
   }
 };
 
+// Whether w is weights the kernels read per column of a row of cols values (γ, β, a bias): float32, contiguous,
+// [cols], on like's device.
+bool row_weights(const at::Tensor &w, const at::Tensor &like, int64_t cols) {
+  return w.scalar_type() == at::kFloat && w.dim() == 1 && w.size(0) == cols && w.is_contiguous() &&
+         w.device() == like.device();
+}
+
 // Whether the embeddings' kernels take these tables and ids: float32 tables of the same width (at most a warp's
 // row, kWarpRowCols) and LayerNorm weights on a device where the kernels are loaded, int64 ids of one shape
 // there, and sizes within int.
@@ -447,13 +454,9 @@ bool embed_fusable(const at::Tensor &word, const at::Tensor &pos, const at::Tens
   auto index = [&](const at::Tensor &t) {
     return t.scalar_type() == at::kLong && t.sizes() == ids.sizes() && t.device() == word.device();
   };
-  auto weight = [&](const at::Tensor &t) {
-    return t.scalar_type() == at::kFloat && t.dim() == 1 && t.size(0) == cols && t.is_contiguous() &&
-           t.device() == word.device();
-  };
   return cols > 0 && cols <= kWarpRowCols && table(word) && table(pos) && (!type.defined() || table(type)) &&
-         index(ids) && index(pos_ids) && (!type.defined() || index(type_ids)) && weight(gamma) && weight(beta) &&
-         ids.numel() > 0 && ids.numel() * cols < INT32_MAX;
+         index(ids) && index(pos_ids) && (!type.defined() || index(type_ids)) && row_weights(gamma, word, cols) &&
+         row_weights(beta, word, cols) && ids.numel() > 0 && ids.numel() * cols < INT32_MAX;
 }
 
 // Whether the kernels take rows of x with weights w (γ, or the bias): loaded on x's device, x float32 or
@@ -462,8 +465,7 @@ bool fusable(const at::Tensor &x, const at::Tensor &w) {
   const Loaded *l = loaded_on(x);
   if (l == nullptr || entries_for(*l, x.scalar_type()) == nullptr || x.dim() == 0) return false;
   int64_t cols = x.size(-1);
-  return cols > 0 && threads_for(cols) != 0 && x.numel() < INT32_MAX && w.scalar_type() == at::kFloat &&
-         w.device() == x.device() && w.dim() == 1 && w.size(0) == cols && w.is_contiguous();
+  return cols > 0 && threads_for(cols) != 0 && x.numel() < INT32_MAX && row_weights(w, x, cols);
 }
 #endif
 
@@ -549,8 +551,8 @@ char *convrep_drop_add_layer_norm(void *x_, void *resid_, void *gamma_, void *be
     const at::Tensor &x = tensor(x_), &gamma = tensor(gamma_), &beta = tensor(beta_);
     at::Tensor resid = tensor(resid_);
 #ifdef CONVREP_CUDA
-    if (fusable(x, gamma) && beta.sizes() == gamma.sizes() && beta.scalar_type() == at::kFloat &&
-        resid.sizes() == x.sizes() && resid.device() == x.device()) {
+    if (fusable(x, gamma) && row_weights(beta, x, x.size(-1)) && resid.sizes() == x.sizes() &&
+        resid.device() == x.device()) {
       if (resid.scalar_type() != x.scalar_type()) resid = resid.to(x.scalar_type());
       *out = handle(DropAddLayerNorm::apply(x.contiguous(), resid.contiguous(), gamma, beta, p, eps));
       return nullptr;
