@@ -1,4 +1,5 @@
 #include "adam.h"
+#include "handles.h"
 
 #include <ATen/Functions.h>
 #include <ATen/Parallel.h>
@@ -35,9 +36,9 @@
 #define CONVREP_FUSED_ADAM_TENSOR_LR 1
 #endif
 
-namespace {
+using convrep::tensor;
 
-at::Tensor &tensor(void *h) { return *static_cast<at::Tensor *>(h); }
+namespace {
 
 // lerp_ over lists: self[i] += weight·(end[i] − self[i]), with libtorch's lerp formula in both cases.
 void foreach_lerp_(std::vector<at::Tensor> &self, const std::vector<at::Tensor> &end, double weight) {

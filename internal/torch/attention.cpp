@@ -1,6 +1,7 @@
 //go:build !convrep_nokernels
 
 #include "attention.h"
+#include "handles.h"
 
 #include <ATen/ATen.h>
 #include <torch/version.h>
@@ -19,12 +20,11 @@
 #define CONVREP_HAS_SDPA 1
 #endif
 
+using convrep::error_of, convrep::tensor;
+
 namespace {
 
-char *error_of(const std::exception &e) { return strdup(e.what()); }
-
 #ifdef CONVREP_HAS_SDPA
-at::Tensor &tensor(void *h) { return *static_cast<at::Tensor *>(h); }
 
 // The mask as the op takes it: no mask is nullopt. An optional holding an undefined tensor (what gotch passes
 // for a missing tensor) would count as a mask to the backend selection and rule the flash kernel out.

@@ -1,4 +1,5 @@
 #include "autocast.h"
+#include "handles.h"
 #include "autocast_state.h"
 
 #include <ATen/autocast_mode.h>
@@ -34,12 +35,13 @@ at::ScalarType autocast_dtype(bool cuda) {
 
 } // namespace convrep
 
+using convrep::error_of;
+
 namespace {
 
 using convrep::autocast_dtype;
 using convrep::autocast_on;
 
-char *error_of(const std::exception &e) { return strdup(e.what()); }
 
 void set(bool cuda, bool enabled, at::ScalarType dtype) {
 #ifdef CONVREP_AUTOCAST_BY_DEVICE

@@ -22,7 +22,7 @@ namespace {
 std::atomic<int64_t> ops{0};
 std::atomic<int64_t> nodes{0};
 std::mutex mu;
-at::CallbackHandle handle = 0; // 0: none registered (at::INVALID_CALLBACK_HANDLE in 2.x)
+at::CallbackHandle callback = 0; // 0: none registered (at::INVALID_CALLBACK_HANDLE in 2.x)
 
 std::unique_ptr<at::ObserverContext> on_record(const at::RecordFunction &fn) {
   if (fn.scope() == at::RecordScope::BACKWARD_FUNCTION) {
@@ -38,12 +38,12 @@ std::unique_ptr<at::ObserverContext> on_record(const at::RecordFunction &fn) {
 char *convrep_count_ops(int on) {
   try {
     std::lock_guard<std::mutex> lock(mu);
-    if (on && handle == 0) {
-      handle = at::addGlobalCallback(
+    if (on && callback == 0) {
+      callback = at::addGlobalCallback(
           at::RecordFunctionCallback(on_record).scopes({at::RecordScope::FUNCTION, at::RecordScope::BACKWARD_FUNCTION}));
-    } else if (!on && handle != 0) {
-      at::removeCallback(handle);
-      handle = 0;
+    } else if (!on && callback != 0) {
+      at::removeCallback(callback);
+      callback = 0;
     }
   } catch (const std::exception &e) {
     return strdup(e.what());

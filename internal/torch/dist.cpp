@@ -1,4 +1,5 @@
 #include "dist.h"
+#include "handles.h"
 
 // c10d's headers declare each backend only under its USE_C10D_* macro; cmd/setup sets CONVREP_* for the
 // backends this libtorch can build.
@@ -62,9 +63,7 @@ struct bound_device {
   }
 };
 
-static char *error_of(const std::exception &e) { return strdup(e.what()); }
-static char *error_of(const std::string &s) { return strdup(s.c_str()); }
-static at::Tensor &tensor(void *h) { return *static_cast<at::Tensor *>(h); }
+using convrep::error_of, convrep::tensor;
 
 int convrep_has_backend(const char *backend) {
   std::string b(backend);

@@ -1,4 +1,5 @@
 #include "fused.h"
+#include "handles.h"
 #include "autocast_state.h"
 
 #include <ATen/ATen.h>
@@ -11,10 +12,9 @@
 #include <string>
 #include <vector>
 
-namespace {
+using convrep::error_of, convrep::tensor;
 
-char *error_of(const std::exception &e) { return strdup(e.what()); }
-at::Tensor &tensor(void *h) { return *static_cast<at::Tensor *>(h); }
+namespace {
 
 // Whether b starts where a ends and c where b ends, in one storage, each contiguous, alike in dtype, device
 // and every size but the first.

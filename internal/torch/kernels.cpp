@@ -1,6 +1,7 @@
 //go:build !convrep_nokernels
 
 #include "kernels.h"
+#include "handles.h"
 
 #include <ATen/ATen.h>
 #include <torch/csrc/autograd/custom_function.h>
@@ -32,11 +33,9 @@
 // captured into CUDA graphs like them. Where a condition of the kernels does not hold (a dtype other than
 // float32 and bfloat16, a row too wide), the ops run libtorch's composite instead.
 
-namespace {
+using convrep::error_of, convrep::handle, convrep::tensor;
 
-char *error_of(const std::exception &e) { return strdup(e.what()); }
-at::Tensor &tensor(void *h) { return *static_cast<at::Tensor *>(h); }
-void *handle(at::Tensor t) { return new at::Tensor(std::move(t)); }
+namespace {
 
 // The composites the kernels replace, with libtorch's ops: what runs where the kernels cannot.
 at::Tensor drop_add_layer_norm_composite(const at::Tensor &x, const at::Tensor &resid, const at::Tensor &gamma,

@@ -1,4 +1,5 @@
 #include "shim.h"
+#include "handles.h"
 
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
@@ -11,9 +12,10 @@
 #include <cstring>
 #include <exception>
 
-static char *error_of(const std::exception &e) { return strdup(e.what()); }
 
 // at::manual_seed seeds the CPU generator and, in a CUDA build, every GPU's.
+using convrep::error_of;
+
 char *convrep_manual_seed(uint64_t seed) {
   try {
     at::manual_seed(seed);

@@ -153,6 +153,9 @@ func run(force, noInstall, build bool) error {
 	if err := libtorch.EnsureNVRTC(lt, !noInstall && off == nil); err != nil {
 		return err
 	}
+	if err := libtorch.EnsureCUDAHeaders(lt, !noInstall && off == nil); err != nil {
+		return err
+	}
 	var src string
 	if off != nil {
 		fmt.Printf("setup: %s\n", off.Describe())
