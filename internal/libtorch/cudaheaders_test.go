@@ -1,7 +1,6 @@
 package libtorch
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -49,22 +48,11 @@ func TestPlanCUDAHeaders(t *testing.T) {
 func TestCUDAHeaders(t *testing.T) {
 	layout := func(t *testing.T, dir string, stamp bool) {
 		t.Helper()
-		files := map[string]string{
-			cudaHeaderMarker: "// stand-in\n",
-			"nccl.h":         "#define NCCL_MAJOR 2\n#define NCCL_MINOR 22\n#define NCCL_PATCH 3\n",
-		}
+		files := map[string]string{cudaHeaderMarker: "// stand-in\n", "nccl.h": ncclHeader(ncclVersion{2, 22, 3})}
 		if stamp {
 			files[cudaHeaderStamp] = "libtorch-cuda-dev 2.6.0+dfsg-7+b1\n"
 		}
-		for name, body := range files {
-			p := filepath.Join(dir, name)
-			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		writeFiles(t, dir, files)
 	}
 	t.Run("CONVREP_CUDA_HEADERS", func(t *testing.T) {
 		dir := t.TempDir()

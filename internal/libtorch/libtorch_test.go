@@ -30,6 +30,13 @@ func fakeLibtorch(t *testing.T, cuda, gloo, cxx11 bool) string {
 	if gloo {
 		files["include/gloo/config.h"] = "#pragma once\n#define GLOO_HAVE_TRANSPORT_TCP 1\n"
 	}
+	writeFiles(t, dir, files)
+	return dir
+}
+
+// writeFiles writes each file's body under dir, making its folders.
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
 	for name, body := range files {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -39,7 +46,6 @@ func fakeLibtorch(t *testing.T, cuda, gloo, cxx11 bool) string {
 			t.Fatal(err)
 		}
 	}
-	return dir
 }
 
 // TestOfficialLibtorchFlags follows the set-up tool's path for LIBTORCH=<official libtorch folder>, the path the
