@@ -25,7 +25,6 @@ using convrep::error_of, convrep::tensor;
 namespace {
 
 #ifdef CONVREP_HAS_SDPA
-
 // The mask as the op takes it: no mask is nullopt. An optional holding an undefined tensor (what gotch passes
 // for a missing tensor) would count as a mask to the backend selection and rule the flash kernel out.
 c10::optional<at::Tensor> mask_of(void *keep) {

@@ -42,7 +42,6 @@ namespace {
 using convrep::autocast_dtype;
 using convrep::autocast_on;
 
-
 void set(bool cuda, bool enabled, at::ScalarType dtype) {
 #ifdef CONVREP_AUTOCAST_BY_DEVICE
   at::DeviceType dev = cuda ? at::kCUDA : at::kCPU;

@@ -12,10 +12,9 @@
 #include <cstring>
 #include <exception>
 
-
-// at::manual_seed seeds the CPU generator and, in a CUDA build, every GPU's.
 using convrep::error_of;
 
+// at::manual_seed seeds the CPU generator and, in a CUDA build, every GPU's.
 char *convrep_manual_seed(uint64_t seed) {
   try {
     at::manual_seed(seed);
