@@ -39,8 +39,9 @@ var debianKeyring = "/usr/share/keyrings/debian-archive-keyring.gpg"
 // cudaHeaderFacts are what planCUDAHeaders decides from.
 type cudaHeaderFacts struct {
 	CUDA    bool   // the libtorch found is a CUDA build: the build compiles the shim's CUDA code itself
+	NoPlace string // why there is nowhere to keep them (no cache folder); "" when there is
 	Forced  string // $CONVREP_CUDA_HEADERS
-	Have    bool   // the set-up's folder holds them already
+	Have    bool   // the headers are there already (cudaHeaderPlace.complete)
 	Install bool   // the set-up may download (no --no-install, no offline bundle)
 	Tools   string // what is missing of apt-get, dpkg-deb, tar and Debian's archive keyring; "" for nothing
 }
@@ -53,6 +54,8 @@ func planCUDAHeaders(f cudaHeaderFacts) (fetch bool, note string) {
 	switch {
 	case f.CUDA:
 		return false, ""
+	case f.NoPlace != "":
+		return false, fmt.Sprintf("%s: %s; set CONVREP_CUDA_HEADERS to a folder holding them", f.NoPlace, test)
 	case f.Forced != "" && !f.Have:
 		return false, fmt.Sprintf("CONVREP_CUDA_HEADERS=%s holds no %s: %s", f.Forced, cudaHeaderMarker, test)
 	case f.Have:
@@ -65,55 +68,57 @@ func planCUDAHeaders(f cudaHeaderFacts) (fetch bool, note string) {
 	return true, ""
 }
 
-// CUDAHeaders is the include folder of a CUDA libtorch 2.x with CUDA's, NCCL's and Gloo's headers beside it
-// ($CONVREP_CUDA_HEADERS, else the one the set-up fetched), and the NCCL_VERSION_CODE of its nccl.h, which the
-// shim's NCCL check wants as CONVREP_NCCL_LIB_VERSION_CODE. The error says what to do when there is none.
-func CUDAHeaders() (dir string, ncclCode int, err error) {
-	if dir = os.Getenv("CONVREP_CUDA_HEADERS"); dir != "" {
-		if !exists(filepath.Join(dir, cudaHeaderMarker)) {
-			return "", 0, fmt.Errorf("CONVREP_CUDA_HEADERS=%s holds no %s", dir, cudaHeaderMarker)
-		}
-	} else {
-		if dir, err = cudaHeaderDir(); err != nil {
-			return "", 0, err
-		}
-		if !exists(filepath.Join(dir, cudaHeaderStamp)) {
-			return "", 0, fmt.Errorf("no CUDA libtorch headers in %s: run make setup where Debian's mirror is reachable (it fetches %s's %s), or set CONVREP_CUDA_HEADERS to an include folder holding a CUDA libtorch 2.x with CUDA's, NCCL's and Gloo's headers",
-				dir, cudaHeaderSuite, strings.Join(cudaHeaderPackages, ", "))
-		}
+// cudaHeaderPlace is where the headers are looked for: $CONVREP_CUDA_HEADERS (forced), else the set-up's folder
+// in the user's cache, shared by every clone; complete says they are there (a forced folder holds
+// cudaHeaderMarker, the set-up's its stamp).
+type cudaHeaderPlace struct {
+	dir              string
+	forced, complete bool
+}
+
+func cudaHeaderLocation() (cudaHeaderPlace, error) {
+	if dir := os.Getenv("CONVREP_CUDA_HEADERS"); dir != "" {
+		return cudaHeaderPlace{dir: dir, forced: true, complete: exists(filepath.Join(dir, cudaHeaderMarker))}, nil
 	}
-	v, err := ncclHeaderVersion(filepath.Join(dir, "nccl.h"))
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		return cudaHeaderPlace{}, fmt.Errorf("no cache folder for the CUDA libtorch headers: %w", err)
+	}
+	dir := filepath.Join(cache, "convrep", "cuda-headers-"+cudaHeaderSuite)
+	return cudaHeaderPlace{dir: dir, complete: exists(filepath.Join(dir, cudaHeaderStamp))}, nil
+}
+
+// CUDAHeaders is the include folder of a CUDA libtorch 2.x with CUDA's, NCCL's and Gloo's headers beside it
+// (cudaHeaderLocation), and the NCCL_VERSION_CODE of its nccl.h, which the shim's NCCL check wants as
+// CONVREP_NCCL_LIB_VERSION_CODE. The error says what to do when there is none.
+func CUDAHeaders() (dir string, ncclCode int, err error) {
+	at, err := cudaHeaderLocation()
+	switch {
+	case err != nil:
+		return "", 0, err
+	case at.forced && !at.complete:
+		return "", 0, fmt.Errorf("CONVREP_CUDA_HEADERS=%s holds no %s", at.dir, cudaHeaderMarker)
+	case !at.complete:
+		return "", 0, fmt.Errorf("no CUDA libtorch headers in %s: run make setup where Debian's mirror is reachable (it fetches %s's %s), or set CONVREP_CUDA_HEADERS to an include folder holding a CUDA libtorch 2.x with CUDA's, NCCL's and Gloo's headers",
+			at.dir, cudaHeaderSuite, strings.Join(cudaHeaderPackages, ", "))
+	}
+	v, err := ncclHeaderVersion(filepath.Join(at.dir, "nccl.h"))
 	if err != nil {
 		return "", 0, err
 	}
-	return dir, v.code(), nil
-}
-
-// cudaHeaderDir is where the set-up keeps the headers: in the user's cache, shared by every clone.
-func cudaHeaderDir() (string, error) {
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("no cache folder for the CUDA libtorch headers: %w", err)
-	}
-	return filepath.Join(cache, "convrep", "cuda-headers-"+cudaHeaderSuite), nil
+	return at.dir, v.code(), nil
 }
 
 // EnsureCUDAHeaders carries out planCUDAHeaders on this machine. It never fails the set-up: what goes wrong is
 // printed, and the test that needs the headers fails, saying what to do.
 func EnsureCUDAHeaders(lt *Libtorch, install bool) {
-	if lt.CUDA {
-		return // the build compiles the shim's CUDA code itself
+	at, err := cudaHeaderLocation()
+	f := cudaHeaderFacts{CUDA: lt.CUDA, Have: at.complete, Install: install}
+	if err != nil {
+		f.NoPlace = err.Error()
 	}
-	f := cudaHeaderFacts{Forced: os.Getenv("CONVREP_CUDA_HEADERS"), Install: install}
-	dir, err := cudaHeaderDir()
-	if err != nil && f.Forced == "" {
-		fmt.Printf("setup: %v: internal/torch's TestCUDAShimCompilesOnLibtorch2 fails until CONVREP_CUDA_HEADERS names a folder holding them\n", err)
-		return
-	}
-	if f.Forced != "" {
-		f.Have = exists(filepath.Join(f.Forced, cudaHeaderMarker))
-	} else {
-		f.Have = exists(filepath.Join(dir, cudaHeaderStamp))
+	if at.forced {
+		f.Forced = at.dir
 	}
 	var missing []string
 	for _, tool := range []string{"apt-get", "dpkg-deb", "tar"} {
@@ -133,8 +138,8 @@ func EnsureCUDAHeaders(lt *Libtorch, install bool) {
 		return
 	}
 	fmt.Printf("setup: fetching the headers of Debian %s's CUDA build of libtorch (%s; about 1 GB of packages, 70 MB kept in %s) so that make test type-checks the shim's GPU code\n",
-		cudaHeaderSuite, strings.Join(cudaHeaderPackages, ", "), dir)
-	if err := fetchCUDAHeaders(dir); err != nil {
+		cudaHeaderSuite, strings.Join(cudaHeaderPackages, ", "), at.dir)
+	if err := fetchCUDAHeaders(at.dir); err != nil {
 		fmt.Printf("setup: could not fetch the CUDA libtorch headers (%v): internal/torch's TestCUDAShimCompilesOnLibtorch2 fails until they are there\n", err)
 	}
 }
@@ -163,11 +168,17 @@ func fetchCUDAHeaders(dir string) error {
 	if err := os.WriteFile(sources, []byte(cudaHeaderSources()), 0o644); err != nil {
 		return err
 	}
-	opts := aptOptions(apt, sources)
-	if err := run(work, "apt-get", append(opts, "update")...); err != nil {
+	aptGet := func(dir string, args ...string) error {
+		args = append(aptOptions(apt, sources), args...)
+		if _, err := tee(dir, "apt-get", args...); err != nil {
+			return fmt.Errorf("apt-get %s: %w", strings.Join(args, " "), err)
+		}
+		return nil
+	}
+	if err := aptGet(work, "update"); err != nil {
 		return err
 	}
-	if err := run(debs, "apt-get", append(opts, append([]string{"download"}, cudaHeaderPackages...)...)...); err != nil {
+	if err := aptGet(debs, append([]string{"download"}, cudaHeaderPackages...)...); err != nil {
 		return err
 	}
 	files, err := filepath.Glob(filepath.Join(debs, "*.deb"))
@@ -227,15 +238,4 @@ func aptOptions(dir, sources string) []string {
 		opts = append(opts, "-o", "APT::Sandbox::User=root")
 	}
 	return opts
-}
-
-// run runs a command in dir with its output on the set-up's.
-func run(dir, name string, args ...string) error {
-	c := exec.Command(name, args...)
-	c.Dir = dir
-	c.Stdout, c.Stderr = os.Stdout, os.Stderr
-	if err := c.Run(); err != nil {
-		return fmt.Errorf("%s %s: %w", name, strings.Join(args, " "), err)
-	}
-	return nil
 }

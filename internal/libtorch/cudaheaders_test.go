@@ -23,6 +23,8 @@ func TestPlanCUDAHeaders(t *testing.T) {
 		{name: "folder of one's own", f: cudaHeaderFacts{Forced: "/opt/h", Have: true, Install: true}},
 		{name: "folder of one's own, empty", f: cudaHeaderFacts{Forced: "/opt/h", Install: true}, noteHas: "CONVREP_CUDA_HEADERS=/opt/h holds no ATen/cuda/CUDAContext.h"},
 		{name: "offline", f: cudaHeaderFacts{}, noteHas: "offline or --no-install", noteLacks: "no apt-get"},
+		{name: "no cache folder", f: cudaHeaderFacts{Install: true, NoPlace: "no cache folder for the CUDA libtorch headers: $HOME is not defined"}, noteHas: "$HOME is not defined"},
+		{name: "no cache folder, CUDA libtorch", f: cudaHeaderFacts{CUDA: true, NoPlace: "no cache folder"}},
 		{name: "no apt", f: cudaHeaderFacts{Install: true, Tools: "apt-get, dpkg-deb"}, noteHas: "no apt-get, dpkg-deb"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
