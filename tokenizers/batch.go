@@ -169,3 +169,26 @@ func truncate(a, b []int64, room int, side Truncation) ([]int64, []int64) {
 	}
 	return cut(a, na), cut(b, nb)
 }
+
+// EncodeOne encodes one text as EncodeBatch does a row (special tokens added, cut to opt.MaxLength on
+// opt.Truncation's side, not padded) and also returns full, its length in tokens before the cut.
+func (t *Tokenizer) EncodeOne(text string, opt BatchOptions) (ids, types []int64, full int, err error) {
+	if opt.MaxLength < 0 {
+		return nil, nil, 0, fmt.Errorf("encode: negative MaxLength %d", opt.MaxLength)
+	}
+	e, err := t.encodeText(text, false)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	a := e.ids
+	full = len(a) + t.numSpecials(false)
+	if opt.MaxLength > 0 {
+		room := opt.MaxLength - t.numSpecials(false)
+		if room < 0 {
+			return nil, nil, 0, fmt.Errorf("MaxLength %d leaves no room for the %d special tokens", opt.MaxLength, t.numSpecials(false))
+		}
+		a, _ = truncate(a, nil, room, opt.Truncation)
+	}
+	ids, types = t.withSpecials(a, nil, false)
+	return ids, types, full, nil
+}

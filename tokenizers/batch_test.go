@@ -191,3 +191,35 @@ func TestBatchErrors(t *testing.T) {
 		t.Errorf("empty batch: %+v, %v", b, err)
 	}
 }
+
+// TestEncodeOne holds EncodeOne to EncodeBatch's row for one text, for both sides of the cut, and its full
+// length to the uncut encoding's.
+func TestEncodeOne(t *testing.T) {
+	bert := mustLoad(t, fixture(t, "tokenizer", "bert-base-uncased-usr-sys"))
+	const text = "[USR] one two three [SYS] four five"
+	uncut, err := bert.Encode(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		maxLength int
+		side      Truncation
+	}{{0, TruncateRight}, {4, TruncateRight}, {4, TruncateLeft}, {9, TruncateRight}, {50, TruncateLeft}} {
+		opt := BatchOptions{MaxLength: tc.maxLength, Truncation: tc.side}
+		want, err := bert.EncodeBatch([]string{text}, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids, types, full, err := bert.EncodeOne(text, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(ids, want.InputIDs[0]) || !reflect.DeepEqual(types, want.TokenTypeIDs[0]) || full != len(uncut) {
+			t.Errorf("EncodeOne(max %d, side %d) = %v %v full %d, want %v %v full %d",
+				tc.maxLength, tc.side, ids, types, full, want.InputIDs[0], want.TokenTypeIDs[0], len(uncut))
+		}
+	}
+	if _, _, _, err := bert.EncodeOne(text, BatchOptions{MaxLength: 1}); err == nil {
+		t.Error("EncodeOne with MaxLength 1 (no room for [CLS] and [SEP]) gave no error")
+	}
+}

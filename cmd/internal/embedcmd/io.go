@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,8 +51,8 @@ func readTexts(path string) ([]string, error) {
 	return texts, nil
 }
 
-// writeEmbeddings embeds texts in batches and writes the JSON lines atomically, L2-normalised when normalize:
-// an interrupted run leaves no partial output.
+// writeEmbeddings embeds texts in batches sorted by length (Embedder.EmbedAll) and writes the JSON lines in
+// input order, L2-normalised when normalize, atomically: an interrupted run leaves no partial output.
 func writeEmbeddings(ctx context.Context, path string, texts []string, e *models.Embedder, batchSize int, normalize bool) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("write output: %w", err)
@@ -64,31 +63,24 @@ func writeEmbeddings(ctx context.Context, path string, texts []string, e *models
 	} else {
 		bar = progress.New(nil, "", "", 0, 0)
 	}
-	err := atomicfile.Write(path, func(w io.Writer) error {
+	vecs, err := e.EmbedAll(ctx, texts, batchSize, bar.Add)
+	bar.Finish()
+	if err != nil {
+		return fmt.Errorf("embed %s: %w", path, err)
+	}
+	err = atomicfile.Write(path, func(w io.Writer) error {
 		enc := json.NewEncoder(w)
 		enc.SetEscapeHTML(false)
-		for start := 0; start < len(texts); start += batchSize {
-			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("stopped after %d of %d texts: %w", start, len(texts), err)
+		for i, v := range vecs {
+			if normalize {
+				models.Unit(v)
 			}
-			end := min(start+batchSize, len(texts))
-			vecs, err := e.Embed(texts[start:end])
-			if err != nil {
-				return fmt.Errorf("texts %d-%d: %w", start+1, end, err)
+			if err := enc.Encode(record{Text: texts[i], Embedding: v}); err != nil {
+				return err
 			}
-			for i, v := range vecs {
-				if normalize {
-					unit(v)
-				}
-				if err := enc.Encode(record{Text: texts[start+i], Embedding: v}); err != nil {
-					return err
-				}
-			}
-			bar.Add(end - start)
 		}
 		return nil
 	})
-	bar.Finish()
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -100,15 +92,3 @@ type record struct {
 	Embedding []float32 `json:"embedding"`
 }
 
-// unit scales v to length 1 in place (a zero vector stays zero), as sentence-transformers' Normalize does.
-func unit(v []float32) {
-	var n float64
-	for _, x := range v {
-		n += float64(x) * float64(x)
-	}
-	if n = math.Sqrt(n); n > 0 {
-		for i := range v {
-			v[i] = float32(float64(v[i]) / n)
-		}
-	}
-}
