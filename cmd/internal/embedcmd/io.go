@@ -91,4 +91,3 @@ type record struct {
 	Text      string    `json:"text"`
 	Embedding []float32 `json:"embedding"`
 }
-
