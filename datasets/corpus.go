@@ -24,6 +24,8 @@ type ReadOptions struct {
 	// Files, when set, are dialogue files of the user's own (data.files) that ReadAll reads after the
 	// corpora, through the same cleaning, merging and SkipBad (FileSet.EachDialogue).
 	Files *FileSet
+	// FileRead, when set, is given the report of each of Files' files once it is read (FileSet.EachDialogue).
+	FileRead func(FileReport)
 }
 
 func (o ReadOptions) logger() *zap.Logger {

@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -13,23 +14,26 @@ import (
 	"go.uber.org/zap"
 )
 
-// A team's own dialogues (an experiment's data.files) are read from files in one of three formats, chosen by
+// A team's own dialogues (an experiment's data.files) are read from files in one of four formats, chosen by
 // the name:
-//   - *.jsonl (or .ndjson), the unified format `convrep data convert` writes (WriteJSONL): one dialogue a line;
+//   - *.jsonl (or .ndjson), one record a line: the unified format `convrep data convert` writes (WriteJSONL),
+//     or a chat record, one dialogue with its list of messages (files_chat_json.go);
+//   - *.json, one JSON array of such records (a ShareGPT dump), read an element at a time;
 //   - *.csv and *.tsv, a header row and then one row per turn (Columns);
-//   - *.parquet, as HuggingFace datasets' to_parquet writes it, one row per turn with the same columns; a
-//     folder stands for the .parquet shards below it.
+//   - *.parquet, as HuggingFace datasets' to_parquet writes it: one row per turn with the same columns, or
+//     one row per dialogue with its messages in a list column (files_chat_parquet.go); a folder stands for
+//     the .parquet shards below it.
 //
 // The text formats may be gzip-compressed (a .gz after the name). Every reader streams: it holds one
-// dialogue at a time (a JSON line, or the rows of one dialogue), and each record, row and dialogue is bounded
-// (maxRowBytes, maxLineBytes, maxDialogueBytes), so that hostile input costs no more than honest content of
-// the same size.
+// dialogue at a time (a JSON record, or the rows of one dialogue), and each record, row and dialogue is
+// bounded (maxRowBytes, maxLineBytes, maxDialogueBytes), so that hostile input costs no more than honest
+// content of the same size.
 
 // Bounds on what one record may hold.
 const (
 	// maxRowBytes bounds one CSV/TSV row, and one Parquet value.
 	maxRowBytes = 4 << 20
-	// maxLineBytes bounds one JSON line, a whole dialogue.
+	// maxLineBytes bounds one JSON line, or one element of a JSON array: a whole dialogue.
 	maxLineBytes = 64 << 20
 	// maxDialogueBytes bounds the rows of one CSV/TSV/Parquet dialogue held while it is gathered: its text,
 	// and rowOverhead bytes a row.
@@ -37,32 +41,53 @@ const (
 	rowOverhead      = 64
 )
 
-// Columns name the columns of a CSV, TSV or Parquet file of turns, one row per turn. An empty name takes
-// the default (DefaultColumns). The dialogue, speaker and text columns must be there; the turn and domain
-// columns are optional when left to their defaults (no turn column: the rows of a dialogue are in file
-// order; no domain column: no domain), and required when named.
+// Columns name the columns of a CSV, TSV or Parquet file of turns, one row per turn, and the fields of a
+// dialogue record (a chat record of JSONL, JSON or Parquet). An empty name takes the default
+// (DefaultColumns). In a file of turns the dialogue, speaker and text columns must be there; the turn and
+// domain columns are optional when left to their defaults (no turn column: the rows of a dialogue are in
+// file order; no domain column: no domain), and required when named. A dialogue record's fields are
+// chatColumns'.
 type Columns struct {
 	Dialogue string // the dialogue's id: the rows of one dialogue must be consecutive
 	Turn     string // the turn's order within its dialogue, an integer
-	Speaker  string // who spoke, mapped to user or system by Speakers
-	Text     string // what was said
+	Speaker  string // who spoke, mapped to user or system by Speakers; in a record, the field of a message
+	Text     string // what was said; in a record, the field of a message
 	Domain   string // the dialogue's domain (its first non-empty value)
+	// Messages is a dialogue record's list of messages: objects with a speaker and a text field, strings
+	// whose speakers alternate (FirstSpeaker), or an object of two parallel lists, speakers and texts.
+	// Left empty, a record's "messages" (role/content) or "conversations" (from/value) is found by its key.
+	Messages string `json:",omitempty"`
+	// FirstSpeaker is "user" or "system": the side of the first string of a list of strings.
+	FirstSpeaker string `json:",omitempty"`
 }
 
 // DefaultColumns are the column names used where Columns leaves one empty.
 var DefaultColumns = Columns{Dialogue: "dialogue_id", Turn: "turn", Speaker: "speaker", Text: "text", Domain: "domain"}
 
-// Speakers map the speaker column's values to User and System, compared without regard to case or
-// surrounding space; an empty list takes the default (DefaultSpeakers). A value in neither list is a
-// malformed row.
+// Speakers map the speaker column's values, and a message's role, to User and System, compared without
+// regard to case or surrounding space; the turns of a label in Drop are dropped and counted. An empty list
+// takes the default: DefaultSpeakers' for files of turns, ChatSpeakers' for dialogue records. A value in
+// no list is a malformed row or record.
 type Speakers struct {
 	User, System []string
+	Drop         []string `json:",omitempty"`
 }
 
-// DefaultSpeakers are the labels used where Speakers leaves a list empty.
+// DefaultSpeakers are the labels of files of turns (CSV, TSV, Parquet a row per turn) where Speakers
+// leaves a list empty; nothing is dropped.
 var DefaultSpeakers = Speakers{
 	User:   []string{"user", "customer", "client", "human", "usr"},
 	System: []string{"system", "agent", "assistant", "bot", "sys"},
+}
+
+// ChatSpeakers are the labels of dialogue records (chat JSONL, JSON and Parquet) where Speakers leaves a
+// list empty. In chat data "system" (and "developer") is the prompt that instructs the assistant, not a
+// turn, and "tool", "function" and "ipython" are machine output: they are dropped. The assistant is
+// convrep's system side.
+var ChatSpeakers = Speakers{
+	User:   []string{"user", "human"},
+	System: []string{"assistant", "gpt", "bot", "model", "chatbot"},
+	Drop:   []string{"system", "developer", "tool", "function", "ipython"},
 }
 
 // FileSet is a set of dialogue files (data.files) and how to read their rows.
@@ -82,6 +107,7 @@ func (s FileSet) normalized() FileSet {
 		d string
 	}{
 		{&c.Dialogue, def.Dialogue}, {&c.Turn, def.Turn}, {&c.Speaker, def.Speaker}, {&c.Text, def.Text}, {&c.Domain, def.Domain},
+		{&c.Messages, ""},
 	} {
 		*p.v = strings.TrimSpace(*p.v)
 		if *p.v == "" {
@@ -94,19 +120,16 @@ func (s FileSet) normalized() FileSet {
 	if len(s.Speakers.System) == 0 {
 		s.Speakers.System = DefaultSpeakers.System
 	}
-	norm := func(ls []string) []string {
-		out := make([]string, len(ls))
-		for i, l := range ls {
-			out[i] = strings.ToLower(strings.TrimSpace(l))
-		}
-		return out
+	c.FirstSpeaker = strings.ToLower(strings.TrimSpace(c.FirstSpeaker))
+	s.Speakers.User, s.Speakers.System = normLabels(s.Speakers.User), normLabels(s.Speakers.System)
+	if len(s.Speakers.Drop) > 0 {
+		s.Speakers.Drop = normLabels(s.Speakers.Drop)
 	}
-	s.Speakers.User, s.Speakers.System = norm(s.Speakers.User), norm(s.Speakers.System)
 	return s
 }
 
-// Validate checks what needs no disk: at least one path, none empty or twice, distinct column names, and
-// speaker labels that are not empty and not in both lists.
+// Validate checks what needs no disk: at least one path, none empty or twice, distinct column names, a
+// first speaker of user or system, and speaker labels that are not empty and not in two lists.
 func (s FileSet) Validate() error {
 	if len(s.Paths) == 0 {
 		return fmt.Errorf("no files")
@@ -122,13 +145,19 @@ func (s FileSet) Validate() error {
 	n := s.normalized()
 	c := n.Columns
 	names := map[string]string{}
-	for _, p := range [][2]string{{"dialogue", c.Dialogue}, {"turn", c.Turn}, {"speaker", c.Speaker}, {"text", c.Text}, {"domain", c.Domain}} {
+	for _, p := range [][2]string{{"dialogue", c.Dialogue}, {"turn", c.Turn}, {"speaker", c.Speaker}, {"text", c.Text}, {"domain", c.Domain}, {"messages", c.Messages}} {
+		if p[1] == "" {
+			continue
+		}
 		if other, ok := names[p[1]]; ok {
 			return fmt.Errorf("columns %s and %s are both %q", other, p[0], p[1])
 		}
 		names[p[1]] = p[0]
 	}
-	for _, l := range append(append([]string{}, n.Speakers.User...), n.Speakers.System...) {
+	if f := c.FirstSpeaker; f != "" && f != string(User) && f != string(System) {
+		return fmt.Errorf("first_speaker %q is neither user nor system", f)
+	}
+	for _, l := range slices.Concat(n.Speakers.User, n.Speakers.System, n.Speakers.Drop) {
 		if l == "" {
 			return fmt.Errorf("an empty speaker label")
 		}
@@ -136,6 +165,11 @@ func (s FileSet) Validate() error {
 	for _, l := range n.Speakers.User {
 		if slices.Contains(n.Speakers.System, l) {
 			return fmt.Errorf("speaker %q is both a user and a system speaker", l)
+		}
+	}
+	for _, l := range n.Speakers.Drop {
+		if slices.Contains(n.Speakers.User, l) || slices.Contains(n.Speakers.System, l) {
+			return fmt.Errorf("speaker %q is both dropped and a user or system speaker", l)
 		}
 	}
 	return nil
@@ -146,13 +180,14 @@ type fileFormat int
 
 const (
 	formatJSONL fileFormat = iota + 1
+	formatJSON
 	formatCSV
 	formatTSV
 	formatParquet
 )
 
 func (f fileFormat) String() string {
-	return map[fileFormat]string{formatJSONL: "jsonl", formatCSV: "csv", formatTSV: "tsv", formatParquet: "parquet"}[f]
+	return map[fileFormat]string{formatJSONL: "jsonl", formatJSON: "json", formatCSV: "csv", formatTSV: "tsv", formatParquet: "parquet"}[f]
 }
 
 // formatOf is the format a file's name says.
@@ -163,6 +198,8 @@ func formatOf(path string) (fileFormat, error) {
 	switch ext := filepath.Ext(name); {
 	case ext == ".jsonl" || ext == ".ndjson":
 		return formatJSONL, nil
+	case ext == ".json":
+		return formatJSON, nil
 	case ext == ".csv":
 		return formatCSV, nil
 	case ext == ".tsv":
@@ -172,7 +209,7 @@ func formatOf(path string) (fileFormat, error) {
 	case ext == ".parquet":
 		return 0, fmt.Errorf("%s: a Parquet file compresses its own pages; give it without .gz", path)
 	}
-	return 0, fmt.Errorf("%s: unknown format: the name must end in .jsonl, .csv, .tsv (each optionally .gz) or .parquet, or name a folder of .parquet files", path)
+	return 0, fmt.Errorf("%s: unknown format: the name must end in .jsonl, .ndjson, .json, .csv, .tsv (each optionally .gz) or .parquet, or name a folder of .parquet files", path)
 }
 
 // dialogueFile is one file to read: its path, format, the corpus name its dialogues take, and the path of
@@ -277,43 +314,59 @@ func (s FileSet) Check() error {
 }
 
 // EachDialogue reads the set's files in order, streaming, and hands each dialogue to fn with the path of
-// the set it came from (a folder's for its shards). A JSON line's dialogue keeps its corpus; a CSV, TSV or Parquet file's dialogues take the file's
-// name without extensions as their corpus ("support" for support.csv.gz, a folder's name for its shards). A
-// dialogue's turns go through the corpora's cleaning and, with opt.MergeSameSpeaker, merging; the key
-// corpus/id must be unique over the set. Malformed records fail the read, naming the file and the line or
-// row, or under opt.SkipBad are counted (logged per file) and skipped with their dialogue.
+// the set it came from (a folder's for its shards). A unified JSON line's dialogue keeps its corpus; the
+// others take the file's name without extensions as their corpus ("support" for support.csv.gz, a
+// folder's name for its shards). A dialogue's turns go through the corpora's cleaning and, with
+// opt.MergeSameSpeaker, merging; the key corpus/id must be unique over the set. Malformed records fail the
+// read, naming the file and the line or row, or under opt.SkipBad are counted (logged per file) and skipped
+// with their dialogue. Each file's FileReport is logged, and handed to opt.FileRead.
 func (s FileSet) EachDialogue(opt ReadOptions, fn func(file string, d Dialogue) error) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
 	raw := s.Columns // the readers tell a default column from a named one
-	s = s.normalized()
 	files, err := s.files()
 	if err != nil {
 		return err
 	}
+	rows, chat := s.speakerMap(false), s.speakerMap(true)
 	seen := newKeySet()
 	for _, f := range files {
 		src := newSource(f.corpus, f.path, opt)
+		n := 0
 		emit := func(place string, d Dialogue) error {
 			if !seen.add(d.Corpus, d.ID) {
 				return src.bad(place, fmt.Errorf("dialogue %q of corpus %s appears again: a dialogue's id is unique over the files, and a CSV, TSV or Parquet dialogue's rows must be consecutive", d.ID, d.Corpus))
 			}
+			n++
 			return fn(f.given, d)
+		}
+		records := func() *jsonRecords {
+			return &jsonRecords{src: src, cols: raw, sp: chat, merge: opt.MergeSameSpeaker, emit: emit, base: baseNoExt(f.path)}
 		}
 		switch f.format {
 		case formatJSONL:
-			err = readFile(f.path, func(r io.Reader) error { return readDialogueLines(src, r, opt.MergeSameSpeaker, emit) })
+			err = readFile(f.path, func(r io.Reader) error { return readRecordLines(records(), r) })
+		case formatJSON:
+			err = readFile(f.path, func(r io.Reader) error { return readRecordArray(records(), r) })
 		case formatCSV, formatTSV:
+			src.shape = "rows, one per turn"
 			err = readFile(f.path, func(r io.Reader) error {
-				return readTurnTable(src, r, f.format == formatTSV, raw, newSpeakerMap(s.Speakers), opt.MergeSameSpeaker, emit)
+				return readTurnTable(src, r, f.format == formatTSV, raw, rows, opt.MergeSameSpeaker, emit)
 			})
 		case formatParquet:
-			err = readParquet(src, f.path, raw, newSpeakerMap(s.Speakers), opt.MergeSameSpeaker, emit)
+			err = readParquet(src, f.path, raw, rows, chat, opt.MergeSameSpeaker, emit)
 		}
 		src.finish()
 		if err != nil {
 			return err
+		}
+		rep := FileReport{File: f.path, Given: f.given, Shape: src.shape, Dialogues: n, Dropped: src.dropped, Skipped: src.skipped}
+		if len(rep.Dropped.Roles) > 0 || rep.Dropped.ToolCalls+rep.Dropped.Empty+rep.Dropped.Parts > 0 {
+			opt.logger().Info("dropped messages", zap.String("file", f.path), zap.String("read", rep.Summary()))
+		}
+		if opt.FileRead != nil {
+			opt.FileRead(rep)
 		}
 	}
 	return nil
@@ -352,29 +405,77 @@ func (k keySet) add(corpus, id string) bool {
 	return true
 }
 
-// speakerMap maps a speaker label to User or System.
+// speakerMap maps a speaker label to User or System, or drops it.
 type speakerMap struct {
-	labels       map[string]Speaker
-	user, system []string
+	labels             map[string]Speaker
+	drop               map[string]bool
+	user, system, gone []string
 }
 
-func newSpeakerMap(s Speakers) speakerMap {
-	m := speakerMap{labels: map[string]Speaker{}, user: s.User, system: s.System}
-	for _, l := range s.User {
+// speakerMap is the mapping of the set's files of turns (chat false: DefaultSpeakers where a list is left
+// empty) or of its dialogue records (chat true: ChatSpeakers). A default drop list leaves out the labels
+// that a list that is set maps.
+func (s FileSet) speakerMap(chat bool) speakerMap {
+	def := DefaultSpeakers
+	if chat {
+		def = ChatSpeakers
+	}
+	or := func(given, d []string) []string {
+		if len(given) == 0 {
+			given = d
+		}
+		return normLabels(given)
+	}
+	m := speakerMap{labels: map[string]Speaker{}, drop: map[string]bool{},
+		user: or(s.Speakers.User, def.User), system: or(s.Speakers.System, def.System), gone: normLabels(s.Speakers.Drop)}
+	for _, l := range m.user {
 		m.labels[l] = User
 	}
-	for _, l := range s.System {
+	for _, l := range m.system {
 		m.labels[l] = System
+	}
+	if len(m.gone) == 0 {
+		for _, l := range def.Drop {
+			if _, mapped := m.labels[l]; !mapped {
+				m.gone = append(m.gone, l)
+			}
+		}
+	}
+	for _, l := range m.gone {
+		m.drop[l] = true
 	}
 	return m
 }
 
-func (m speakerMap) of(label string) (Speaker, error) {
-	if sp, ok := m.labels[strings.ToLower(strings.TrimSpace(label))]; ok {
-		return sp, nil
+// of maps label: its side, or dropped; ok is false for a label in no list.
+func (m speakerMap) of(label string) (sp Speaker, dropped, ok bool) {
+	l := strings.ToLower(strings.TrimSpace(label))
+	if sp, ok := m.labels[l]; ok {
+		return sp, false, true
 	}
-	return "", fmt.Errorf("speaker %q is neither a user speaker (%s) nor a system speaker (%s)",
-		clip(label), strings.Join(m.user, ", "), strings.Join(m.system, ", "))
+	if m.drop[l] {
+		return "", true, true
+	}
+	return "", false, false
+}
+
+// unknown is the error of a label in no list; what names it ("speaker", "message 3: role").
+func (m speakerMap) unknown(what, label string) error {
+	msg := fmt.Sprintf("%s %q is neither a user speaker (%s) nor a system speaker (%s)",
+		what, clip(label), strings.Join(m.user, ", "), strings.Join(m.system, ", "))
+	if len(m.gone) > 0 {
+		msg += fmt.Sprintf(" nor dropped (%s)", strings.Join(m.gone, ", "))
+	}
+	return errors.New(msg)
+}
+
+// normLabels is labels as they are compared: lower case, trimmed.
+func normLabels(ls []string) []string {
+	out := make([]string, len(ls))
+	for i, l := range ls {
+		out[i] = strings.ToLower(strings.TrimSpace(l))
+	}
+	return out
 }
 
 // clip shortens a value quoted in an error.

@@ -121,7 +121,8 @@ func openTurnTable(name string, r io.Reader, tsv bool, cols Columns) (*rowBound,
 	return br, cr, idx, nil
 }
 
-// turnRowOf makes a row of the fields of one turn; field gives a role's value as text.
+// turnRowOf makes a row of the fields of one turn; field gives a role's value as text. A row of a dropped
+// speaker (Speakers.Drop) has dropped set and its label, and no text.
 func turnRowOf(place string, field func(role int) string, hasTurn bool, sp speakerMap) (turnRow, error) {
 	r := turnRow{place: place}
 	var err error
@@ -130,9 +131,16 @@ func turnRowOf(place string, field func(role int) string, hasTurn bool, sp speak
 			return r, err
 		}
 	}
-	if r.speaker, err = sp.of(field(colSpeaker)); err != nil {
-		return r, err
+	label := field(colSpeaker)
+	side, drop, ok := sp.of(label)
+	if !ok {
+		return r, sp.unknown("speaker", label)
 	}
+	if drop {
+		r.dropped, r.label = true, strings.ToLower(strings.TrimSpace(label))
+		return r, nil
+	}
+	r.speaker = side
 	// Copies, so that a kept turn does not hold on to the buffer of its whole row.
 	r.text = strings.Clone(field(colText))
 	r.domain = strings.Clone(strings.TrimSpace(field(colDomain)))

@@ -17,12 +17,13 @@ import (
 // writes row groups of at most a few hundred MB); a larger one is refused before it is read.
 const maxParquetChunk = 1 << 30
 
-// readParquet reads a Parquet file of turns, one row per turn, as HuggingFace datasets' to_parquet writes
-// it: the columns (Columns) must be flat, one value a row; strings, or integers (a ClassLabel speaker
-// column holds its class ids: map "0" and "1" in Speakers). Only the columns named are read, a row group at
-// a time, a page at a time. The rows of a dialogue must be consecutive, across row groups too. Places are
-// row indices, counted from 0 over the file as pandas counts them.
-func readParquet(src *source, path string, cols Columns, sp speakerMap, merge bool,
+// readParquet reads a Parquet file of dialogue records (parquetRecordsOf, read by readParquetRecords with
+// chat's speakers) or of turns, one row per turn, as HuggingFace datasets' to_parquet writes it: the
+// columns (Columns) must be flat, one value a row; strings, or integers (a ClassLabel speaker column holds
+// its class ids: map "0" and "1" in Speakers). Only the columns named are read, a row group at a time, a
+// page at a time. The rows of a dialogue must be consecutive, across row groups too. Places are row
+// indices, counted from 0 over the file as pandas counts them.
+func readParquet(src *source, path string, cols Columns, rows, chat speakerMap, merge bool,
 	emit func(place string, d Dialogue) error) (err error) {
 	// The library is trusted with well-formed files; a broken one must not take the process with it.
 	defer func() {
@@ -30,11 +31,15 @@ func readParquet(src *source, path string, cols Columns, sp speakerMap, merge bo
 			err = fmt.Errorf("%s: not a readable Parquet file: %v", path, p)
 		}
 	}()
-	f, pf, leaf, err := openParquet(path, cols)
+	f, pf, recs, leaf, err := openParquet(path, cols)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
+	if recs != nil {
+		return readParquetRecords(src, path, pf, recs, cols, chat, merge, emit)
+	}
+	src.shape = "rows, one per turn"
 	specs := cols.specs()
 	g := &dialogueRows{src: src, corpus: src.corpus, merge: merge, hasTurn: leaf[colTurn] >= 0, emit: emit}
 	md := pf.Metadata()
@@ -57,7 +62,7 @@ func readParquet(src *source, path string, cols Columns, sp speakerMap, merge bo
 			}
 			readers[role] = &columnValues{pages: chunks[ci].Pages(), buf: make([]parquet.Value, 256)}
 		}
-		err := readParquetRows(src, readers, specs, sp, g, &row)
+		err := readParquetRows(src, readers, specs, rows, g, &row)
 		for _, r := range readers {
 			r.close()
 		}
@@ -71,17 +76,18 @@ func readParquet(src *source, path string, cols Columns, sp speakerMap, merge bo
 	return g.flush()
 }
 
-// openParquet opens a Parquet file and finds the leaf column of each role of cols (-1 for an optional one
-// that is absent). The caller closes the file, and recovers from the library's panics.
-func openParquet(path string, cols Columns) (*os.File, *parquet.File, [numColumns]int, error) {
+// openParquet opens a Parquet file and finds how to read it: as dialogue records (recs), or else as turns,
+// with the leaf column of each role of cols (-1 for an optional one that is absent). The caller closes the
+// file, and recovers from the library's panics.
+func openParquet(path string, cols Columns) (*os.File, *parquet.File, *parquetRecords, [numColumns]int, error) {
 	var leaf [numColumns]int
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, leaf, err
+		return nil, nil, nil, leaf, err
 	}
-	fail := func(err error) (*os.File, *parquet.File, [numColumns]int, error) {
+	fail := func(err error) (*os.File, *parquet.File, *parquetRecords, [numColumns]int, error) {
 		f.Close()
-		return nil, nil, leaf, err
+		return nil, nil, nil, leaf, err
 	}
 	st, err := f.Stat()
 	if err != nil {
@@ -95,6 +101,13 @@ func openParquet(path string, cols Columns) (*os.File, *parquet.File, [numColumn
 		return fail(fmt.Errorf("%s: not a readable Parquet file: %w", path, err))
 	}
 	schema := pf.Schema()
+	recs, err := parquetRecordsOf(path, schema, cols)
+	if err != nil {
+		return fail(err)
+	}
+	if recs != nil {
+		return f, pf, recs, leaf, nil
+	}
 	var top []string
 	for _, c := range schema.Fields() {
 		top = append(top, c.Name())
@@ -108,11 +121,11 @@ func openParquet(path string, cols Columns) (*os.File, *parquet.File, [numColumn
 		case !ok && !slices.Contains(top, s.name):
 			return fail(fmt.Errorf("%s: %w", path, missingColumn(role, s.name, top)))
 		case !ok || lc.MaxRepetitionLevel > 0 || lc.Node == nil || !lc.Node.Leaf():
-			return fail(fmt.Errorf("%s: column %q holds lists or records, not one value a row: give one row per turn", path, s.name))
+			return fail(fmt.Errorf("%s: column %q holds lists or records, not one value a row: give one row per turn, or name a dialogue's list of messages in data.columns.messages", path, s.name))
 		}
 		leaf[role] = lc.ColumnIndex
 	}
-	return f, pf, leaf, nil
+	return f, pf, nil, leaf, nil
 }
 
 // checkParquetColumns opens a Parquet file and finds its columns, reading no row.
@@ -122,7 +135,7 @@ func checkParquetColumns(path string, cols Columns) (err error) {
 			err = fmt.Errorf("%s: not a readable Parquet file: %v", path, p)
 		}
 	}()
-	f, _, _, err := openParquet(path, cols)
+	f, _, _, _, err := openParquet(path, cols)
 	if err == nil {
 		f.Close()
 	}

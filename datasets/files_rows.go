@@ -76,6 +76,8 @@ type turnRow struct {
 	speaker Speaker
 	text    string
 	domain  string
+	dropped bool   // a row of a dropped speaker: it counts (by its label) and keeps its place in turn order
+	label   string // the dropped speaker's label
 }
 
 // parseTurn reads a turn number: an integer, or a float with an integral value (pandas writes an integer
@@ -125,6 +127,10 @@ func (g *dialogueRows) add(id string, r turnRow, rowErr error) error {
 		return g.src.bad(placeOf(r.place, id), rowErr)
 	}
 	if g.spoiled {
+		return nil
+	}
+	if r.dropped {
+		g.src.dropped.role(r.label, 1)
 		return nil
 	}
 	g.bytes += len(r.text) + len(r.domain) + rowOverhead

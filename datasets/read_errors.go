@@ -25,6 +25,9 @@ type source struct {
 	name    string
 	opt     ReadOptions
 	skipped int
+	// For a file of data.files: the layout of its records (FileReport.Shape), and what was dropped.
+	shape   string
+	dropped Dropped
 }
 
 func newSource(corpus, name string, opt ReadOptions) *source {

@@ -1,0 +1,595 @@
+package datasets
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// jsonRecords reads the JSON records of one file, a JSONL line or a JSON array's element each: convrep's
+// unified dialogue (id, corpus, turns) or a dialogue record. The layout is found from the first record
+// (detect) and holds for the file: a record of another layout is a malformed record. A dialogue record is
+// decoded in one pass into a struct type made for its field names (reflect.StructOf), whose speaker and
+// text fields stay raw JSON, so that a value of the wrong type is an error naming the message.
+type jsonRecords struct {
+	src   *source
+	cols  Columns // as given: a named field is required
+	sp    speakerMap
+	merge bool
+	emit  func(place string, d Dialogue) error
+	base  string // the file's name without extensions, for ids of records without one
+
+	shape   *jsonShape // nil until a record is read
+	turns   *chatTurns
+	first   Speaker
+	unified int // records of the unified format read
+}
+
+// jsonShape is a file's record layout.
+type jsonShape struct {
+	unified bool
+	fields  recordFields
+	kind    listKind
+	typ     reflect.Type // the record struct (dialogue records)
+	assumed bool         // kind taken from a record without messages: a later one may tell it
+}
+
+// The record struct's fields, by index.
+const (
+	recID = iota
+	recDialogueID
+	recDomain
+	recList
+)
+
+// jsonMessage is the fields read of a message object, in the order of its struct (messageType).
+const (
+	msgSpeaker = iota
+	msgText
+	msgToolCalls
+	msgFunctionCall
+)
+
+var rawType = reflect.TypeFor[json.RawMessage]()
+
+// place names record pos as the format counts (a line, or an element) with its id when known.
+type placeFunc func(pos int, id string) string
+
+// record reads one record's bytes (a line, or an element); pos is its line number or element index.
+func (j *jsonRecords) record(raw []byte, pos int, place placeFunc) error {
+	if j.shape == nil {
+		sh, err := j.detect(raw)
+		if err != nil {
+			return j.src.bad(place(pos, ""), err)
+		}
+		j.shape = sh
+		j.src.shape = j.shapeName()
+	}
+	if j.shape.unified {
+		return j.unifiedRecord(raw, pos, place)
+	}
+	d, err := j.dialogueRecord(raw, pos)
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && j.shape.assumed {
+		// The layout was a guess from a record without messages; this record tells it.
+		if sh, derr := j.detect(raw); derr == nil && !sh.assumed {
+			j.shape = sh
+			j.src.shape = j.shapeName()
+			d, err = j.dialogueRecord(raw, pos)
+		}
+	}
+	if err != nil {
+		return j.src.bad(place(pos, d.ID), err)
+	}
+	j.src.dropped.add(j.turns.dropped)
+	return j.emit(place(pos, d.ID), d)
+}
+
+func (j *jsonRecords) shapeName() string {
+	if j.shape.unified {
+		return "convrep's unified dialogues (id/corpus/turns)"
+	}
+	return j.shape.fields.shapeName(j.shape.kind, string(j.first))
+}
+
+// unifiedRecord reads a line of the unified format (WriteJSONL).
+func (j *jsonRecords) unifiedRecord(raw []byte, pos int, place placeFunc) error {
+	var d Dialogue
+	err := json.Unmarshal(raw, &d)
+	if err == nil {
+		err = checkDialogue(d)
+	}
+	if err != nil {
+		return j.src.bad(place(pos, d.ID), err)
+	}
+	turns := d.Turns
+	d.Turns = nil
+	for _, t := range turns {
+		d.Turns = addTurn(d.Turns, t.Speaker, t.Text, j.merge)
+	}
+	return j.emit(place(pos, d.ID), d)
+}
+
+// detect finds the layout from one record: the list of messages is Columns.Messages where named, else
+// "messages" or "conversations"; a record with "turns" and neither is the unified format. The kind of
+// list is told by its first message, or by FirstSpeaker (strings) where it has none.
+func (j *jsonRecords) detect(raw []byte) (*jsonShape, error) {
+	var probe map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, fmt.Errorf("a JSON %s, not a record (an object)", te.Value)
+		}
+		return nil, err
+	}
+	list := strings.TrimSpace(j.cols.Messages)
+	switch {
+	case list != "":
+		if _, ok := probe[list]; !ok {
+			return nil, fmt.Errorf("no field %q (data.columns.messages) among the fields (%s)", list, keysOf(probe))
+		}
+	case probe["messages"] != nil:
+		list = "messages"
+	case probe["conversations"] != nil:
+		list = "conversations"
+	case probe["turns"] != nil:
+		return &jsonShape{unified: true}, nil
+	default:
+		return nil, fmt.Errorf("neither a chat record (a \"messages\" or \"conversations\" list) nor convrep's unified dialogue (id, corpus, turns): name the list of messages in data.columns.messages; the fields are %s", keysOf(probe))
+	}
+	sh := &jsonShape{fields: recordFieldsFor(list, j.cols)}
+	f := sh.fields
+	for _, name := range []string{f.list, f.speaker, f.text, f.id, f.domain} {
+		if !jsonTagName(name) {
+			return nil, fmt.Errorf("field %q cannot be read from JSON records by name (it holds a character other than letters, digits, space and !#$%%&()*+-./:;<=>?@[]^_{|}~)", name)
+		}
+	}
+	v := bytes.TrimSpace(probe[list])
+	switch {
+	case len(v) > 0 && v[0] == '{':
+		sh.kind = parallelLists
+	case len(v) > 0 && v[0] == '[':
+		var items []json.RawMessage
+		if err := json.Unmarshal(v, &items); err != nil {
+			return nil, err
+		}
+		sh.kind, sh.assumed = listOfMessages, true
+		if j.cols.FirstSpeaker != "" {
+			sh.kind = listOfStrings
+		}
+		if len(items) > 0 {
+			sh.assumed = false
+			if first := bytes.TrimSpace(items[0]); len(first) > 0 && first[0] == '"' {
+				sh.kind = listOfStrings
+			}
+		}
+	case string(v) == "null":
+		sh.kind, sh.assumed = listOfMessages, true
+		if j.cols.FirstSpeaker != "" {
+			sh.kind = listOfStrings
+		}
+	default:
+		return nil, fmt.Errorf("field %q is a JSON %s, not a list of messages", list, jsonKind(v))
+	}
+	if sh.kind == listOfStrings {
+		if j.cols.FirstSpeaker == "" {
+			return nil, fmt.Errorf("field %q is a list of strings: set data.columns.first_speaker (user or system), the side of the first; the speakers alternate", list)
+		}
+		j.first = Speaker(strings.ToLower(strings.TrimSpace(j.cols.FirstSpeaker)))
+	}
+	sh.typ = recordType(f, sh.kind)
+	j.turns = newChatTurns(j.sp, j.merge, f.speaker)
+	return sh, nil
+}
+
+// recordType is the struct a record of fields f and kind is decoded into: recID, recDialogueID (a second
+// id field, "dialogue_id", where the id is not named), recDomain as raw JSON, and recList a pointer to the
+// list.
+func recordType(f recordFields, kind listKind) reflect.Type {
+	var list reflect.Type
+	switch kind {
+	case listOfMessages:
+		fields := []reflect.StructField{
+			{Name: "Speaker", Type: rawType, Tag: jsonTag(f.speaker)},
+			{Name: "Text", Type: rawType, Tag: jsonTag(f.text)},
+			{Name: "ToolCalls", Type: rawType, Tag: jsonTag(unlessTaken("tool_calls", f.speaker, f.text))},
+			{Name: "FunctionCall", Type: rawType, Tag: jsonTag(unlessTaken("function_call", f.speaker, f.text))},
+		}
+		list = reflect.SliceOf(reflect.StructOf(fields))
+	case listOfStrings:
+		list = reflect.SliceOf(rawType)
+	case parallelLists:
+		list = reflect.StructOf([]reflect.StructField{
+			{Name: "Speaker", Type: reflect.SliceOf(rawType), Tag: jsonTag(f.speaker)},
+			{Name: "Text", Type: reflect.SliceOf(rawType), Tag: jsonTag(f.text)},
+		})
+	}
+	second := "dialogue_id"
+	if f.idNamed {
+		second = "-"
+	}
+	return reflect.StructOf([]reflect.StructField{
+		{Name: "ID", Type: rawType, Tag: jsonTag(f.id)},
+		{Name: "DialogueID", Type: rawType, Tag: jsonTag(unlessTaken(second, f.id, f.domain, f.list))},
+		{Name: "Domain", Type: rawType, Tag: jsonTag(unlessTaken(f.domain, f.id, f.list))},
+		{Name: "List", Type: reflect.PointerTo(list), Tag: jsonTag(f.list)},
+	})
+}
+
+// unlessTaken is name, or "-" (a field not read) where another field has it.
+func unlessTaken(name string, others ...string) string {
+	if slices.Contains(others, name) {
+		return "-"
+	}
+	return name
+}
+
+func jsonTag(name string) reflect.StructTag {
+	if name == "-" {
+		return `json:"-"`
+	}
+	return reflect.StructTag(`json:"` + name + `"`)
+}
+
+// jsonTagName reports whether encoding/json takes name as a field's key (its rule for tag names).
+func jsonTagName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, c := range name {
+		if !strings.ContainsRune("!#$%&()*+-./:;<=>?@[]^_{|}~ ", c) && !unicode.IsLetter(c) && !unicode.IsDigit(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// dialogueRecord decodes one dialogue record and builds its dialogue.
+func (j *jsonRecords) dialogueRecord(raw []byte, pos int) (Dialogue, error) {
+	f := j.shape.fields
+	rv := reflect.New(j.shape.typ)
+	if err := json.Unmarshal(raw, rv.Interface()); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			field := te.Field
+			if field == "" {
+				return Dialogue{}, fmt.Errorf("a JSON %s, not a record (an object)", te.Value)
+			}
+			return Dialogue{}, fmt.Errorf("field %q is a JSON %s where %s was expected", field, te.Value, jsonWant(te.Type))
+		}
+		return Dialogue{}, err
+	}
+	rec := rv.Elem()
+	c := j.turns
+	c.reset()
+	var err error
+	d := &c.d
+	id, hasID, err := jsonLabel(rec.Field(recID).Bytes())
+	if err != nil {
+		return *d, fmt.Errorf("field %q: %w", f.id, err)
+	}
+	if !hasID && !f.idNamed {
+		if id, hasID, err = jsonLabel(rec.Field(recDialogueID).Bytes()); err != nil {
+			return *d, fmt.Errorf("field \"dialogue_id\": %w", err)
+		}
+	}
+	if !hasID && f.idNamed {
+		return *d, fmt.Errorf("no id (field %q, data.columns.dialogue)", f.id)
+	}
+	d.ID = recordID(strings.TrimSpace(id), hasID && strings.TrimSpace(id) != "", j.base, int64(pos))
+	d.Corpus = j.src.corpus
+	domain, hasDomain, err := jsonText(rec.Field(recDomain).Bytes())
+	switch {
+	case err != nil:
+		return *d, fmt.Errorf("field %q: %w", f.domain, err)
+	case !hasDomain && f.domainNamed && rec.Field(recDomain).IsNil():
+		return *d, fmt.Errorf("no domain (field %q, data.columns.domain)", f.domain)
+	}
+	d.Domain = domainName(domain)
+	lp := rec.Field(recList)
+	if lp.IsNil() {
+		// Null, or missing: a probe tells which.
+		var probe map[string]json.RawMessage
+		if json.Unmarshal(raw, &probe) == nil {
+			if _, ok := probe[f.list]; !ok {
+				return *d, fmt.Errorf("no field %q among the fields (%s)", f.list, keysOf(probe))
+			}
+		}
+		return *d, nil // a null list: a dialogue without turns
+	}
+	list := lp.Elem()
+	switch j.shape.kind {
+	case listOfMessages:
+		for i := range list.Len() {
+			m := list.Index(i)
+			if err := j.objectMessage(i, m); err != nil {
+				return *d, err
+			}
+		}
+	case listOfStrings:
+		for i := range list.Len() {
+			text, ok, err := jsonText(list.Index(i).Bytes())
+			if err != nil {
+				return *d, fmt.Errorf("message %d: %w", i, err)
+			}
+			if err := c.alternating(i, j.first, text, ok); err != nil {
+				return *d, err
+			}
+		}
+	case parallelLists:
+		sps, texts := list.Field(0), list.Field(1)
+		if sps.Len() != texts.Len() {
+			return *d, fmt.Errorf("field %q: %d speakers (%q) and %d texts (%q)", f.list, sps.Len(), f.speaker, texts.Len(), f.text)
+		}
+		for i := range sps.Len() {
+			label, hasLabel, err := jsonLabel(sps.Index(i).Bytes())
+			if err != nil {
+				return *d, fmt.Errorf("message %d: %s: %w", i, f.speaker, err)
+			}
+			text, hasText, err := jsonText(texts.Index(i).Bytes())
+			if err != nil {
+				return *d, fmt.Errorf("message %d: %s: %w", i, f.text, err)
+			}
+			if err := c.message(i, label, hasLabel, text, hasText, false, 0); err != nil {
+				return *d, err
+			}
+		}
+	}
+	return *d, nil
+}
+
+// objectMessage adds message i, an object of the record struct's message type.
+func (j *jsonRecords) objectMessage(i int, m reflect.Value) error {
+	f := j.shape.fields
+	label, hasLabel, err := jsonLabel(m.Field(msgSpeaker).Bytes())
+	if err != nil {
+		return fmt.Errorf("message %d: %s: %w", i, f.speaker, err)
+	}
+	text, hasText, parts, err := jsonContent(m.Field(msgText).Bytes())
+	if err != nil {
+		return fmt.Errorf("message %d: %s: %w", i, f.text, err)
+	}
+	toolCall := isSet(m.Field(msgToolCalls).Bytes()) || isSet(m.Field(msgFunctionCall).Bytes())
+	return j.turns.message(i, label, hasLabel, text, hasText, toolCall, parts)
+}
+
+// isSet reports whether a raw field is there and not null, [] or {}.
+func isSet(raw []byte) bool {
+	switch string(bytes.TrimSpace(raw)) {
+	case "", "null", "[]", "{}":
+		return false
+	}
+	return true
+}
+
+// jsonText reads a raw value that should be text: a string, or null or missing (ok false).
+func jsonText(raw []byte) (s string, ok bool, err error) {
+	raw = bytes.TrimSpace(raw)
+	switch {
+	case len(raw) == 0 || string(raw) == "null":
+		return "", false, nil
+	case raw[0] != '"':
+		return "", false, fmt.Errorf("a JSON %s, not a string", jsonKind(raw))
+	case bytes.IndexByte(raw, '\\') < 0:
+		return string(raw[1 : len(raw)-1]), true, nil // the decoder checked the string; nothing is escaped
+	}
+	err = json.Unmarshal(raw, &s)
+	return s, err == nil, err
+}
+
+// jsonLabel reads a speaker label or an id: a string, or an integer as its decimal form (a class id, as
+// HuggingFace datasets writes a ClassLabel).
+func jsonLabel(raw []byte) (string, bool, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && (raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
+		if bytes.ContainsAny(raw, ".eE") {
+			return "", false, fmt.Errorf("%s is not a string or an integer", clip(string(raw)))
+		}
+		return string(raw), true, nil
+	}
+	return jsonText(raw)
+}
+
+// jsonPart is one part of a content given as a list of parts.
+type jsonPart struct {
+	Type *string         `json:"type"`
+	Text json.RawMessage `json:"text"`
+}
+
+// jsonContent reads a message's text: a string, null or missing, or a list of parts whose text parts
+// ({"type": "text", "text"}, or plain strings) are joined with a space; other parts (an image) are counted.
+func jsonContent(raw []byte) (text string, ok bool, other int, err error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '[' {
+		text, ok, err = jsonText(raw)
+		return text, ok, 0, err
+	}
+	var parts []json.RawMessage
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", false, 0, err
+	}
+	var texts []string
+	for k, p := range parts {
+		p = bytes.TrimSpace(p)
+		if len(p) > 0 && p[0] == '"' {
+			s, _, err := jsonText(p)
+			if err != nil {
+				return "", false, 0, fmt.Errorf("part %d: %w", k, err)
+			}
+			texts = append(texts, s)
+			continue
+		}
+		var part jsonPart
+		if err := json.Unmarshal(p, &part); err != nil {
+			return "", false, 0, fmt.Errorf("part %d is a JSON %s, not a string or an object with a type", k, jsonKind(p))
+		}
+		if part.Type == nil || *part.Type != "text" {
+			other++
+			continue
+		}
+		s, _, err := jsonText(part.Text)
+		if err != nil {
+			return "", false, 0, fmt.Errorf("part %d: text: %w", k, err)
+		}
+		texts = append(texts, s)
+	}
+	return strings.Join(texts, " "), len(texts) > 0, other, nil
+}
+
+// jsonKind names the JSON type of a raw value.
+func jsonKind(raw []byte) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+// jsonWant says what a decoder's Go type stands for in an error.
+func jsonWant(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.Slice:
+		return "a list"
+	case reflect.Struct:
+		return "an object"
+	}
+	return t.String()
+}
+
+// keysOf lists a record's keys, sorted and clipped, for an error.
+func keysOf(m map[string]json.RawMessage) string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, fmt.Sprintf("%q", clip(k)))
+	}
+	slices.Sort(ks)
+	if len(ks) > 20 {
+		ks = append(ks[:20], "…")
+	}
+	if len(ks) == 0 {
+		return "none"
+	}
+	return strings.Join(ks, ", ")
+}
+
+// readRecordLines reads a JSONL file of records, one a line of at most maxLineBytes; a byte-order mark
+// before the first is passed over. A read error (a cut .gz) stops reading there.
+func readRecordLines(j *jsonRecords, r io.Reader) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var buf []byte
+	for n := 1; ; n++ {
+		line, long, err := boundedLine(br, &buf, maxLineBytes)
+		if err != nil && err != io.EOF {
+			return j.src.bad(lineName(n, ""), fmt.Errorf("unreadable, so is the rest of the file: %w", err))
+		}
+		if n == 1 {
+			line = bytes.TrimPrefix(line, []byte("\uFEFF"))
+		}
+		switch {
+		case long:
+			if berr := j.src.bad(lineName(n, ""), fmt.Errorf("longer than %d MiB", maxLineBytes>>20)); berr != nil {
+				return berr
+			}
+		case len(bytes.TrimSpace(line)) > 0:
+			if rerr := j.record(line, n, lineName); rerr != nil {
+				return rerr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}
+
+// errElementTooLong stops the reading of a JSON array at an element beyond maxLineBytes.
+var errElementTooLong = errors.New("element too long")
+
+// elementBound fails a read that would take the decoder more than maxLineBytes past the start of the
+// element it decodes (mark), and hands it at most 1 MiB a read, so that its buffer stays within about
+// twice the bound whatever the input.
+type elementBound struct {
+	r    io.Reader
+	n    int64 // bytes read so far
+	mark int64
+}
+
+func (b *elementBound) Read(p []byte) (int, error) {
+	if b.n-b.mark > maxLineBytes {
+		return 0, errElementTooLong
+	}
+	if len(p) > 1<<20 {
+		p = p[:1<<20]
+	}
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	return n, err
+}
+
+// readRecordArray reads a JSON file holding one array of records (a ShareGPT dump), an element at a
+// time through encoding/json's Decoder, never the whole file; each element is bounded by maxLineBytes. A
+// byte-order mark before it is passed over. A syntax or read error leaves the rest unreadable: it is
+// reported at the element where it happened and reading stops there.
+func readRecordArray(j *jsonRecords, r io.Reader) error {
+	br := bufio.NewReader(r)
+	if bom, err := br.Peek(3); err == nil && string(bom) == "\uFEFF" {
+		br.Discard(3)
+	}
+	bound := &elementBound{r: br}
+	dec := json.NewDecoder(bound)
+	tok, err := dec.Token()
+	if err != nil {
+		return j.src.bad("start", fmt.Errorf("not JSON, so the file is not read: %w", err))
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return j.src.bad("start", fmt.Errorf("not a JSON array of dialogue records (it starts with %v), so the file is not read", tok))
+	}
+	i := 0
+	for ; dec.More(); i++ {
+		bound.mark = dec.InputOffset()
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			if errors.Is(err, errElementTooLong) {
+				return j.src.bad(recordName(i, ""), fmt.Errorf("longer than %d MiB; the rest of the file is not read", maxLineBytes>>20))
+			}
+			return j.src.bad(recordName(i, ""), fmt.Errorf("unreadable, so is the rest of the file: %w", err))
+		}
+		if err := j.record(raw, i, recordName); err != nil {
+			return err
+		}
+	}
+	bound.mark = dec.InputOffset()
+	tok, err = dec.Token()
+	if err == nil && tok != json.Delim(']') {
+		err = fmt.Errorf("unexpected %v", tok)
+	}
+	if err != nil {
+		return j.src.bad(recordName(i, ""), fmt.Errorf("the array is cut short: %w", err))
+	}
+	// Reading on to the end also makes gzip check its checksum.
+	if tok, err := dec.Token(); err != io.EOF {
+		if err == nil {
+			err = fmt.Errorf("data after the array (%v)", tok)
+		}
+		return j.src.bad("end of file", err)
+	}
+	return nil
+}
