@@ -168,7 +168,7 @@ func (s FileSet) Validate() error {
 		}
 	}
 	for _, l := range n.Speakers.Drop {
-		if slices.Contains(n.Speakers.User, l) || slices.Contains(n.Speakers.System, l) {
+		if slices.Contains(normLabels(s.Speakers.User), l) || slices.Contains(normLabels(s.Speakers.System), l) {
 			return fmt.Errorf("speaker %q is both dropped and a user or system speaker", l)
 		}
 	}
@@ -420,14 +420,23 @@ func (s FileSet) speakerMap(chat bool) speakerMap {
 	if chat {
 		def = ChatSpeakers
 	}
+	gone := normLabels(s.Speakers.Drop)
+	// A list left to its default gives way to a drop list that is set (Validate refuses a label both in a
+	// list that is set and dropped).
 	or := func(given, d []string) []string {
-		if len(given) == 0 {
-			given = d
+		if len(given) > 0 {
+			return normLabels(given)
 		}
-		return normLabels(given)
+		var out []string
+		for _, l := range d {
+			if !slices.Contains(gone, l) {
+				out = append(out, l)
+			}
+		}
+		return out
 	}
 	m := speakerMap{labels: map[string]Speaker{}, drop: map[string]bool{},
-		user: or(s.Speakers.User, def.User), system: or(s.Speakers.System, def.System), gone: normLabels(s.Speakers.Drop)}
+		user: or(s.Speakers.User, def.User), system: or(s.Speakers.System, def.System), gone: gone}
 	for _, l := range m.user {
 		m.labels[l] = User
 	}

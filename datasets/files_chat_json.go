@@ -75,21 +75,21 @@ func (j *jsonRecords) record(raw []byte, pos int, place placeFunc) error {
 	if j.shape.unified {
 		return j.unifiedRecord(raw, pos, place)
 	}
-	d, err := j.dialogueRecord(raw, pos)
+	d, own, err := j.dialogueRecord(raw, pos)
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && j.shape.assumed {
 		// The layout was a guess from a record without messages; this record tells it.
 		if sh, derr := j.detect(raw); derr == nil && !sh.assumed {
 			j.shape = sh
 			j.src.shape = j.shapeName()
-			d, err = j.dialogueRecord(raw, pos)
+			d, own, err = j.dialogueRecord(raw, pos)
 		}
 	}
 	if err != nil {
-		return j.src.bad(place(pos, d.ID), err)
+		return j.src.bad(place(pos, own), err)
 	}
 	j.src.dropped.add(j.turns.dropped)
-	return j.emit(place(pos, d.ID), d)
+	return j.emit(place(pos, own), d)
 }
 
 func (j *jsonRecords) shapeName() string {
@@ -153,6 +153,8 @@ func (j *jsonRecords) detect(raw []byte) (*jsonShape, error) {
 	}
 	v := bytes.TrimSpace(probe[list])
 	switch {
+	case len(v) > 0 && v[0] == '{' && strings.TrimSpace(j.cols.Messages) == "":
+		return nil, fmt.Errorf("field %q is a JSON object, not a list of messages", list)
 	case len(v) > 0 && v[0] == '{':
 		sh.kind = parallelLists
 	case len(v) > 0 && v[0] == '[':
@@ -251,8 +253,8 @@ func jsonTagName(name string) bool {
 	return true
 }
 
-// dialogueRecord decodes one dialogue record and builds its dialogue.
-func (j *jsonRecords) dialogueRecord(raw []byte, pos int) (Dialogue, error) {
+// dialogueRecord decodes one dialogue record and builds its dialogue; own is the record's own id, if any.
+func (j *jsonRecords) dialogueRecord(raw []byte, pos int) (d Dialogue, own string, err error) {
 	f := j.shape.fields
 	rv := reflect.New(j.shape.typ)
 	if err := json.Unmarshal(raw, rv.Interface()); err != nil {
@@ -260,49 +262,50 @@ func (j *jsonRecords) dialogueRecord(raw []byte, pos int) (Dialogue, error) {
 		if errors.As(err, &te) {
 			field := te.Field
 			if field == "" {
-				return Dialogue{}, fmt.Errorf("a JSON %s, not a record (an object)", te.Value)
+				return Dialogue{}, "", fmt.Errorf("a JSON %s, not a record (an object)", te.Value)
 			}
-			return Dialogue{}, fmt.Errorf("field %q is a JSON %s where %s was expected", field, te.Value, jsonWant(te.Type))
+			return Dialogue{}, "", fmt.Errorf("field %q is a JSON %s where %s was expected", field, te.Value, jsonWant(te.Type))
 		}
-		return Dialogue{}, err
+		return Dialogue{}, "", err
 	}
 	rec := rv.Elem()
 	c := j.turns
 	c.reset()
-	var err error
-	d := &c.d
 	id, hasID, err := jsonLabel(rec.Field(recID).Bytes())
 	if err != nil {
-		return *d, fmt.Errorf("field %q: %w", f.id, err)
+		return c.d, own, fmt.Errorf("field %q: %w", f.id, err)
 	}
 	if !hasID && !f.idNamed {
 		if id, hasID, err = jsonLabel(rec.Field(recDialogueID).Bytes()); err != nil {
-			return *d, fmt.Errorf("field \"dialogue_id\": %w", err)
+			return c.d, own, fmt.Errorf("field \"dialogue_id\": %w", err)
 		}
 	}
 	if !hasID && f.idNamed {
-		return *d, fmt.Errorf("no id (field %q, data.columns.dialogue)", f.id)
+		return c.d, own, fmt.Errorf("no id (field %q, data.columns.dialogue)", f.id)
 	}
-	d.ID = recordID(strings.TrimSpace(id), hasID && strings.TrimSpace(id) != "", j.base, int64(pos))
-	d.Corpus = j.src.corpus
+	if hasID {
+		own = strings.TrimSpace(id)
+	}
+	c.d.ID = recordID(own, own != "", j.base, int64(pos))
+	c.d.Corpus = j.src.corpus
 	domain, hasDomain, err := jsonText(rec.Field(recDomain).Bytes())
 	switch {
 	case err != nil:
-		return *d, fmt.Errorf("field %q: %w", f.domain, err)
+		return c.d, own, fmt.Errorf("field %q: %w", f.domain, err)
 	case !hasDomain && f.domainNamed && rec.Field(recDomain).IsNil():
-		return *d, fmt.Errorf("no domain (field %q, data.columns.domain)", f.domain)
+		return c.d, own, fmt.Errorf("no domain (field %q, data.columns.domain)", f.domain)
 	}
-	d.Domain = domainName(domain)
+	c.d.Domain = domainName(domain)
 	lp := rec.Field(recList)
 	if lp.IsNil() {
 		// Null, or missing: a probe tells which.
 		var probe map[string]json.RawMessage
 		if json.Unmarshal(raw, &probe) == nil {
 			if _, ok := probe[f.list]; !ok {
-				return *d, fmt.Errorf("no field %q among the fields (%s)", f.list, keysOf(probe))
+				return c.d, own, fmt.Errorf("no field %q among the fields (%s)", f.list, keysOf(probe))
 			}
 		}
-		return *d, nil // a null list: a dialogue without turns
+		return c.d, own, nil // a null list: a dialogue without turns
 	}
 	list := lp.Elem()
 	switch j.shape.kind {
@@ -310,39 +313,39 @@ func (j *jsonRecords) dialogueRecord(raw []byte, pos int) (Dialogue, error) {
 		for i := range list.Len() {
 			m := list.Index(i)
 			if err := j.objectMessage(i, m); err != nil {
-				return *d, err
+				return c.d, own, err
 			}
 		}
 	case listOfStrings:
 		for i := range list.Len() {
 			text, ok, err := jsonText(list.Index(i).Bytes())
 			if err != nil {
-				return *d, fmt.Errorf("message %d: %w", i, err)
+				return c.d, own, fmt.Errorf("message %d: %w", i, err)
 			}
 			if err := c.alternating(i, j.first, text, ok); err != nil {
-				return *d, err
+				return c.d, own, err
 			}
 		}
 	case parallelLists:
 		sps, texts := list.Field(0), list.Field(1)
 		if sps.Len() != texts.Len() {
-			return *d, fmt.Errorf("field %q: %d speakers (%q) and %d texts (%q)", f.list, sps.Len(), f.speaker, texts.Len(), f.text)
+			return c.d, own, fmt.Errorf("field %q: %d speakers (%q) and %d texts (%q)", f.list, sps.Len(), f.speaker, texts.Len(), f.text)
 		}
 		for i := range sps.Len() {
 			label, hasLabel, err := jsonLabel(sps.Index(i).Bytes())
 			if err != nil {
-				return *d, fmt.Errorf("message %d: %s: %w", i, f.speaker, err)
+				return c.d, own, fmt.Errorf("message %d: %s: %w", i, f.speaker, err)
 			}
 			text, hasText, err := jsonText(texts.Index(i).Bytes())
 			if err != nil {
-				return *d, fmt.Errorf("message %d: %s: %w", i, f.text, err)
+				return c.d, own, fmt.Errorf("message %d: %s: %w", i, f.text, err)
 			}
 			if err := c.message(i, label, hasLabel, text, hasText, false, 0); err != nil {
-				return *d, err
+				return c.d, own, err
 			}
 		}
 	}
-	return *d, nil
+	return c.d, own, nil
 }
 
 // objectMessage adds message i, an object of the record struct's message type.
@@ -557,10 +560,10 @@ func readRecordArray(j *jsonRecords, r io.Reader) error {
 	dec := json.NewDecoder(bound)
 	tok, err := dec.Token()
 	if err != nil {
-		return j.src.bad("start", fmt.Errorf("not JSON, so the file is not read: %w", err))
+		return fmt.Errorf("%s: not JSON: %w", j.src.name, err)
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
-		return j.src.bad("start", fmt.Errorf("not a JSON array of dialogue records (it starts with %v), so the file is not read", tok))
+		return fmt.Errorf("%s: not a JSON array of dialogue records (it starts with %v)", j.src.name, tok)
 	}
 	i := 0
 	for ; dec.More(); i++ {

@@ -1,0 +1,269 @@
+package datasets
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+// chatFixture is a file of testdata/chat (written by write_json.py and write_parquet.mjs beside it) and
+// what reading it must give.
+type chatFixture struct {
+	file     string
+	cols     Columns
+	speakers Speakers
+	want     []Dialogue // all of them, or the first ones (wantN)
+	wantN    int        // the number of dialogues, where want holds only the first ones
+	shape    string
+	dropped  Dropped
+}
+
+func chatFixtures() []chatFixture {
+	u := func(s string) Turn { return Turn{User, s} }
+	s := func(s string) Turn { return Turn{System, s} }
+	sharegpt := []Dialogue{
+		{ID: "sg-1", Turns: []Turn{u("Can I change my delivery address?"), s("Yes, until the parcel leaves the depot."), u("And after that?"), s("Then the driver can leave it with a neighbour.")}},
+		{ID: "sg-2", Turns: []Turn{u("¿Hacen envíos a Canarias?"), s("Sí, en cinco días hábiles.")}},
+	}
+	multiwoz := []Dialogue{
+		{ID: "PMUL4398.json", Turns: []Turn{u("i need a place to dine in the center thats expensive"), s("I have several options for you; do you prefer African, Asian, or British food?"), u("Any sort of food would be fine, as long as it is a bit expensive.")}},
+		{ID: "SNG0129.json", Turns: []Turn{u("I need a taxi to the station."), s("What time would you like to leave?")}},
+	}
+	mwozCols := Columns{Messages: "turns", Text: "utterance"}
+	classLabels := Speakers{User: []string{"0"}, System: []string{"1"}}
+	var ultra []Dialogue
+	for i := range 8 {
+		d := Dialogue{ID: fmt.Sprintf("u%d", i)}
+		if i != 5 && i != 6 {
+			d.Turns = []Turn{u(fmt.Sprintf("question %d", i))}
+			if i%7 != 3 {
+				d.Turns = append(d.Turns, s(fmt.Sprintf("answer %d", i)))
+			}
+		}
+		ultra = append(ultra, d)
+	}
+	return []chatFixture{
+		{file: "openai.jsonl", want: []Dialogue{
+			{ID: "openai:1", Turns: []Turn{u("Where is my parcel? It was due on Monday."), s("Let me check: what is the tracking number?"), u("It is 4711, addressed to Zoë in Göteborg."), s("It arrives tomorrow. 🚚")}},
+			{ID: "openai:2", Turns: []Turn{u("Is this box damaged?"), s("Yes, the corner is crushed; I have ordered a replacement."), u("Danke schön!")}},
+			{ID: "openai:3", Turns: []Turn{u("日本への配送はできますか？"), s("はい、できます。")}},
+		}, shape: "chat messages (role/content)",
+			dropped: Dropped{Roles: map[string]int{"system": 2, "developer": 1, "tool": 1}, ToolCalls: 1, Empty: 1, Parts: 1}},
+		{file: "sharegpt.json", want: sharegpt, shape: "ShareGPT conversations (from/value)", dropped: Dropped{Roles: map[string]int{"system": 1}}},
+		{file: "sharegpt.json.gz", want: sharegpt, shape: "ShareGPT conversations (from/value)", dropped: Dropped{Roles: map[string]int{"system": 1}}},
+		{file: "dailydialog.jsonl", cols: Columns{Messages: "dialog", FirstSpeaker: "user"}, want: []Dialogue{
+			{ID: "dailydialog:1", Turns: []Turn{u("Say, Jim, how about going for a few beers after dinner?"), s("You know that is tempting but is really not good for our fitness."), u("What do you mean?")}},
+			{ID: "dailydialog:2", Turns: []Turn{u("Can you do push-ups?"), u("Of course I can.")}},
+		}, shape: `dialogue records, "dialog" a list of strings, speakers alternating from the user`, dropped: Dropped{Empty: 1}},
+		{file: "multiwoz.jsonl", cols: mwozCols, speakers: classLabels, want: multiwoz,
+			shape: `dialogue records, "turns" parallel lists (speaker/utterance)`},
+		{file: "ultrachat.parquet", cols: Columns{Dialogue: "prompt_id"}, want: ultra, wantN: 3000, shape: "chat messages (role/content)",
+			dropped: Dropped{Roles: map[string]int{"system": 2998}, Empty: 429}},
+		{file: "dailydialog.parquet", cols: Columns{Messages: "dialog", FirstSpeaker: "user"}, want: []Dialogue{
+			{ID: "dailydialog:0", Turns: []Turn{u("Say, Jim, how about going for a few beers after dinner?"), s("You know that is tempting but is really not good for our fitness."), u("What do you mean?")}},
+			{ID: "dailydialog:1", Turns: []Turn{u("Can you do push-ups?"), u("Of course I can."), s("Great, show me.")}},
+			{ID: "dailydialog:2", Turns: []Turn{u("Grüß Gott!"), s("Servus!")}},
+		}, shape: `dialogue records, "dialog" a list of strings, speakers alternating from the user`, dropped: Dropped{Empty: 1}},
+		{file: "multiwoz.parquet", cols: mwozCols, speakers: classLabels, want: multiwoz,
+			shape: `dialogue records, "turns" parallel lists (speaker/utterance)`},
+	}
+}
+
+// The files other tools wrote read as their writers' scripts say: roles mapped, system prompts, tool
+// messages and calls, empty messages and image parts dropped and counted, the line separator and
+// white space cleaned, ids of their own or made of the file's name and the record's place.
+func TestChatFixtures(t *testing.T) {
+	for _, c := range chatFixtures() {
+		t.Run(c.file, func(t *testing.T) {
+			path := filepath.Join("testdata", "chat", c.file)
+			var reps []FileReport
+			s := FileSet{Paths: []string{path}, Columns: c.cols, Speakers: c.speakers}
+			if err := s.Check(); err != nil {
+				t.Fatalf("Check: %v", err)
+			}
+			got, err := ReadFiles(s, ReadOptions{FileRead: func(r FileReport) { reps = append(reps, r) }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			corpus := baseNoExt(path)
+			checkReadDialogues(t, corpus, got, false)
+			n := len(c.want)
+			if c.wantN > 0 {
+				n = c.wantN
+			}
+			if len(got) != n {
+				t.Fatalf("%d dialogues, want %d", len(got), n)
+			}
+			if !sameReadDialogues(got[:len(c.want)], c.want) {
+				t.Errorf("read\n%+v\nwant\n%+v", got[:len(c.want)], c.want)
+			}
+			if len(reps) != 1 {
+				t.Fatalf("%d reports", len(reps))
+			}
+			r := reps[0]
+			if r.Shape != c.shape || r.Dialogues != n || fmt.Sprint(r.Dropped) != fmt.Sprint(c.dropped) {
+				t.Errorf("report %+v\nwant shape %q, %d dialogues, dropped %+v", r, c.shape, n, c.dropped)
+			}
+		})
+	}
+}
+
+func TestChatSummary(t *testing.T) {
+	for _, c := range []struct {
+		r    FileReport
+		want string
+	}{
+		{FileReport{Shape: "chat messages (role/content)", Dialogues: 40, Dropped: Dropped{Roles: map[string]int{"system": 40}}},
+			"chat messages (role/content), 1 system prompt dropped per dialogue"},
+		{FileReport{Shape: "s", Dialogues: 3, Dropped: Dropped{Roles: map[string]int{"system": 2, "tool": 6}, ToolCalls: 1, Empty: 2, Parts: 1}, Skipped: 1},
+			"s, 2 system prompts dropped, 2 tool messages dropped per dialogue, 1 tool call without text dropped, 2 empty messages dropped, 1 non-text content part dropped, 1 malformed records skipped"},
+		{FileReport{Shape: "rows, one per turn", Dialogues: 5}, "rows, one per turn"},
+	} {
+		if got := c.r.Summary(); got != c.want {
+			t.Errorf("%q\nwant %q", got, c.want)
+		}
+	}
+}
+
+// The roles map by ChatSpeakers, a list that is set replaces its default, and data.speakers.drop
+// replaces the drop list; a label in no list is a malformed record naming the message and the role.
+func TestChatRoles(t *testing.T) {
+	const rec = `{"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}, {"role": "Assistant ", "content": "Hello"}, {"role": "tool", "content": "{}"}]}` + "\n"
+	path := putTestFile(t, t.TempDir(), "roles.jsonl", []byte(rec))
+	for _, c := range []struct {
+		name     string
+		speakers Speakers
+		turns    string // speaker:text, joined by |
+		err      string
+	}{
+		{"defaults", Speakers{}, "user:Hi|system:Hello", ""},
+		{"the system prompt kept as a system turn", Speakers{System: []string{"assistant", "system"}}, "system:Be brief.|user:Hi|system:Hello", ""},
+		{"drop replaced", Speakers{Drop: []string{"system"}}, "", `line 1: message 3: role "tool" is neither a user speaker (user, human) nor a system speaker (assistant, gpt, bot, model, chatbot) nor dropped (system)`},
+		{"user list set", Speakers{User: []string{"customer"}}, "", `line 1: message 1: role "user" is neither a user speaker (customer)`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ds, err := ReadFiles(FileSet{Paths: []string{path}, Speakers: c.speakers}, ReadOptions{})
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), path+": "+c.err) {
+					t.Fatalf("error %v\nwant %s", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, tr := range ds[0].Turns {
+				got = append(got, string(tr.Speaker)+":"+tr.Text)
+			}
+			if strings.Join(got, "|") != c.turns {
+				t.Errorf("turns %q, want %q", strings.Join(got, "|"), c.turns)
+			}
+		})
+	}
+	// A dropped label in a file of turns drops its rows.
+	csvPath := putTestFile(t, t.TempDir(), "t.csv", []byte("dialogue_id,speaker,text\na,system,You are a bot.\na,user,hi\na,agent,hello\n"))
+	var rep FileReport
+	ds, err := ReadFiles(FileSet{Paths: []string{csvPath}, Speakers: Speakers{System: []string{"agent"}, Drop: []string{"system"}}},
+		ReadOptions{FileRead: func(r FileReport) { rep = r }})
+	if err != nil || len(ds) != 1 || len(ds[0].Turns) != 2 || ds[0].Turns[0].Text != "hi" || rep.Dropped.Roles["system"] != 1 {
+		t.Errorf("csv with a drop list: %+v, %v, %+v", ds, err, rep)
+	}
+}
+
+// A malformed record fails the read naming the file, the line or element and the problem; under SkipBad
+// it is counted and skipped with its dialogue. Hostile sizes and depths stay within their bounds.
+func TestChatMalformed(t *testing.T) {
+	deep := strings.Repeat("[", 1_000_000)
+	good := `{"messages": [{"role": "user", "content": "hi"}]}`
+	sg := `{"id": "a", "conversations": [{"from": "human", "value": "hi"}]}`
+	for _, c := range []struct {
+		name, file, content string
+		cols                Columns
+		want                string
+		kept                int // under SkipBad; -1: the file fails even so
+	}{
+		{"no role", "t.jsonl", good + "\n" + `{"messages": [{"content": "hi"}]}` + "\n" + good + "\n", Columns{}, `: line 2: message 0: no role`, 2},
+		{"null role", "t.jsonl", `{"id": "x", "messages": [{"role": "user", "content": "a"}, {"role": null, "content": "hi"}]}`, Columns{}, `: line 1 (dialogue x): message 1: no role`, 0},
+		{"role a number", "t.jsonl", `{"messages": [{"role": 1.5, "content": "hi"}]}`, Columns{}, `: line 1: message 0: role: 1.5 is not a string or an integer`, 0},
+		{"role a list", "t.jsonl", good + "\n" + `{"messages": [{"role": ["user"], "content": "hi"}]}`, Columns{}, `: line 2: message 0: role: a JSON array, not a string`, 1},
+		{"content a number", "t.jsonl", `{"messages": [{"role": "user", "content": 7}]}`, Columns{}, `: line 1: message 0: content: a JSON number, not a string`, 0},
+		{"messages an object, first record", "t.jsonl", `{"messages": {"role": "user", "content": "hi"}}`, Columns{}, `: line 1: field "messages" is a JSON object, not a list of messages`, 0},
+		{"messages an object, later record", "t.jsonl", good + "\n" + `{"messages": {"role": "user", "content": "hi"}}`, Columns{}, `: line 2: field "messages" is a JSON object where a list was expected`, 1},
+		{"message a string", "t.jsonl", good + "\n" + `{"messages": ["hi"]}`, Columns{}, `: line 2: field "messages" is a JSON string where an object was expected`, 1},
+		{"no messages", "t.jsonl", good + "\n" + `{"conversation": []}`, Columns{}, `: line 2: no field "messages" among the fields ("conversation")`, 1},
+		{"neither layout", "t.jsonl", `{"dialog": ["hi"]}`, Columns{}, `: line 1: neither a chat record`, 0},
+		{"strings without first_speaker", "t.jsonl", `{"dialog": ["hi"]}`, Columns{Messages: "dialog"}, `: line 1: field "dialog" is a list of strings: set data.columns.first_speaker`, 0},
+		{"parallel lists of two lengths", "t.jsonl", `{"turns": {"speaker": ["user"], "text": ["a", "b"]}}`, Columns{Messages: "turns"}, `: line 1: field "turns": 1 speakers ("speaker") and 2 texts ("text")`, 0},
+		{"named id missing", "t.jsonl", good, Columns{Dialogue: "conv_id"}, `: line 1: no id (field "conv_id", data.columns.dialogue)`, 0},
+		{"not an object", "t.jsonl", `[1, 2]`, Columns{}, `: line 1: a JSON array, not a record (an object)`, 0},
+		{"repeated id", "t.json", "[" + sg + ", " + sg + "]", Columns{}, `: record 1 (dialogue a): dialogue "a" of corpus t appears again`, 1},
+		{"array cut short", "t.json", "[" + sg + `, {"id": "b", "conversations": [{"fr`, Columns{}, `: record 1: unreadable, so is the rest of the file: unexpected EOF`, 1},
+		{"array not closed", "t.json", "[" + sg, Columns{}, `: record 1: the array is cut short`, 1},
+		{"not an array", "t.json", sg, Columns{}, `: not a JSON array of dialogue records (it starts with {)`, -1},
+		{"nested 10^6 deep, a line", "t.jsonl", `{"messages": ` + deep + "\n" + good + "\n", Columns{}, `: line 1: invalid character '[' exceeded max depth`, 1},
+		{"nested 10^6 deep, an element", "t.json", "[" + sg + "," + deep, Columns{}, `: record 1: unreadable, so is the rest of the file: invalid character '[' exceeded max depth`, 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := putTestFile(t, t.TempDir(), c.file, []byte(c.content))
+			s := FileSet{Paths: []string{path}, Columns: c.cols}
+			_, err := ReadFiles(s, ReadOptions{})
+			if err == nil || !strings.Contains(err.Error(), path+c.want) {
+				t.Fatalf("error %v\nwant %s%s", err, path, c.want)
+			}
+			log, logs := observedLogger()
+			ds, err := ReadFiles(s, ReadOptions{SkipBad: true, Logger: log})
+			switch {
+			case c.kept < 0:
+				if err == nil {
+					t.Errorf("SkipBad: read %d dialogues of a file that cannot be read", len(ds))
+				}
+			case err != nil:
+				t.Errorf("SkipBad: %v", err)
+			case len(ds) != c.kept || loggedSkips(logs) == 0:
+				t.Errorf("SkipBad: %d dialogues, %d skips logged; want %d dialogues and skips", len(ds), loggedSkips(logs), c.kept)
+			}
+		})
+	}
+}
+
+// An element of a JSON array over 64 MiB (here 100 MB) is refused once the decoder has read 64 MiB of it,
+// holding about twice that at most.
+func TestChatElementTooLong(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "big.json")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(f, `[{"id": "a", "conversations": [{"from": "human", "value": "hi"}]}, {"id": "b", "conversations": [{"from": "human", "value": "`)
+	chunk := []byte(strings.Repeat("x", 1<<20))
+	for range 100 {
+		f.Write(chunk)
+	}
+	fmt.Fprint(f, `"}]}]`)
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before := heapAllocated()
+	_, err = ReadFiles(FileSet{Paths: []string{path}}, ReadOptions{})
+	if err == nil || !strings.Contains(err.Error(), path+": record 1: longer than 64 MiB") {
+		t.Fatalf("error %v", err)
+	}
+	if got := heapAllocated() - before; got > 400<<20 {
+		t.Errorf("allocated %d MiB reading a 100 MB element", got>>20)
+	}
+	ds, err := ReadFiles(FileSet{Paths: []string{path}}, ReadOptions{SkipBad: true})
+	if err != nil || len(ds) != 1 {
+		t.Errorf("SkipBad: %d dialogues, %v", len(ds), err)
+	}
+}
+
+// heapAllocated is the bytes the process has allocated on the heap so far.
+func heapAllocated() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.TotalAlloc
+}
