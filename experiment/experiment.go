@@ -104,6 +104,9 @@ type ColumnsConfig struct {
 	Speaker  string `toml:"speaker" json:"speaker,omitempty"`
 	Text     string `toml:"text" json:"text,omitempty"`
 	Domain   string `toml:"domain" json:"domain,omitempty"`
+	// Messages and FirstSpeaker read dialogue records (chat JSONL, JSON, Parquet a dialogue per row).
+	Messages     string `toml:"messages" json:"messages,omitempty"`
+	FirstSpeaker string `toml:"first_speaker" json:"first_speaker,omitempty"`
 }
 
 // SpeakersConfig is [data.speakers]: the speaker labels read as the user and as the system
@@ -111,6 +114,7 @@ type ColumnsConfig struct {
 type SpeakersConfig struct {
 	User   []string `toml:"user" json:"user,omitempty"`
 	System []string `toml:"system" json:"system,omitempty"`
+	Drop   []string `toml:"drop" json:"drop,omitempty"`
 }
 
 // FileSet is data.files with the column and speaker mapping, nil when no file is named. A relative path is
@@ -121,8 +125,8 @@ func (d DataConfig) FileSet() *datasets.FileSet {
 	}
 	s := &datasets.FileSet{
 		Columns: datasets.Columns{Dialogue: d.Columns.Dialogue, Turn: d.Columns.Turn, Speaker: d.Columns.Speaker,
-			Text: d.Columns.Text, Domain: d.Columns.Domain},
-		Speakers: datasets.Speakers{User: d.Speakers.User, System: d.Speakers.System},
+			Text: d.Columns.Text, Domain: d.Columns.Domain, Messages: d.Columns.Messages, FirstSpeaker: d.Columns.FirstSpeaker},
+		Speakers: datasets.Speakers{User: d.Speakers.User, System: d.Speakers.System, Drop: d.Speakers.Drop},
 	}
 	for _, f := range d.Files {
 		if f != "" && !filepath.IsAbs(f) {

@@ -65,7 +65,7 @@ func (e *Experiment) validate() error {
 		if err := fs.Validate(); err != nil {
 			fail("data.files: %v", err)
 		}
-	} else if e.Data.Columns != (ColumnsConfig{}) || len(e.Data.Speakers.User)+len(e.Data.Speakers.System) > 0 {
+	} else if e.Data.Columns != (ColumnsConfig{}) || len(e.Data.Speakers.User)+len(e.Data.Speakers.System)+len(e.Data.Speakers.Drop) > 0 {
 		fail("[data.columns] and [data.speakers] say how data.files are read, and data.files is empty")
 	}
 	if e.Data.MinWords < 0 || e.Data.MaxExamples < 0 {

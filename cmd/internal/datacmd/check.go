@@ -14,18 +14,38 @@ import (
 	"convrep/objectives/dse"
 )
 
-// setupCheck is data check FILE...: it reads dialogue files of one's own as an experiment's data.files
-// would, streaming, and prints the table data stats prints, a row per file.
-func setupCheck(fs *flag.FlagSet, files *[]string) action {
-	var cols datasets.Columns
+// fileMapping is the flags that say how files of one's own are read: data.columns and data.speakers.
+type fileMapping struct {
+	cols               datasets.Columns
+	user, system, drop string
+}
+
+func (m *fileMapping) add(fs *flag.FlagSet) {
 	def := datasets.DefaultColumns
-	fs.StringVar(&cols.Dialogue, "dialogue-column", "", fmt.Sprintf("the dialogue id column of CSV, TSV and Parquet files (data.columns.dialogue; default %q)", def.Dialogue))
+	cols := &m.cols
+	fs.StringVar(&cols.Dialogue, "dialogue-column", "", fmt.Sprintf("the dialogue id column of CSV, TSV and Parquet files of turns (data.columns.dialogue; default %q), or a dialogue record's id field (default \"id\", else \"dialogue_id\", else the file's name and the record's place)", def.Dialogue))
 	fs.StringVar(&cols.Turn, "turn-column", "", fmt.Sprintf("the turn order column (data.columns.turn; default %q, and file order where a file has none)", def.Turn))
-	fs.StringVar(&cols.Speaker, "speaker-column", "", fmt.Sprintf("the speaker column (data.columns.speaker; default %q)", def.Speaker))
-	fs.StringVar(&cols.Text, "text-column", "", fmt.Sprintf("the text column (data.columns.text; default %q)", def.Text))
+	fs.StringVar(&cols.Speaker, "speaker-column", "", fmt.Sprintf("the speaker column, or a message's speaker field (data.columns.speaker; default %q; role in messages, from in conversations)", def.Speaker))
+	fs.StringVar(&cols.Text, "text-column", "", fmt.Sprintf("the text column, or a message's text field (data.columns.text; default %q; content in messages, value in conversations)", def.Text))
 	fs.StringVar(&cols.Domain, "domain-column", "", fmt.Sprintf("the domain column (data.columns.domain; default %q where a file has it)", def.Domain))
-	user := fs.String("user", "", fmt.Sprintf("comma-separated speaker labels read as the user (data.speakers.user; default %s)", strings.Join(datasets.DefaultSpeakers.User, ",")))
-	system := fs.String("system", "", fmt.Sprintf("comma-separated speaker labels read as the system (data.speakers.system; default %s)", strings.Join(datasets.DefaultSpeakers.System, ",")))
+	fs.StringVar(&cols.Messages, "messages-column", "", "a dialogue record's list of messages (data.columns.messages; default: \"messages\" or \"conversations\", found by its key)")
+	fs.StringVar(&cols.FirstSpeaker, "first-speaker", "", "user or system: the side of the first string of a list of strings, whose speakers alternate (data.columns.first_speaker)")
+	fs.StringVar(&m.user, "user", "", fmt.Sprintf("comma-separated speaker labels read as the user (data.speakers.user; default %s, and %s in dialogue records)", strings.Join(datasets.DefaultSpeakers.User, ","), strings.Join(datasets.ChatSpeakers.User, ",")))
+	fs.StringVar(&m.system, "system", "", fmt.Sprintf("comma-separated speaker labels read as the system (data.speakers.system; default %s, and %s in dialogue records)", strings.Join(datasets.DefaultSpeakers.System, ","), strings.Join(datasets.ChatSpeakers.System, ",")))
+	fs.StringVar(&m.drop, "drop", "", fmt.Sprintf("comma-separated speaker labels whose messages are dropped and counted (data.speakers.drop; default none, and %s in dialogue records)", strings.Join(datasets.ChatSpeakers.Drop, ",")))
+}
+
+// set is the file set of paths read with the mapping.
+func (m *fileMapping) set(paths []string) datasets.FileSet {
+	return datasets.FileSet{Paths: paths, Columns: m.cols,
+		Speakers: datasets.Speakers{User: list(m.user), System: list(m.system), Drop: list(m.drop)}}
+}
+
+// setupCheck is data check FILE...: it reads dialogue files of one's own as an experiment's data.files
+// would, streaming, and prints the table data stats prints, a row per file, and the layout read in each.
+func setupCheck(fs *flag.FlagSet, files *[]string) action {
+	var m fileMapping
+	m.add(fs)
 	merge := fs.Bool("merge-speakers", false, "join consecutive turns of one speaker with a space (data.merge_same_speaker)")
 	skipBad := fs.Bool("skip-bad", false, "skip malformed rows with their dialogue, counted in the log per file (data.skip_bad), instead of failing")
 	var popt dse.PairOptions
@@ -35,19 +55,21 @@ func setupCheck(fs *flag.FlagSet, files *[]string) action {
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: data check [flags] FILE...\n\n"+
 			"Reads dialogue files of one's own as an experiment's data.files reads them, and prints one row per\n"+
-			"file and a total: dialogues, turns, words and turns/dialogue, and with --pairs the training pairs.\n"+
-			"A FILE is unified JSONL (what data convert writes), CSV or TSV with a header row, one row per turn\n"+
-			"(each optionally .gz), a Parquet file, or a folder of Parquet shards. The first malformed row stops\n"+
-			"it with the file, the line or row index, and the problem (--skip-bad counts and skips them).\n"+
-			"It streams: memory holds one dialogue at a time and 16 bytes per dialogue id.\n\nflags:\n")
+			"file and a total: dialogues, turns, words and turns/dialogue, and with --pairs the training pairs;\n"+
+			"then, per file, the layout it read and what it dropped (a chat's system prompts, tool messages).\n"+
+			"A FILE is unified JSONL (what data convert writes) or chat JSONL (a dialogue a line, its messages\n"+
+			"in a list), a JSON array of such records, CSV or TSV with a header row, one row per turn (each\n"+
+			"optionally .gz), a Parquet file (a row per turn, or a dialogue per row), or a folder of Parquet\n"+
+			"shards. The first malformed record stops it with the file, the line or row index, and the problem\n"+
+			"(--skip-bad counts and skips them). It streams: memory holds one dialogue at a time and 16 bytes\n"+
+			"per dialogue id.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	return func(_ context.Context, stdout io.Writer, log *zap.Logger) error {
 		if len(*files) == 0 {
 			return errors.New("name at least one FILE (see --help)")
 		}
-		set := datasets.FileSet{Paths: *files, Columns: cols,
-			Speakers: datasets.Speakers{User: list(*user), System: list(*system)}}
+		set := m.set(*files)
 		var counter *datasets.PairCounter
 		if popt.Variant != "" {
 			b, err := dse.NewPairBuilder(popt)
@@ -58,11 +80,13 @@ func setupCheck(fs *flag.FlagSet, files *[]string) action {
 		}
 		per := make([]datasets.Stats, len(*files))
 		pairs := make([]int, len(*files))
+		reports := make([]datasets.FileReport, len(*files))
 		at := map[string]int{}
 		for i, f := range *files {
 			at[f] = i
 		}
-		opt := datasets.ReadOptions{SkipBad: *skipBad, MergeSameSpeaker: *merge, Logger: log}
+		opt := datasets.ReadOptions{SkipBad: *skipBad, MergeSameSpeaker: *merge, Logger: log,
+			FileRead: func(r datasets.FileReport) { reports[at[r.Given]] = reports[at[r.Given]].Merge(r) }}
 		err := set.EachDialogue(opt, func(file string, d datasets.Dialogue) error {
 			i := at[file]
 			per[i] = per[i].Add(datasets.CountOne(d))
@@ -77,7 +101,15 @@ func setupCheck(fs *flag.FlagSet, files *[]string) action {
 		if counter == nil {
 			pairs = nil
 		}
-		return writeStats(stdout, "file", *files, per, pairs)
+		if err := writeStats(stdout, "file", *files, per, pairs); err != nil {
+			return err
+		}
+		for i, f := range *files {
+			if _, err := fmt.Fprintf(stdout, "%s: %s\n", f, reports[i].Summary()); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 }
 
