@@ -108,3 +108,4 @@ fuzz: setup
 	$(GO) test -run XXX -fuzz '^FuzzParsePyLiteral$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./evaluate
 	$(GO) test -run XXX -fuzz '^FuzzMSRIntentLabel$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./evaluate
 	$(GO) test -run XXX -fuzz '^FuzzReadTexts$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./cmd/internal/embedcmd
+	$(GO) test -run XXX -fuzz '^FuzzDecodeRequest$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./serve

@@ -20,6 +20,7 @@ import (
 	"convrep/cmd/internal/devicecmd"
 	"convrep/cmd/internal/embedcmd"
 	"convrep/cmd/internal/evaluatecmd"
+	"convrep/cmd/internal/servecmd"
 	"convrep/cmd/internal/setupcmd"
 	"convrep/cmd/internal/traincmd"
 )
@@ -38,8 +39,9 @@ func commands() []command {
 			func(args []string) int { return traincmd.Main([]string{"train"}, args) }, traincmd.Check},
 		{"evaluate", "evaluate a model on the papers' tasks and lay the results side by side", evaluatecmd.Main, evaluatecmd.Check},
 		{"embed", "write one embedding per input text with a convrep or HuggingFace model", embedcmd.Main, embedcmd.Check},
+		{"serve", "serve embeddings over HTTP: OpenAI's /v1/embeddings, TEI's /embed, Ollama's /api/embed", servecmd.Main, servecmd.Check},
 		{"data", "convert or count the pretraining corpora; fetch them and the evaluation sets; prepare an experiment's dataset", datacmd.Main, datacmd.Check},
-		{"bench", "time one DSE training step: pairs/s, tokens/s and MFU as a JSON line", benchcmd.Command.Main, benchcmd.Command.Check},
+		{"bench", "time one DSE training step (pairs/s, tokens/s, MFU), or load convrep serve (bench serve)", benchcmd.Main, benchcmd.Check},
 		{"claims", "check the papers' claims against the evaluation results and write the report", claimscmd.Main, claimscmd.Check},
 		{"device", "run one tiny step through convrep's shim on a GPU (the set-up's last check on a CUDA host)", devicecmd.Command.Main, devicecmd.Command.Check},
 		{"setup", "install libtorch when missing and prepare the patched gotch in third_party/gotch", setupcmd.Main, setupcmd.Check},

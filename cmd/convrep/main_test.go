@@ -16,7 +16,7 @@ func TestRun(t *testing.T) {
 		{args: []string{"-h"}, code: 0, stdout: "  setup     "},
 		{args: []string{"help"}, code: 0, stdout: "  evaluate  "},
 		{args: []string{"trian", "x.toml"}, code: 2,
-			stderr: `convrep: unknown command "trian"; the commands are train, evaluate, embed, data, bench, claims, device, setup`},
+			stderr: `convrep: unknown command "trian"; the commands are train, evaluate, embed, serve, data, bench, claims, device, setup`},
 		{args: []string{"help", "nope"}, code: 2, stderr: `convrep help: unknown command "nope"`},
 		{args: []string{"evaluate", "--help"}, code: 0},
 		{args: []string{"claims", "nosuch"}, code: 2},

@@ -9,12 +9,10 @@ package embedcmd
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"runtime"
-	"strings"
 
 	"go.uber.org/zap"
 
@@ -22,8 +20,6 @@ import (
 	"convrep/internal/torch"
 	"convrep/modelref"
 	"convrep/models"
-	"convrep/models/sbert"
-	"convrep/tokenizers"
 )
 
 type options struct {
@@ -82,7 +78,7 @@ func run(ctx context.Context, o options, log *zap.Logger) error {
 			return err
 		}
 	}
-	trunc, err := parseTruncation(o.truncation)
+	trunc, err := modelref.ParseTruncation(o.truncation)
 	if err != nil {
 		return err
 	}
@@ -110,56 +106,13 @@ func run(ctx context.Context, o options, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	l, from, err := embedding(dir, o.pooling)
+	l, from, err := modelref.Embedding(dir, o.pooling)
 	if err != nil {
 		return err
 	}
-	maxLength, lengthFrom := inputLength(o.maxLength, l.MaxSeqLength, int(m.Config.MaxSequence()))
+	maxLength, lengthFrom := modelref.InputLength(o.maxLength, l.MaxSeqLength, int(m.Config.MaxSequence()))
 	e := &models.Embedder{Model: m, Tokenizer: tok, Pooling: l.Pooling, MaxLength: maxLength, Truncation: trunc}
 	log.Info("embedding", zap.Int("texts", len(texts)), zap.String("model", dir), zap.String("pooling", string(l.Pooling)),
 		zap.Bool("normalize", l.Normalize), zap.String("as", from), zap.Int("max_length", maxLength), zap.String("length_from", lengthFrom))
 	return writeEmbeddings(ctx, o.output, texts, e, o.batchSize, l.Normalize)
-}
-
-// embedding is how the model at dir embeds: the --pooling flag when given, else what the folder declares
-// for sentence-transformers (its Pooling and Normalize modules), else mean pooling; from says which. The
-// layout's MaxSeqLength is the folder's declared input length (0: none).
-func embedding(dir, flagPooling string) (l sbert.Layout, from string, err error) {
-	l, err = sbert.Read(dir)
-	switch {
-	case errors.Is(err, sbert.ErrNone):
-		l, from = sbert.Layout{Pooling: models.Mean}, "the default (the folder declares no pooling)"
-	case err != nil:
-		return sbert.Layout{}, "", err
-	default:
-		from = "the folder's sentence-transformers modules"
-	}
-	if flagPooling != "" {
-		l.Pooling, from = models.Pooling(flagPooling), "--pooling"
-	}
-	return l, from, nil
-}
-
-// inputLength is the longest input in tokens and where it came from: --max-length when given, else the
-// max_seq_length the folder declares for sentence-transformers (which truncates there, so that both give
-// the same vectors), else the model's position limit. None is longer than the limit.
-func inputLength(flagLength, declared, limit int) (int, string) {
-	switch {
-	case flagLength > 0:
-		return min(flagLength, limit), "--max-length"
-	case declared > 0:
-		return min(declared, limit), "the folder's max_seq_length (sentence_bert_config.json)"
-	default:
-		return limit, "the model's position limit"
-	}
-}
-
-func parseTruncation(s string) (tokenizers.Truncation, error) {
-	switch strings.ToLower(s) {
-	case "right":
-		return tokenizers.TruncateRight, nil
-	case "left":
-		return tokenizers.TruncateLeft, nil
-	}
-	return 0, fmt.Errorf("--truncation %q is not right or left", s)
 }
