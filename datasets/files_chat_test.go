@@ -267,3 +267,136 @@ func heapAllocated() uint64 {
 	runtime.ReadMemStats(&m)
 	return m.TotalAlloc
 }
+
+// chatParquetMessage is a message of a dialogue-per-row Parquet file that parquet-go writes for the
+// malformed cases (the well-formed fixtures are DuckDB's).
+type chatParquetMessage struct {
+	Role    *string `parquet:"role,optional"`
+	Content *string `parquet:"content,optional"`
+}
+
+type chatParquetRow struct {
+	ID       string               `parquet:"id"`
+	Messages []chatParquetMessage `parquet:"messages,list"`
+}
+
+type chatParquetStrings struct {
+	ID     string   `parquet:"id"`
+	Dialog []string `parquet:"dialog,list"`
+}
+
+type chatParquetParallel struct {
+	ID    string `parquet:"id"`
+	Turns struct {
+		Speaker []int32  `parquet:"speaker,list"`
+		Text    []string `parquet:"text,list"`
+	} `parquet:"turns"`
+}
+
+type chatParquetParts struct {
+	ID       string `parquet:"id"`
+	Messages []struct {
+		Role    string   `parquet:"role"`
+		Content []string `parquet:"content,list"`
+	} `parquet:"messages,list"`
+}
+
+func TestChatParquetMalformed(t *testing.T) {
+	str := func(s string) *string { return &s }
+	msg := func(role, content *string) chatParquetMessage { return chatParquetMessage{role, content} }
+	good := []chatParquetMessage{msg(str("user"), str("hi")), msg(str("assistant"), str("hello"))}
+	for _, c := range []struct {
+		name  string
+		write func(path string)
+		cols  Columns
+		want  string
+		kept  int
+	}{
+		{"null role", func(p string) {
+			writeParquet(t, p, []chatParquetRow{{"a", good}, {"b", []chatParquetMessage{msg(str("user"), str("x")), msg(nil, str("y"))}}, {"c", good}}, 2)
+		}, Columns{}, `: row index 1 (dialogue b): message 1: no role`, 2},
+		{"unknown role", func(p string) {
+			writeParquet(t, p, []chatParquetRow{{"a", good}, {"b", []chatParquetMessage{msg(str("narrator"), str("x"))}}}, 100)
+		}, Columns{}, `: row index 1 (dialogue b): message 0: role "narrator" is neither a user speaker (user, human)`, 1},
+		{"strings without first_speaker", func(p string) {
+			writeParquet(t, p, []chatParquetStrings{{"a", []string{"hi"}}}, 100)
+		}, Columns{Messages: "dialog"}, `: column "dialog": a list of strings: set data.columns.first_speaker`, -1},
+		{"first_speaker on messages", func(p string) {
+			writeParquet(t, p, []chatParquetRow{{"a", good}}, 100)
+		}, Columns{FirstSpeaker: "user"}, `: column "messages": first_speaker is set, but the column is not a list of strings`, -1},
+		{"parallel lists of two lengths", func(p string) {
+			var r chatParquetParallel
+			r.ID, r.Turns.Speaker, r.Turns.Text = "a", []int32{0, 1}, []string{"hi"}
+			writeParquet(t, p, []chatParquetParallel{r}, 100)
+		}, Columns{Messages: "turns"}, `: row index 0 (dialogue a): 2 speakers (turns.speaker.list.element) and 1 texts (turns.text.list.element)`, 0},
+		{"content a list", func(p string) {
+			var r chatParquetParts
+			r.ID = "a"
+			r.Messages = append(r.Messages, struct {
+				Role    string   `parquet:"role"`
+				Content []string `parquet:"content,list"`
+			}{"user", []string{"hi"}})
+			writeParquet(t, p, []chatParquetParts{r}, 100)
+		}, Columns{}, `: column "messages": messages without a "content" field`, -1},
+		{"a named list missing", func(p string) {
+			writeParquet(t, p, []chatParquetRow{{"a", good}}, 100)
+		}, Columns{Messages: "dialog"}, `: no dialogue column "dialogue_id"`, -1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "t.parquet")
+			c.write(path)
+			s := FileSet{Paths: []string{path}, Columns: c.cols, Speakers: Speakers{}}
+			if c.name == "parallel lists of two lengths" {
+				s.Speakers = Speakers{User: []string{"0"}, System: []string{"1"}}
+			}
+			_, err := ReadFiles(s, ReadOptions{})
+			if err == nil || !strings.Contains(err.Error(), path+c.want) {
+				t.Fatalf("error %v\nwant %s%s", err, path, c.want)
+			}
+			ds, err := ReadFiles(s, ReadOptions{SkipBad: true})
+			switch {
+			case c.kept < 0 && err == nil:
+				t.Errorf("SkipBad: read %d dialogues of a file that cannot be read", len(ds))
+			case c.kept >= 0 && (err != nil || len(ds) != c.kept):
+				t.Errorf("SkipBad: %d dialogues (%v), want %d", len(ds), err, c.kept)
+			}
+		})
+	}
+}
+
+// Hostile bytes as a chat JSONL, JSON or Parquet file give an error naming the file or dialogues that keep
+// the readers' promises, never a panic; the seeds are the fixtures.
+func FuzzChatRecords(f *testing.F) {
+	names := []string{"f.jsonl", "f.json", "f.parquet"}
+	for _, seed := range []struct {
+		file string
+		kind uint8
+	}{{"openai.jsonl", 0}, {"dailydialog.jsonl", 0}, {"multiwoz.jsonl", 0}, {"sharegpt.json", 1}, {"dailydialog.parquet", 2}, {"multiwoz.parquet", 2}} {
+		b, err := os.ReadFile(filepath.Join("testdata", "chat", seed.file))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b, seed.kind, seed.file == "multiwoz.jsonl" || seed.file == "multiwoz.parquet", seed.file == "dailydialog.jsonl" || seed.file == "dailydialog.parquet")
+	}
+	f.Fuzz(func(t *testing.T, data []byte, kind uint8, turns, dialog bool) {
+		name := names[int(kind)%len(names)]
+		path := putTestFile(t, t.TempDir(), name, data)
+		s := FileSet{Paths: []string{path}}
+		switch {
+		case turns:
+			s.Columns = Columns{Messages: "turns", Text: "utterance"}
+			s.Speakers = Speakers{User: []string{"0"}, System: []string{"1"}}
+		case dialog:
+			s.Columns = Columns{Messages: "dialog", FirstSpeaker: "user"}
+		}
+		for _, skip := range []bool{false, true} {
+			ds, err := ReadFiles(s, ReadOptions{SkipBad: skip})
+			if err != nil && !strings.Contains(err.Error(), path) {
+				t.Fatalf("error %q does not name the file", err)
+			}
+			for _, d := range ds { // a unified record keeps its own corpus
+				checkReadDialogues(t, d.Corpus, []Dialogue{d}, false)
+			}
+		}
+	})
+}
