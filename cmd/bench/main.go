@@ -10,4 +10,4 @@ import (
 	"convrep/cmd/internal/benchcmd"
 )
 
-func main() { os.Exit(benchcmd.Command.Main(os.Args[1:])) }
+func main() { os.Exit(benchcmd.Main(os.Args[1:])) }

@@ -116,3 +116,20 @@ func run(o options, w io.Writer) error {
 	_, err = fmt.Fprintf(w, "%s\n", b)
 	return err
 }
+
+// Main runs the bench command line args (after the command's name): `bench serve ...` is the load benchmark of
+// convrep serve (ServeCommand), anything else times a training step (Command).
+func Main(args []string) int {
+	if len(args) > 0 && args[0] == "serve" {
+		return ServeCommand.Main(args[1:])
+	}
+	return Command.Main(args)
+}
+
+// Check parses args as Main does and returns what it would reject, without benchmarking.
+func Check(args []string) error {
+	if len(args) > 0 && args[0] == "serve" {
+		return ServeCommand.Check(args[1:])
+	}
+	return Command.Check(args)
+}
