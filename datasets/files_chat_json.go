@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -75,14 +77,14 @@ func (j *jsonRecords) record(raw []byte, pos int, place placeFunc) error {
 	if j.shape.unified {
 		return j.unifiedRecord(raw, pos, place)
 	}
-	d, own, err := j.dialogueRecord(raw, pos)
+	d, own, err := j.dialogueRecord(j.turns, raw, pos)
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && j.shape.assumed {
 		// The layout was a guess from a record without messages; this record tells it.
 		if sh, derr := j.detect(raw); derr == nil && !sh.assumed {
 			j.shape = sh
 			j.src.shape = j.shapeName()
-			d, own, err = j.dialogueRecord(raw, pos)
+			d, own, err = j.dialogueRecord(j.turns, raw, pos)
 		}
 	}
 	if err != nil {
@@ -253,8 +255,9 @@ func jsonTagName(name string) bool {
 	return true
 }
 
-// dialogueRecord decodes one dialogue record and builds its dialogue; own is the record's own id, if any.
-func (j *jsonRecords) dialogueRecord(raw []byte, pos int) (d Dialogue, own string, err error) {
+// dialogueRecord decodes one dialogue record and builds its dialogue in c; own is the record's own id, if
+// any. It changes nothing in j, so that records can be decoded on several goroutines, each with its c.
+func (j *jsonRecords) dialogueRecord(c *chatTurns, raw []byte, pos int) (d Dialogue, own string, err error) {
 	f := j.shape.fields
 	rv := reflect.New(j.shape.typ)
 	if err := json.Unmarshal(raw, rv.Interface()); err != nil {
@@ -269,7 +272,6 @@ func (j *jsonRecords) dialogueRecord(raw []byte, pos int) (d Dialogue, own strin
 		return Dialogue{}, "", err
 	}
 	rec := rv.Elem()
-	c := j.turns
 	c.reset()
 	id, hasID, err := jsonLabel(rec.Field(recID).Bytes())
 	if err != nil {
@@ -312,7 +314,7 @@ func (j *jsonRecords) dialogueRecord(raw []byte, pos int) (d Dialogue, own strin
 	case listOfMessages:
 		for i := range list.Len() {
 			m := list.Index(i)
-			if err := j.objectMessage(i, m); err != nil {
+			if err := j.objectMessage(c, i, m); err != nil {
 				return c.d, own, err
 			}
 		}
@@ -349,7 +351,7 @@ func (j *jsonRecords) dialogueRecord(raw []byte, pos int) (d Dialogue, own strin
 }
 
 // objectMessage adds message i, an object of the record struct's message type.
-func (j *jsonRecords) objectMessage(i int, m reflect.Value) error {
+func (j *jsonRecords) objectMessage(c *chatTurns, i int, m reflect.Value) error {
 	f := j.shape.fields
 	label, hasLabel, err := jsonLabel(m.Field(msgSpeaker).Bytes())
 	if err != nil {
@@ -360,7 +362,7 @@ func (j *jsonRecords) objectMessage(i int, m reflect.Value) error {
 		return fmt.Errorf("message %d: %s: %w", i, f.text, err)
 	}
 	toolCall := isSet(m.Field(msgToolCalls).Bytes()) || isSet(m.Field(msgFunctionCall).Bytes())
-	return j.turns.message(i, label, hasLabel, text, hasText, toolCall, parts)
+	return c.message(i, label, hasLabel, text, hasText, toolCall, parts)
 }
 
 // isSet reports whether a raw field is there and not null, [] or {}.
@@ -495,32 +497,119 @@ func keysOf(m map[string]json.RawMessage) string {
 }
 
 // readRecordLines reads a JSONL file of records, one a line of at most maxLineBytes; a byte-order mark
-// before the first is passed over. A read error (a cut .gz) stops reading there.
+// before the first is passed over. A read error (a cut .gz) stops reading there. Once the file's layout
+// is known, lines are decoded a batch at a time (lineBatch), in parallel, and handed on in order.
 func readRecordLines(j *jsonRecords, r io.Reader) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var buf []byte
+	var batch lineBatch
 	for n := 1; ; n++ {
 		line, long, err := boundedLine(br, &buf, maxLineBytes)
-		if err != nil && err != io.EOF {
-			return j.src.bad(lineName(n, ""), fmt.Errorf("unreadable, so is the rest of the file: %w", err))
-		}
+		readErr := err != nil && err != io.EOF
 		if n == 1 {
 			line = bytes.TrimPrefix(line, []byte("\uFEFF"))
 		}
 		switch {
+		case readErr:
 		case long:
-			if berr := j.src.bad(lineName(n, ""), fmt.Errorf("longer than %d MiB", maxLineBytes>>20)); berr != nil {
-				return berr
+			batch.add(n, nil, fmt.Errorf("longer than %d MiB", maxLineBytes>>20))
+		case len(bytes.TrimSpace(line)) == 0:
+		case j.batched():
+			batch.add(n, slices.Clone(line), nil)
+		default:
+			if ferr := batch.flush(j); ferr != nil {
+				return ferr
 			}
-		case len(bytes.TrimSpace(line)) > 0:
 			if rerr := j.record(line, n, lineName); rerr != nil {
 				return rerr
 			}
+		}
+		if batch.full() || err != nil {
+			if ferr := batch.flush(j); ferr != nil {
+				return ferr
+			}
+		}
+		if readErr {
+			return j.src.bad(lineName(n, ""), fmt.Errorf("unreadable, so is the rest of the file: %w", err))
 		}
 		if err == io.EOF {
 			return nil
 		}
 	}
+}
+
+// batched reports whether records are decoded in batches: once the file's layout of dialogue records is
+// known for sure.
+func (j *jsonRecords) batched() bool {
+	return j.shape != nil && !j.shape.unified && !j.shape.assumed
+}
+
+// lineBatch is JSON lines read and not yet decoded: up to 4,096 lines or 16 MiB (or one longer line).
+type lineBatch struct {
+	lines []batchLine
+	bytes int
+}
+
+// batchLine is a line (n, from 1) of a batch and what decoding it gave.
+type batchLine struct {
+	n       int
+	raw     []byte
+	err     error // the line's own problem (too long), or its record's
+	d       Dialogue
+	own     string
+	dropped Dropped
+}
+
+func (b *lineBatch) add(n int, raw []byte, err error) {
+	b.lines = append(b.lines, batchLine{n: n, raw: raw, err: err})
+	b.bytes += len(raw)
+}
+
+func (b *lineBatch) full() bool { return len(b.lines) >= 4096 || b.bytes >= 16<<20 }
+
+// flush decodes the batch's lines on up to GOMAXPROCS goroutines, each with its own chatTurns, and then
+// hands the records on in line order as record does: a malformed one to src.bad, a good one to emit.
+func (b *lineBatch) flush(j *jsonRecords) error {
+	lines := b.lines
+	b.lines, b.bytes = b.lines[:0], 0
+	if len(lines) == 0 {
+		return nil
+	}
+	workers := min(runtime.GOMAXPROCS(0), (len(lines)+63)/64)
+	if !j.batched() {
+		workers = 0 // lines too long to read, before the layout is known: nothing to decode
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := newChatTurns(j.sp, j.merge, j.shape.fields.speaker)
+			for i := w; i < len(lines); i += workers {
+				l := &lines[i]
+				if l.err == nil {
+					l.d, l.own, l.err = j.dialogueRecord(c, l.raw, l.n)
+					l.dropped = c.dropped
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for i := range lines {
+		l := &lines[i]
+		if l.err != nil {
+			if err := j.src.bad(lineName(l.n, l.own), l.err); err != nil {
+				return err
+			}
+			continue
+		}
+		j.src.dropped.add(l.dropped)
+		if err := j.emit(lineName(l.n, l.own), l.d); err != nil {
+			return err
+		}
+	}
+	clear(lines) // the decoded dialogues go with the batch
+	return nil
 }
 
 // errElementTooLong stops the reading of a JSON array at an element beyond maxLineBytes.

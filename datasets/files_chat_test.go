@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -399,4 +400,85 @@ func FuzzChatRecords(f *testing.F) {
 			}
 		}
 	})
+}
+
+// The mapping of dialogue records is part of the cache key: a drop list, a list of messages or a first
+// speaker named builds anew; left unset, they leave the key of a file set as it was before them.
+func TestChatCacheKey(t *testing.T) {
+	path := filepath.Join("testdata", "chat", "openai.jsonl")
+	base := FileSet{Paths: []string{path}}
+	rec, err := filesKey(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := json.Marshal(rec); strings.Contains(string(b), "Messages") || strings.Contains(string(b), "FirstSpeaker") || strings.Contains(string(b), "Drop") {
+		t.Errorf("unset fields in the key: %s", b)
+	}
+	key := func(s FileSet) string {
+		r, err := filesKey(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	seen := map[string]string{key(base): "base"}
+	for _, c := range []struct {
+		name string
+		s    FileSet
+	}{
+		{"drop list", FileSet{Paths: base.Paths, Speakers: Speakers{Drop: []string{"tool"}}}},
+		{"messages named", FileSet{Paths: base.Paths, Columns: Columns{Messages: "messages"}}},
+		{"first speaker", FileSet{Paths: base.Paths, Columns: Columns{Messages: "messages", FirstSpeaker: "user"}}},
+	} {
+		k := key(c.s)
+		if prev, dup := seen[k]; dup {
+			t.Errorf("%s: key equals that of %s", c.name, prev)
+		}
+		seen[k] = c.name
+	}
+	if key(FileSet{Paths: base.Paths, Speakers: Speakers{Drop: []string{" Tool"}}}) != key(FileSet{Paths: base.Paths, Speakers: Speakers{Drop: []string{"tool"}}}) {
+		t.Error("a drop label's case and space changed the key")
+	}
+}
+
+// Lines are decoded in batches once the layout is known: a file of many records, a too-long line among
+// them and malformed ones read as one record at a time would, in order.
+func TestChatBatches(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(strings.Repeat(" ", maxLineBytes+1) + "\n") // too long, before the layout is known
+	for i := range 5000 {
+		switch {
+		case i == 4321:
+			b.WriteString(`{"id": "bad", "messages": [{"role": "narrator", "content": "x"}]}` + "\n")
+		default:
+			fmt.Fprintf(&b, `{"id": "c%d", "messages": [{"role": "user", "content": "hello %d"}, {"role": "assistant", "content": "hi"}]}`+"\n", i, i)
+		}
+	}
+	path := putTestFile(t, t.TempDir(), "many.jsonl", []byte(b.String()))
+	_, err := ReadFiles(FileSet{Paths: []string{path}}, ReadOptions{})
+	if err == nil || !strings.Contains(err.Error(), path+": line 1: longer than 64 MiB") {
+		t.Fatalf("error %v", err)
+	}
+	ds, err := ReadFiles(FileSet{Paths: []string{path}}, ReadOptions{SkipBad: true})
+	if err != nil || len(ds) != 4999 {
+		t.Fatalf("%d dialogues, %v", len(ds), err)
+	}
+	for i, d := range ds {
+		k := i
+		if i >= 4321 {
+			k++
+		}
+		if d.ID != fmt.Sprintf("c%d", k) || d.Turns[0].Text != fmt.Sprintf("hello %d", k) {
+			t.Fatalf("dialogue %d is %+v", i, d)
+		}
+	}
+	without := strings.SplitN(b.String(), "\n", 2)[1]
+	path = putTestFile(t, t.TempDir(), "many.jsonl", []byte(without))
+	if _, err := ReadFiles(FileSet{Paths: []string{path}}, ReadOptions{}); err == nil || !strings.Contains(err.Error(), path+`: line 4322 (dialogue bad): message 0: role "narrator"`) {
+		t.Errorf("error %v", err)
+	}
 }
