@@ -170,4 +170,3 @@ func poll(t *testing.T, what string, cond func() bool) {
 	}
 	t.Fatalf("timed out waiting for %s", what)
 }
-
