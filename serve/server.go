@@ -159,6 +159,7 @@ func (s *Server) routes() {
 		{"POST", "/v1/embeddings", false, false, s.openAIEmbeddings},
 		{"POST", "/embeddings", false, false, s.openAIEmbeddings},
 		{"POST", "/embed", false, false, s.teiEmbed},
+		{"POST", "/{$}", false, false, s.teiEmbed}, // TEI answers an embedding model's POST / as /embed (huggingface_hub's client posts there)
 		{"POST", "/tokenize", false, false, s.teiTokenize},
 		{"GET", "/info", false, false, s.teiInfo},
 		{"GET", "/health", true, true, s.health},
@@ -175,7 +176,7 @@ func (s *Server) routes() {
 // route registers h at path behind what every route shares: metrics, panic recovery, CORS, the method, the
 // API key and readiness. Its errors are answered in the path's shape.
 func (s *Server) route(method, path string, public, open bool, h handlerFunc) {
-	label := path
+	label := strings.TrimSuffix(path, "{$}")
 	s.mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		if method == "" { // the catch-all: one label, whatever the path

@@ -231,6 +231,10 @@ func TestTEIAndOllamaShapes(t *testing.T) {
 			t.Errorf("/embed: no %s header", k)
 		}
 	}
+	_, _, v = post(t, r.url, "/", `{"inputs": "hi"}`) // TEI's root route, where huggingface_hub's client posts
+	if got := vectorsOf(t, v); len(got) != 1 || near(got[0], unit(want0), 1e-5) != nil {
+		t.Errorf("POST /: %v", v)
+	}
 	_, _, v = post(t, r.url, "/embed", `{"inputs": "hi", "normalize": false, "dimensions": 8}`)
 	if got := vectorsOf(t, v); len(got) != 1 || near(got[0], want0[:8], 1e-5) != nil {
 		t.Errorf("/embed normalize false, dimensions 8: %v", v)
@@ -335,6 +339,7 @@ func TestErrors(t *testing.T) {
 		{"POST", "/info", ``, auth, 405, "not_found", "takes GET"},
 		{"GET", "/v1/models/x", ``, auth, 404, "not_found", "no route GET /v1/models/x"},
 		{"GET", "/nowhere", ``, nil, 404, "not_found", "no route"},
+		{"GET", "/", ``, nil, 405, "not_found", "/ takes POST, not GET"},
 	} {
 		req, _ := http.NewRequest(tc.method, r.url+tc.path, strings.NewReader(tc.body))
 		for i := 0; i+1 < len(tc.header); i += 2 {
