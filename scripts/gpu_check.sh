@@ -415,6 +415,60 @@ TOML
 		--set distributed.backend="$CONVREP_TEST_BACKEND" --set train.max_steps=20 --set output_dir="$OUT/onerank" "$OUT/train.toml"
 fi
 
+# 9. convrep serve on this device (issue 41): the server's tests on the test device (each vector equal to embed's
+# whatever shares its batch and however it is padded, the openai-go client, many concurrent clients), then one
+# load cell, 64 clients of 32 WOZ 2.0 utterances each, against a BERT-base-shaped model (bf16 on a GPU) beside
+# offline embedding of the same texts: no errors, and the served inputs/s against the offline ones.
+if ((BUILT)); then
+	gotest serve 'TestBatchIndependence|TestOpenAIGoClient|TestConcurrentClients' ./serve
+	SHARED_DIR="${CONVREP_SHARED:-$ROOT/../shared}"
+	if [[ "$DEVICE" == cuda ]]; then
+		SERVE_SIZE='layers = 12
+hidden = 768
+heads = 12
+intermediate = 3072' SERVE_PRECISION=bf16
+	else
+		SERVE_SIZE='layers = 2
+hidden = 64
+heads = 2
+intermediate = 256' SERVE_PRECISION=fp32
+	fi
+	cat >"$OUT/serve.toml" <<TOML
+name = "gpu_check_serve"
+output_dir = "$OUT/serve"
+[model]
+tokenizer = "$SHARED_DIR/data/vocab/bert-base-uncased"
+device = "$DEVICE"
+[model.random]
+arch = "bert"
+$SERVE_SIZE
+max_positions = 512
+[data]
+files = ["$ROOT/examples/own-dialogues/support.csv"]
+[objective]
+name = "dse"
+[train]
+batch_size = 64
+lr = 1e-4
+TOML
+	printf '== servebench: convrep bench serve\n' >&2
+	if "$OUT/bin/convrep" bench serve --model "$OUT/serve.toml" --device "$DEVICE" --precision "$SERVE_PRECISION" \
+		--data "$SHARED_DIR/data/pretrain" --concurrency 64 --inputs 32 --lengths short --warmup 5s --duration 20s \
+		--output "$OUT/serve.jsonl" >"$OUT/servebench.log" 2>&1; then
+		summary=$(grep '^{' "$OUT/servebench.log" | "${PYTHON:-python3}" -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+off = next(r for r in rows if r["kind"] == "offline")
+cell = next(r for r in rows if r["kind"] == "serve")
+ok = cell["errors"] == 0 and cell["requests"] > 0
+served, offline, p50, errors = cell["inputs_per_s"], off["inputs_per_s"], cell["p50_ms"] or 0, cell["errors"]
+print("PASS" if ok else "FAIL", f"64 clients x 32 inputs: {served:.0f} inputs/s served, {offline:.0f} offline ({served / offline:.2f}x), p50 {p50:.0f} ms, {errors} errors")')
+		verdict servebench "${summary%% *}" "${summary#* }; $OUT/serve.jsonl"
+	else
+		verdict servebench FAIL "convrep bench serve; see $OUT/servebench.log"
+	fi
+fi
+
 # 8. What cuBLAS does with the step's twelve GEMM shapes on their own (batch 1,024: 65,536 rows), with TunableOp
 # and with the bias in the epilogue, beside the breakdown's GEMM kernels (7 s on an H200; last, as it only informs).
 if ((BUILT)) && [[ "$DEVICE" == cuda ]]; then

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sugarme/gotch"
 	"go.uber.org/zap"
 
+	"convrep/internal/devtest"
 	"convrep/internal/shared"
 	"convrep/models"
 	"convrep/models/hub"
@@ -25,12 +25,14 @@ var tiny struct {
 	err  error
 }
 
-// tinyEmbedder is the fixtures' tiny BERT (2 layers, width 32, 64 positions) with mean pooling, loaded once.
+// tinyEmbedder is the fixtures' tiny BERT (2 layers, width 32, 64 positions) with mean pooling, loaded once on
+// the test device (the CPU, or the GPU under scripts/gpu_check.sh).
 func tinyEmbedder(t *testing.T) *models.Embedder {
 	t.Helper()
 	dir := shared.MustPath(t, "fixtures", "tiny-bert")
+	dev := devtest.Device(t)
 	tiny.once.Do(func() {
-		m, dir, err := models.LoadPretrained(context.Background(), dir, hub.Options{}, models.LoadOptions{Heads: &models.Heads{}, Device: gotch.CPU})
+		m, dir, err := models.LoadPretrained(context.Background(), dir, hub.Options{}, models.LoadOptions{Heads: &models.Heads{}, Device: dev})
 		if err != nil {
 			tiny.err = err
 			return
