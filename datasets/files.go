@@ -409,6 +409,7 @@ func (k keySet) add(corpus, id string) bool {
 type speakerMap struct {
 	labels             map[string]Speaker
 	drop               map[string]bool
+	names              map[string]string // every label, to itself
 	user, system, gone []string
 }
 
@@ -453,7 +454,17 @@ func (s FileSet) speakerMap(chat bool) speakerMap {
 	for _, l := range m.gone {
 		m.drop[l] = true
 	}
+	m.names = map[string]string{}
+	for _, l := range slices.Concat(m.user, m.system, m.gone) {
+		m.names[l] = l
+	}
 	return m
+}
+
+// known is b as the label string of a list it is in as it is (no copy), or false.
+func (m speakerMap) known(b []byte) (string, bool) {
+	l, ok := m.names[string(b)]
+	return l, ok
 }
 
 // of maps label: its side, or dropped; ok is false for a label in no list.

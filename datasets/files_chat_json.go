@@ -27,9 +27,11 @@ type jsonRecords struct {
 	merge bool
 	emit  func(place string, d Dialogue) error
 	base  string // the file's name without extensions, for ids of records without one
+	// noScan turns the fast path (recordScanner) off, so that tests can hold it to the decoder.
+	noScan bool
 
-	shape   *jsonShape // nil until a record is read
-	turns   *chatTurns
+	shape   *jsonShape     // nil until a record is read
+	dec     *recordDecoder // for records read one at a time
 	first   Speaker
 	unified int // records of the unified format read
 }
@@ -71,26 +73,30 @@ func (j *jsonRecords) record(raw []byte, pos int, place placeFunc) error {
 		if err != nil {
 			return j.src.bad(place(pos, ""), err)
 		}
-		j.shape = sh
+		j.shape, j.dec = sh, j.newDecoder(sh)
 		j.src.shape = j.shapeName()
 	}
 	if j.shape.unified {
 		return j.unifiedRecord(raw, pos, place)
 	}
-	d, own, err := j.dialogueRecord(j.turns, raw, pos)
+	d, own, err := j.dialogueRecord(j.dec, raw, pos)
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && j.shape.assumed {
 		// The layout was a guess from a record without messages; this record tells it.
-		if sh, derr := j.detect(raw); derr == nil && !sh.assumed {
-			j.shape = sh
+		sh, derr := j.detect(raw)
+		switch {
+		case derr != nil:
+			err = derr
+		case !sh.assumed:
+			j.shape, j.dec = sh, j.newDecoder(sh)
 			j.src.shape = j.shapeName()
-			d, own, err = j.dialogueRecord(j.turns, raw, pos)
+			d, own, err = j.dialogueRecord(j.dec, raw, pos)
 		}
 	}
 	if err != nil {
 		return j.src.bad(place(pos, own), err)
 	}
-	j.src.dropped.add(j.turns.dropped)
+	j.src.dropped.add(j.dec.c.dropped)
 	return j.emit(place(pos, own), d)
 }
 
@@ -189,7 +195,6 @@ func (j *jsonRecords) detect(raw []byte) (*jsonShape, error) {
 		j.first = Speaker(strings.ToLower(strings.TrimSpace(j.cols.FirstSpeaker)))
 	}
 	sh.typ = recordType(f, sh.kind)
-	j.turns = newChatTurns(j.sp, j.merge, f.speaker)
 	return sh, nil
 }
 
@@ -255,30 +260,124 @@ func jsonTagName(name string) bool {
 	return true
 }
 
-// dialogueRecord decodes one dialogue record and builds its dialogue in c; own is the record's own id, if
-// any. It changes nothing in j, so that records can be decoded on several goroutines, each with its c.
-func (j *jsonRecords) dialogueRecord(c *chatTurns, raw []byte, pos int) (d Dialogue, own string, err error) {
-	f := j.shape.fields
-	rv := reflect.New(j.shape.typ)
-	if err := json.Unmarshal(raw, rv.Interface()); err != nil {
+// recordDecoder decodes dialogue records of one layout into one record value, reused from record to
+// record so that its buffers are (a json.RawMessage field keeps its own), and builds their dialogues in
+// its chatTurns. Each goroutine has its own.
+type recordDecoder struct {
+	typ  reflect.Type
+	rv   reflect.Value // a *record
+	view rawRecord     // rv's values
+	scan recordScanner // the fast path
+	c    *chatTurns
+}
+
+func (j *jsonRecords) newDecoder(sh *jsonShape) *recordDecoder {
+	if sh.unified {
+		return nil
+	}
+	return &recordDecoder{typ: sh.typ, rv: reflect.New(sh.typ), c: newChatTurns(j.sp, j.merge, sh.fields.speaker)}
+}
+
+// reset empties the record for the next one, keeping its buffers: the decoder leaves a field that a record
+// lacks as it was, and decodes a list into the elements already there.
+func (dec *recordDecoder) reset() {
+	rec := dec.rv.Elem()
+	for _, k := range []int{recID, recDialogueID, recDomain} {
+		f := rec.Field(k)
+		f.SetBytes(f.Bytes()[:0])
+	}
+	lp := rec.Field(recList)
+	if lp.IsNil() {
+		lp.Set(reflect.New(lp.Type().Elem()))
+		return
+	}
+	list := lp.Elem()
+	if list.Kind() == reflect.Struct { // parallel lists
+		emptyRaws(list.Field(0))
+		emptyRaws(list.Field(1))
+		return
+	}
+	emptyRaws(list)
+}
+
+// emptyRaws empties a slice of raw values, or of structs of them, up to its capacity, and sets its length
+// to 0.
+func emptyRaws(s reflect.Value) {
+	all := s.Slice(0, s.Cap())
+	for i := range all.Len() {
+		e := all.Index(i)
+		if e.Kind() == reflect.Struct {
+			for k := range e.NumField() {
+				f := e.Field(k)
+				f.SetBytes(f.Bytes()[:0])
+			}
+		} else {
+			e.SetBytes(e.Bytes()[:0])
+		}
+	}
+	s.SetLen(0)
+}
+
+// dialogueRecord decodes one dialogue record and builds its dialogue; own is the record's own id, if any.
+// It changes nothing in j, so that records can be decoded on several goroutines, each with its decoder.
+func (j *jsonRecords) dialogueRecord(dec *recordDecoder, raw []byte, pos int) (d Dialogue, own string, err error) {
+	if j.shape.kind == listOfMessages && !j.noScan && dec.scan.scan(raw, j.shape.fields) {
+		return j.build(dec.c, &dec.scan.rec, reflect.Value{}, raw, pos)
+	}
+	if len(raw) > 1<<20 {
+		defer func() { dec.rv = reflect.New(dec.typ) }() // let a large record's buffers go
+	}
+	dec.reset()
+	if err := json.Unmarshal(raw, dec.rv.Interface()); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			field := te.Field
-			if field == "" {
-				return Dialogue{}, "", fmt.Errorf("a JSON %s, not a record (an object)", te.Value)
+			if te.Field == "" {
+				return Dialogue{}, "", typeError{fmt.Sprintf("a JSON %s, not a record (an object)", te.Value), te}
 			}
-			return Dialogue{}, "", fmt.Errorf("field %q is a JSON %s where %s was expected", field, te.Value, jsonWant(te.Type))
+			return Dialogue{}, "", typeError{fmt.Sprintf("field %q is a JSON %s where %s was expected", te.Field, te.Value, jsonWant(te.Type)), te}
 		}
 		return Dialogue{}, "", err
 	}
-	rec := rv.Elem()
+	rec := dec.rv.Elem()
+	r := &dec.view
+	r.id, r.dialogueID, r.domain = rec.Field(recID).Bytes(), rec.Field(recDialogueID).Bytes(), rec.Field(recDomain).Bytes()
+	r.msgs = r.msgs[:0]
+	var list reflect.Value
+	if lp := rec.Field(recList); lp.IsNil() {
+		r.list = listNull
+	} else {
+		list, r.list = lp.Elem(), listPresent
+		if (list.Kind() == reflect.Slice && list.Len() == 0) || (list.Kind() == reflect.Struct && list.Field(0).Len()+list.Field(1).Len() == 0) {
+			// Empty, or missing: a probe tells which.
+			var probe map[string]json.RawMessage
+			if json.Unmarshal(raw, &probe) == nil {
+				if _, ok := probe[j.shape.fields.list]; !ok {
+					r.list = listMissing
+				}
+			}
+		}
+	}
+	if j.shape.kind == listOfMessages && r.list == listPresent {
+		for i := range list.Len() {
+			m := list.Index(i)
+			r.msgs = append(r.msgs, [msgFields][]byte{m.Field(msgSpeaker).Bytes(), m.Field(msgText).Bytes(),
+				m.Field(msgToolCalls).Bytes(), m.Field(msgFunctionCall).Bytes()})
+		}
+	}
+	return j.build(dec.c, r, list, raw, pos)
+}
+
+// build makes the dialogue of a record's raw values (r), and for a list of strings or parallel lists the
+// decoded list.
+func (j *jsonRecords) build(c *chatTurns, r *rawRecord, list reflect.Value, raw []byte, pos int) (d Dialogue, own string, err error) {
+	f := j.shape.fields
 	c.reset()
-	id, hasID, err := jsonLabel(rec.Field(recID).Bytes())
+	id, hasID, err := jsonLabel(r.id)
 	if err != nil {
 		return c.d, own, fmt.Errorf("field %q: %w", f.id, err)
 	}
 	if !hasID && !f.idNamed {
-		if id, hasID, err = jsonLabel(rec.Field(recDialogueID).Bytes()); err != nil {
+		if id, hasID, err = jsonLabel(r.dialogueID); err != nil {
 			return c.d, own, fmt.Errorf("field \"dialogue_id\": %w", err)
 		}
 	}
@@ -290,30 +389,25 @@ func (j *jsonRecords) dialogueRecord(c *chatTurns, raw []byte, pos int) (d Dialo
 	}
 	c.d.ID = recordID(own, own != "", j.base, int64(pos))
 	c.d.Corpus = j.src.corpus
-	domain, hasDomain, err := jsonText(rec.Field(recDomain).Bytes())
+	domain, hasDomain, err := jsonText(r.domain)
 	switch {
 	case err != nil:
 		return c.d, own, fmt.Errorf("field %q: %w", f.domain, err)
-	case !hasDomain && f.domainNamed && rec.Field(recDomain).IsNil():
+	case !hasDomain && f.domainNamed && len(r.domain) == 0:
 		return c.d, own, fmt.Errorf("no domain (field %q, data.columns.domain)", f.domain)
 	}
 	c.d.Domain = domainName(domain)
-	lp := rec.Field(recList)
-	if lp.IsNil() {
-		// Null, or missing: a probe tells which.
+	switch r.list {
+	case listMissing:
 		var probe map[string]json.RawMessage
-		if json.Unmarshal(raw, &probe) == nil {
-			if _, ok := probe[f.list]; !ok {
-				return c.d, own, fmt.Errorf("no field %q among the fields (%s)", f.list, keysOf(probe))
-			}
-		}
-		return c.d, own, nil // a null list: a dialogue without turns
+		json.Unmarshal(raw, &probe)
+		return c.d, own, fmt.Errorf("no field %q among the fields (%s)", f.list, keysOf(probe))
+	case listNull:
+		return c.d, own, nil // a dialogue without turns
 	}
-	list := lp.Elem()
 	switch j.shape.kind {
 	case listOfMessages:
-		for i := range list.Len() {
-			m := list.Index(i)
+		for i, m := range r.msgs {
 			if err := j.objectMessage(c, i, m); err != nil {
 				return c.d, own, err
 			}
@@ -350,18 +444,25 @@ func (j *jsonRecords) dialogueRecord(c *chatTurns, raw []byte, pos int) (d Dialo
 	return c.d, own, nil
 }
 
-// objectMessage adds message i, an object of the record struct's message type.
-func (j *jsonRecords) objectMessage(c *chatTurns, i int, m reflect.Value) error {
+// objectMessage adds message i, given by its raw fields.
+func (j *jsonRecords) objectMessage(c *chatTurns, i int, m [msgFields][]byte) error {
 	f := j.shape.fields
-	label, hasLabel, err := jsonLabel(m.Field(msgSpeaker).Bytes())
-	if err != nil {
-		return fmt.Errorf("message %d: %s: %w", i, f.speaker, err)
+	raw := m[msgSpeaker]
+	label, hasLabel := "", false
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' {
+		label, hasLabel = c.sp.known(raw[1 : n-1]) // most labels, without a copy
 	}
-	text, hasText, parts, err := jsonContent(m.Field(msgText).Bytes())
+	if !hasLabel {
+		var err error
+		if label, hasLabel, err = jsonLabel(raw); err != nil {
+			return fmt.Errorf("message %d: %s: %w", i, f.speaker, err)
+		}
+	}
+	text, hasText, parts, err := jsonContent(m[msgText])
 	if err != nil {
 		return fmt.Errorf("message %d: %s: %w", i, f.text, err)
 	}
-	toolCall := isSet(m.Field(msgToolCalls).Bytes()) || isSet(m.Field(msgFunctionCall).Bytes())
+	toolCall := isSet(m[msgToolCalls]) || isSet(m[msgFunctionCall])
 	return c.message(i, label, hasLabel, text, hasText, toolCall, parts)
 }
 
@@ -469,6 +570,16 @@ func jsonKind(raw []byte) string {
 	return "number"
 }
 
+// typeError is a value of the wrong type in a record, said in the record's terms.
+type typeError struct {
+	msg string
+	te  *json.UnmarshalTypeError
+}
+
+func (e typeError) Error() string { return e.msg }
+
+func (e typeError) Unwrap() error { return e.te }
+
 // jsonWant says what a decoder's Go type stands for in an error.
 func jsonWant(t reflect.Type) string {
 	switch t.Kind() {
@@ -515,7 +626,7 @@ func readRecordLines(j *jsonRecords, r io.Reader) error {
 			batch.add(n, nil, fmt.Errorf("longer than %d MiB", maxLineBytes>>20))
 		case len(bytes.TrimSpace(line)) == 0:
 		case j.batched():
-			batch.add(n, slices.Clone(line), nil)
+			batch.add(n, line, nil)
 		default:
 			if ferr := batch.flush(j); ferr != nil {
 				return ferr
@@ -544,34 +655,39 @@ func (j *jsonRecords) batched() bool {
 	return j.shape != nil && !j.shape.unified && !j.shape.assumed
 }
 
-// lineBatch is JSON lines read and not yet decoded: up to 4,096 lines or 16 MiB (or one longer line).
+// lineBatch is JSON lines read and not yet decoded: up to 4,096 lines or 16 MiB (or one longer line),
+// copied into one buffer that the next batch reuses.
 type lineBatch struct {
 	lines []batchLine
-	bytes int
+	buf   []byte
 }
 
-// batchLine is a line (n, from 1) of a batch and what decoding it gave.
+// batchLine is a line (n, from 1) of a batch, at buf[start:end], and what decoding it gave.
 type batchLine struct {
-	n       int
-	raw     []byte
-	err     error // the line's own problem (too long), or its record's
-	d       Dialogue
-	own     string
-	dropped Dropped
+	n          int
+	start, end int
+	err        error // the line's own problem (too long), or its record's
+	d          Dialogue
+	own        string
+	dropped    Dropped
 }
 
 func (b *lineBatch) add(n int, raw []byte, err error) {
-	b.lines = append(b.lines, batchLine{n: n, raw: raw, err: err})
-	b.bytes += len(raw)
+	start := len(b.buf)
+	b.buf = append(b.buf, raw...)
+	b.lines = append(b.lines, batchLine{n: n, start: start, end: len(b.buf), err: err})
 }
 
-func (b *lineBatch) full() bool { return len(b.lines) >= 4096 || b.bytes >= 16<<20 }
+func (b *lineBatch) full() bool { return len(b.lines) >= 4096 || len(b.buf) >= 16<<20 }
 
 // flush decodes the batch's lines on up to GOMAXPROCS goroutines, each with its own chatTurns, and then
 // hands the records on in line order as record does: a malformed one to src.bad, a good one to emit.
 func (b *lineBatch) flush(j *jsonRecords) error {
-	lines := b.lines
-	b.lines, b.bytes = b.lines[:0], 0
+	lines, buf := b.lines, b.buf
+	b.lines, b.buf = b.lines[:0], b.buf[:0]
+	if cap(buf) > 32<<20 {
+		b.buf = nil // let a long line's buffer go
+	}
 	if len(lines) == 0 {
 		return nil
 	}
@@ -584,12 +700,12 @@ func (b *lineBatch) flush(j *jsonRecords) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c := newChatTurns(j.sp, j.merge, j.shape.fields.speaker)
+			dec := j.newDecoder(j.shape)
 			for i := w; i < len(lines); i += workers {
 				l := &lines[i]
 				if l.err == nil {
-					l.d, l.own, l.err = j.dialogueRecord(c, l.raw, l.n)
-					l.dropped = c.dropped
+					l.d, l.own, l.err = j.dialogueRecord(dec, buf[l.start:l.end], l.n)
+					l.dropped = dec.c.dropped
 				}
 			}
 		}()

@@ -482,3 +482,38 @@ func TestChatBatches(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// A record's decoder is reused from record to record: nothing of one record shows in the next, whatever it
+// lacks; and a list of strings after records with empty lists is told by its first message.
+func TestChatRecordReuse(t *testing.T) {
+	lines := []string{
+		`{"id": "a", "domain": "Billing", "messages": [{"role": "user", "content": "one"}, {"role": "assistant", "content": "two", "tool_calls": [{"id": 1}]}, {"role": "user", "content": "three"}]}`,
+		`{"messages": [{"role": "assistant", "tool_calls": [{"id": 2}]}]}`,
+		`{"id": "c", "messages": [{"role": "user"}]}`,
+		`{"id": "d", "messages": []}`,
+	}
+	path := putTestFile(t, t.TempDir(), "reuse.jsonl", []byte(strings.Join(lines, "\n")))
+	var rep FileReport
+	ds, err := ReadFiles(FileSet{Paths: []string{path}}, ReadOptions{FileRead: func(r FileReport) { rep = r }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Dialogue{
+		{ID: "a", Domain: "billing", Turns: []Turn{{User, "one"}, {System, "two"}, {User, "three"}}},
+		{ID: "reuse:2"}, {ID: "c"}, {ID: "d"},
+	}
+	if !sameReadDialogues(ds, want) || rep.Dropped.ToolCalls != 1 || rep.Dropped.Empty != 1 {
+		t.Errorf("read %+v\nreport %+v", ds, rep)
+	}
+	strs := `{"dialog": []}` + "\n" + `{"dialog": null}` + "\n" + `{"dialog": ["hi", "hello"]}` + "\n"
+	path = putTestFile(t, t.TempDir(), "dd.jsonl", []byte(strs))
+	ds, err = ReadFiles(FileSet{Paths: []string{path}, Columns: Columns{Messages: "dialog", FirstSpeaker: "system"}}, ReadOptions{})
+	if err != nil || len(ds) != 3 || len(ds[2].Turns) != 2 || ds[2].Turns[0].Speaker != System {
+		t.Errorf("read %+v, %v", ds, err)
+	}
+	mixed := `{"messages": []}` + "\n" + `{"messages": null}` + "\n" + `{"messages": ["hi"]}` + "\n"
+	path = putTestFile(t, t.TempDir(), "mixed.jsonl", []byte(mixed))
+	if _, err := ReadFiles(FileSet{Paths: []string{path}}, ReadOptions{}); err == nil || !strings.Contains(err.Error(), path+": line 3: field \"messages\" is a list of strings: set data.columns.first_speaker") {
+		t.Errorf("error %v", err)
+	}
+}
