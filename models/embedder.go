@@ -141,7 +141,9 @@ func ByLength(rows []Encoded) []int {
 }
 
 // EmbedEncoded runs one forward pass over rows, right-padded to the longest, and returns their pooled
-// vectors in order. It runs without autograd and dropout on the calling OS thread.
+// vectors in order. It runs without autograd and dropout on the calling OS thread: in float32 on the CPU
+// by oneDNN's linears on weights laid out for it at the first call (Model.PackForCPUInference), and under
+// libtorch's bf16 autocast with Precision BF16.
 func (e *Embedder) EmbedEncoded(rows []Encoded) ([][]float32, error) {
 	if len(rows) == 0 {
 		return nil, nil
@@ -155,8 +157,14 @@ func (e *Embedder) EmbedEncoded(rows []Encoded) ([][]float32, error) {
 		return nil, err
 	}
 	defer in.Drop()
+	dev := e.Model.VS.Device()
+	if e.Precision != BF16 && !dev.IsCuda() && torch.HasMKLDNN() {
+		if err := e.Model.PackForCPUInference(); err != nil {
+			return nil, err
+		}
+	}
 	var out [][]float32
-	err = torch.NoGrad(func() error {
+	forward := func() error {
 		states, err := e.Model.Forward(in, false)
 		if err != nil {
 			return err
@@ -169,6 +177,12 @@ func (e *Embedder) EmbedEncoded(rows []Encoded) ([][]float32, error) {
 		defer pooled.MustDrop()
 		out, err = floatRows(pooled)
 		return err
+	}
+	err = torch.NoGrad(func() error {
+		if e.Precision == BF16 {
+			return torch.WithAutocast(dev, gotch.BFloat16, forward)
+		}
+		return forward()
 	})
 	return out, err
 }

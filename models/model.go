@@ -31,6 +31,7 @@ type Model struct {
 	mlm    *mlmHead
 	nsp    *linear
 	params map[string]*ts.Tensor
+	packed []packedBlock // the layers' weights in oneDNN's layout, for CPU inference (PackForCPUInference)
 }
 
 // New builds a randomly initialised model (HuggingFace's initialisation; seed libtorch first with
@@ -120,10 +121,15 @@ func (m *Model) Forward(in Input, train bool) (*Output, error) {
 		// convrep's fused kernels run the layers' tails where they are loaded on the input's device; asked once
 		// per forward, and of libtorch only when they are loaded somewhere (a run without them makes no call).
 		fused := torch.KernelsInUse() && torch.KernelsLoaded(in.IDs.MustDevice())
+		packed := m.packedFor(train, in.IDs)
 		x := m.emb.forward(in.IDs, in.TypeIDs, train, fused)
 		out.Hidden = append(out.Hidden, x)
-		for _, l := range m.layers {
-			x = l.forward(x, mask, train, fused)
+		for i, l := range m.layers {
+			if packed != nil {
+				x = l.forwardPacked(x, mask, &packed[i])
+			} else {
+				x = l.forward(x, mask, train, fused)
+			}
 			out.Hidden = append(out.Hidden, x)
 		}
 		if emb := out.Hidden[0]; fused && x.DType() != emb.DType() {

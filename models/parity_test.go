@@ -32,27 +32,36 @@ var parityCases = []struct {
 	{"tiny-distilbert", "pytorch_model.bin"},
 }
 
-// Each case runs twice: as in training, with gradients recorded (the feed-forward's linear, then gelu), and
-// under no-grad, as evaluation runs (where the device's fused GEMM+GELU computes BERT's exact GELU, it runs).
+// Each case runs as in training, with gradients recorded (the feed-forward's linear, then gelu); under no-grad,
+// as evaluation runs (where the device's fused GEMM+GELU computes BERT's exact GELU, it runs); and on the CPU
+// as an Embedder runs it, under no-grad with the layers' linears by oneDNN (PackForCPUInference).
 func TestParityWithHuggingFace(t *testing.T) {
 	for _, tc := range parityCases {
-		for _, noGrad := range []bool{false, true} {
+		for _, mode := range []string{"", "no-grad", "onednn"} {
 			name := tc.model + "/" + tc.weights
-			if noGrad {
-				name += "/no-grad"
+			if mode != "" {
+				name += "/" + mode
 			}
-			t.Run(name, func(t *testing.T) { parity(t, tc.model, tc.weights, noGrad) })
+			t.Run(name, func(t *testing.T) { parity(t, tc.model, tc.weights, mode) })
 		}
 	}
 }
 
-func parity(t *testing.T, model, weights string, noGrad bool) {
+func parity(t *testing.T, model, weights, mode string) {
 	dir := shared.MustPath(t, "fixtures", model)
 	// The device the tests run on: the CPU, or the GPU under scripts/gpu_check.sh (internal/devtest).
 	dev := devtest.Device(t)
+	if mode == "onednn" && (dev.IsCuda() || !torch.HasMKLDNN()) {
+		t.Skipf("oneDNN's linears run on the CPU of a libtorch with oneDNN; here the device is %v, oneDNN %v", dev, torch.HasMKLDNN())
+	}
 	m, err := Load(dir, LoadOptions{WeightsFile: filepath.Join(dir, weights), Device: dev})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if mode == "onednn" {
+		if err := m.PackForCPUInference(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	exp := readExpected(t, filepath.Join(dir, "expected.safetensors"))
 	onDev := func(name string) *ts.Tensor { return exp.tensor(t, name).MustTo(dev, true) }
@@ -62,7 +71,7 @@ func parity(t *testing.T, model, weights string, noGrad bool) {
 	}
 	var out *Output
 	forward := func() (err error) { out, err = m.Forward(in, false); return err }
-	if noGrad {
+	if mode != "" {
 		err = torch.NoGrad(forward)
 	} else {
 		err = forward()

@@ -23,8 +23,8 @@ import (
 )
 
 type options struct {
-	model, pooling, input, output, device, truncation string
-	maxLength, batchSize, threads                     int
+	model, pooling, input, output, device, truncation, precision string
+	maxLength, batchSize, threads                                int
 }
 
 // parse reads the command line args (after the command's name); usage and flag errors are printed to out.
@@ -41,6 +41,7 @@ func parse(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.output, "output", "", "where to write the embeddings as JSON lines (required); written atomically")
 	fs.IntVar(&o.batchSize, "batch-size", 64, "texts per forward pass")
 	fs.StringVar(&o.device, "device", "cpu", "cpu, cuda or cuda:N")
+	fs.StringVar(&o.precision, "precision", "fp32", "arithmetic of the forward pass: fp32, or bf16 (on CUDA, or on a CPU with avx512_bf16 or AMX; vectors within cosine 0.9999 of fp32's)")
 	fs.IntVar(&o.threads, "threads", 0, "libtorch intra-op threads; 0 = libtorch's default")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: embed --model DIR_OR_NAME --input FILE --output FILE [flags]\n\n"+
@@ -89,6 +90,10 @@ func run(ctx context.Context, o options, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
+	precision, err := models.ParsePrecision(o.precision, dev)
+	if err != nil {
+		return err
+	}
 	if o.threads > 0 {
 		if err := torch.SetNumThreads(o.threads); err != nil {
 			return err
@@ -111,8 +116,8 @@ func run(ctx context.Context, o options, log *zap.Logger) error {
 		return err
 	}
 	maxLength, lengthFrom := modelref.InputLength(o.maxLength, l.MaxSeqLength, int(m.Config.MaxSequence()))
-	e := &models.Embedder{Model: m, Tokenizer: tok, Pooling: l.Pooling, MaxLength: maxLength, Truncation: trunc}
-	log.Info("embedding", zap.Int("texts", len(texts)), zap.String("model", dir), zap.String("pooling", string(l.Pooling)),
+	e := &models.Embedder{Model: m, Tokenizer: tok, Pooling: l.Pooling, MaxLength: maxLength, Truncation: trunc, Precision: precision}
+	log.Info("embedding", zap.Int("texts", len(texts)), zap.String("precision", precision.Describe(dev)), zap.String("model", dir), zap.String("pooling", string(l.Pooling)),
 		zap.Bool("normalize", l.Normalize), zap.String("as", from), zap.Int("max_length", maxLength), zap.String("length_from", lengthFrom))
 	return writeEmbeddings(ctx, o.output, texts, e, o.batchSize, l.Normalize)
 }

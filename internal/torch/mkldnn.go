@@ -1,0 +1,45 @@
+package torch
+
+// #include "mkldnn.h"
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/sugarme/gotch/ts"
+)
+
+// HasMKLDNN reports whether the linked libtorch has oneDNN (mkldnn) kernels for the CPU.
+func HasMKLDNN() bool { return C.convrep_mkldnn_available() == 1 }
+
+// MKLDNNWeight copies a CPU float32 weight w [out, in] once into oneDNN's layout, for MKLDNNLinear. The copy
+// does not follow w: compare Version(w) with its value at packing to know when it is stale.
+func MKLDNNWeight(w *ts.Tensor) (*ts.Tensor, error) {
+	var p unsafe.Pointer
+	if err := takeError(C.convrep_mkldnn_weight(w.Ctensor(), &p)); err != nil {
+		return nil, fmt.Errorf("pack weight for oneDNN: %w", err)
+	}
+	return ts.FromCtensor(p), nil
+}
+
+// MKLDNNLinear is x·wᵀ + bias for a CPU float32 x [..., in] by oneDNN's inner product over the packed weight
+// wp (MKLDNNWeight); bias may be nil. It has no gradient: inference only. It panics on a libtorch error, as
+// gotch's Must* calls do.
+func MKLDNNLinear(x, wp, bias *ts.Tensor) *ts.Tensor {
+	var b, p unsafe.Pointer
+	if bias != nil {
+		b = bias.Ctensor()
+	}
+	countCall()
+	if err := takeError(C.convrep_mkldnn_linear(x.Ctensor(), wp.Ctensor(), b, &p)); err != nil {
+		panic(fmt.Errorf("oneDNN linear: %w", err))
+	}
+	return ts.FromCtensor(p)
+}
+
+// Version is t's version counter, which every in-place change (an optimiser step, a load) raises.
+func Version(t *ts.Tensor) int64 { return int64(C.convrep_tensor_version(t.Ctensor())) }
+
+// GradEnabled reports whether the calling OS thread records autograd (NoGrad turns it off).
+func GradEnabled() bool { return C.convrep_grad_enabled() == 1 }

@@ -1,0 +1,175 @@
+package models
+
+import (
+	"fmt"
+
+	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+)
+
+// oneDNN's inner product on weights laid out for it once runs a CPU forward's linears several times faster
+// than libtorch's linear, which on Debian's libtorch goes through OpenBLAS's sgemm (docs/measuring.md has the
+// figures). The packed weights are for inference only: training's forward never reads them, and they are copied
+// again whenever an optimiser step or a load has changed the parameters since.
+
+// packedLinear is one linear's weight in oneDNN's layout, with the parameters it was copied from and their
+// versions at the copy.
+type packedLinear struct {
+	mk       *ts.Tensor
+	src      []*ts.Tensor
+	versions []int64
+}
+
+// pack copies the rows of ws, joined in order, into oneDNN's layout.
+func pack(ws ...*ts.Tensor) (packedLinear, error) {
+	w := ws[0]
+	if len(ws) == 3 {
+		w = torch.JoinRows(ws[0], ws[1], ws[2])
+		defer w.MustDrop()
+	}
+	mk, err := torch.MKLDNNWeight(w)
+	if err != nil {
+		return packedLinear{}, err
+	}
+	p := packedLinear{mk: mk, src: ws}
+	for _, s := range ws {
+		p.versions = append(p.versions, torch.Version(s))
+	}
+	return p, nil
+}
+
+// stale says whether a parameter has changed since the copy.
+func (p *packedLinear) stale() bool {
+	for i, s := range p.src {
+		if torch.Version(s) != p.versions[i] {
+			return true
+		}
+	}
+	return false
+}
+
+// refresh copies the weights again when they have changed.
+func (p *packedLinear) refresh() error {
+	if !p.stale() {
+		return nil
+	}
+	fresh, err := pack(p.src...)
+	if err != nil {
+		return err
+	}
+	p.mk.MustDrop()
+	*p = fresh
+	return nil
+}
+
+// packedBlock is one layer's four matrices in oneDNN's layout: the joined query, key and value, the
+// attention's output, and the feed-forward's two.
+type packedBlock struct{ qkv, attnOut, ffnIn, ffnOut packedLinear }
+
+func (pb *packedBlock) linears() []*packedLinear {
+	return []*packedLinear{&pb.qkv, &pb.attnOut, &pb.ffnIn, &pb.ffnOut}
+}
+
+// PackForCPUInference lays the encoder's weights out for oneDNN once, so that a CPU float32 forward without
+// autograd, dropout or autocast (what an Embedder runs) multiplies by them; it costs a second copy of the
+// layers' matrices. Calling it again does nothing. Training is unaffected: its forward never reads the
+// copies, and a forward after an optimiser step copies the changed weights again first.
+func (m *Model) PackForCPUInference() error {
+	if m.packed != nil {
+		return nil
+	}
+	if m.VS.Device().IsCuda() {
+		return fmt.Errorf("pack for CPU inference: the model is on %v", m.VS.Device())
+	}
+	if !torch.HasMKLDNN() {
+		return fmt.Errorf("pack for CPU inference: this libtorch has no oneDNN")
+	}
+	var blocks []packedBlock
+	err := torch.Catch("pack for CPU inference", func() error {
+		for _, l := range m.layers {
+			var pb packedBlock
+			var err error
+			if pb.qkv, err = pack(l.query.w, l.key.w, l.value.w); err != nil {
+				return err
+			}
+			for _, p := range []struct {
+				to *packedLinear
+				w  *ts.Tensor
+			}{{&pb.attnOut, l.attnOut.w}, {&pb.ffnIn, l.ffnIn.w}, {&pb.ffnOut, l.ffnOut.w}} {
+				if *p.to, err = pack(p.w); err != nil {
+					return err
+				}
+			}
+			blocks = append(blocks, pb)
+		}
+		return nil
+	})
+	if err != nil {
+		for _, pb := range blocks {
+			for _, p := range pb.linears() {
+				torch.Drop(p.mk)
+			}
+		}
+		return err
+	}
+	m.packed = blocks
+	return nil
+}
+
+// packedFor returns the packed layers a forward can run on: those of PackForCPUInference, refreshed where the
+// parameters have changed, when the forward is inference (no dropout, no autograd, no autocast) on the CPU
+// and in float32; nil otherwise, and the forward runs libtorch's linears.
+func (m *Model) packedFor(train bool, x *ts.Tensor) []packedBlock {
+	if train || m.packed == nil || torch.GradEnabled() || x.MustDevice().IsCuda() {
+		return nil
+	}
+	if on, _ := torch.AutocastEnabled(x.MustDevice()); on {
+		return nil
+	}
+	for i := range m.packed {
+		for _, p := range m.packed[i].linears() {
+			if err := p.refresh(); err != nil {
+				panic(err) // Forward's torch.Catch returns it
+			}
+		}
+	}
+	return m.packed
+}
+
+// forwardPacked is forward's function for inference, its four matrix products by oneDNN on the packed
+// weights pb.
+func (b *block) forwardPacked(x *ts.Tensor, mask *attnMask, pb *packedBlock) *ts.Tensor {
+	size := x.MustSize()
+	bsz, seq, hid := size[0], size[1], size[2]
+	dh := hid / b.heads
+	bias := torch.JoinRows(b.query.b, b.key.b, b.value.b)
+	qkv := torch.MKLDNNLinear(x, pb.qkv.mk, bias).MustView([]int64{bsz, seq, 3, b.heads, dh}, true).MustPermute([]int64{2, 0, 3, 1, 4}, true)
+	bias.MustDrop()
+	q, k, v := qkv.MustSelect(0, 0, false), qkv.MustSelect(0, 1, false), qkv.MustSelect(0, 2, false)
+	qkv.MustDrop()
+	var heads *ts.Tensor
+	if mask.fused {
+		heads = b.fusedAttention(q, k, v, mask.keep, false)
+	} else {
+		heads = b.attention(q, k, v, mask.add, dh, x.DType(), false)
+	}
+	ctx := heads.MustTranspose(1, 2, true).MustReshape([]int64{bsz, seq, hid}, true)
+
+	resid := torch.MKLDNNLinear(ctx, pb.attnOut.mk, b.attnOut.b)
+	resid.MustAdd_(x)
+	ctx.MustDrop()
+	attn := b.attnNorm.forward(resid)
+	resid.MustDrop()
+
+	inner := torch.MKLDNNLinear(attn, pb.ffnIn.mk, b.ffnIn.b)
+	hidden := b.act(inner)
+	inner.MustDrop()
+	sum := torch.MKLDNNLinear(hidden, pb.ffnOut.mk, b.ffnOut.b)
+	sum.MustAdd_(attn)
+	hidden.MustDrop()
+	attn.MustDrop()
+	res := b.outNorm.forward(sum)
+	sum.MustDrop()
+	return res
+}
