@@ -14,7 +14,7 @@ GO := $(abspath $(CONVREP_OFFLINE))/go/bin/go
 endif
 endif
 
-.PHONY: setup install lint test demo compare claims bench bench-compare fuzz
+.PHONY: setup install lint test demo compare claims bench bench-compare bench-embed fuzz
 
 # Installs libtorch when missing and prepares third_party/gotch; returns at once when nothing changed.
 setup:
@@ -78,6 +78,11 @@ bench: setup
 # convrep's training step beside PyTorch eager's on this machine, two shapes, and the ratio (needs python3-torch).
 bench-compare: setup
 	scripts/bench_compare.sh
+
+# Inference on the CPU beside ONNX Runtime (onnxruntime-node) and PyTorch eager, the mini BERT and a 12 x 768 BERT,
+# 2 threads, under the benchmark lock (scripts/bench_embed.sh; needs node, npm and python3-torch; docs/measuring.md).
+bench-embed: setup
+	GO=$(GO) flock /tmp/convrep-bench.lock scripts/bench_embed.sh
 
 # Every fuzz target, 60 s each (about 28 minutes): the parsers of every file, header, variable and flag convrep reads.
 fuzz: setup

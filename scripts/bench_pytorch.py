@@ -15,6 +15,16 @@ weights, as convrep's. Attention uses F.scaled_dot_product_attention where this 
 later), as convrep uses libtorch's; the batch has no padding, which the host knows, so no mask goes in, as
 convrep's encoder passes none for an unpadded batch (models.Input.Unpadded). The JSON line's "attention" is
 the kernel torch picks for it (_fused_sdp_choice). Only torch is needed.
+
+--infer is inference instead, as sentence-transformers' encode runs it: torch.inference_mode, the texts' token ids
+(--ids: one JSON array a line, as scripts/benchembed's prepare writes them) sorted by length, cut into batches
+of --batch, each padded to its longest, mean pooling; the JSON line gives texts/s of the best of --rounds rounds
+over every text (after one warm-up round) and the median. --model loads a BERT folder's model.safetensors
+(HuggingFace's names), else the weights are random of the shape flags; --precision bf16 runs under CPU or CUDA
+autocast; --onnx also exports the pooled encoder with torch.onnx.export (dynamic batch and length) for ONNX
+Runtime; --vectors writes the vectors (little-endian float32, in batch order). scripts/bench_embed.sh runs it:
+
+    python3 scripts/bench_pytorch.py --infer --model DIR --ids ids.jsonl --threads 2 --onnx model.onnx
 """
 import argparse
 import ctypes
@@ -199,11 +209,117 @@ def find_max_batch(a, dev):
     return best
 
 
+def read_safetensors(path):
+    """The tensors of a .safetensors file by name (the format's 8-byte header length, JSON header, raw data)."""
+    dtypes = {"F32": torch.float32, "I64": torch.int64, "F16": torch.float16, "BF16": torch.bfloat16}
+    with open(path, "rb") as f:
+        n = int.from_bytes(f.read(8), "little")
+        header = json.loads(f.read(n))
+        data = bytearray(f.read())
+    out = {}
+    for name, t in header.items():
+        if name == "__metadata__":
+            continue
+        start, end = t["data_offsets"]
+        out[name] = torch.frombuffer(data[start:end], dtype=dtypes[t["dtype"]]).reshape(t["shape"]).clone() \
+            if end > start else torch.zeros(t["shape"], dtype=dtypes[t["dtype"]])
+    return out
+
+
+def load_bert(enc, path):
+    """Copies a HuggingFace BERT's weights (model.safetensors, with or without the "bert." prefix) into enc."""
+    sd = {k.removeprefix("bert."): v for k, v in read_safetensors(path).items()}
+    names = {"embeddings.word_embeddings": "word", "embeddings.position_embeddings": "pos",
+             "embeddings.token_type_embeddings": "types", "embeddings.LayerNorm": "norm"}
+    for i in range(len(enc.layers)):
+        hf, ours = f"encoder.layer.{i}.", f"layers.{i}."
+        names.update({hf + "attention.self.query": ours + "query", hf + "attention.self.key": ours + "key",
+                      hf + "attention.self.value": ours + "value", hf + "attention.output.dense": ours + "attn_out",
+                      hf + "attention.output.LayerNorm": ours + "attn_norm", hf + "intermediate.dense": ours + "ffn_in",
+                      hf + "output.dense": ours + "ffn_out", hf + "output.LayerNorm": ours + "out_norm"})
+    state = {}
+    for hf, ours in names.items():
+        for leaf in ("weight", "bias"):
+            if f"{hf}.{leaf}" in sd:
+                state[f"{ours}.{leaf}"] = sd[f"{hf}.{leaf}"]
+    enc.load_state_dict(state, strict=True)
+
+
+class Pooled(nn.Module):
+    """The encoder and mean pooling over real tokens: what convrep's Embedder returns, as ONNX exports it."""
+
+    def __init__(self, enc):
+        super().__init__()
+        self.enc = enc
+
+    def forward(self, ids, mask, types):
+        e = self.enc(ids, mask, types, False)
+        m = mask.unsqueeze(-1).to(e.dtype)
+        return (e * m).sum(1) / m.sum(1).clamp(min=1e-9)
+
+
+def infer(a, dev):
+    """--infer: texts/s of inference over length-sorted batches of the ids in --ids."""
+    with open(a.ids) as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    rows.sort(key=len)  # stable: shortest first, as convrep's EmbedAll (sentence-transformers: longest first)
+    positions = 512
+    if a.model:
+        with open(a.model + "/config.json") as f:
+            c = json.load(f)
+        a.layers, a.hidden, a.heads, a.intermediate = (c["num_hidden_layers"], c["hidden_size"],
+                                                       c["num_attention_heads"], c["intermediate_size"])
+        a.vocab, positions = c["vocab_size"], c["max_position_embeddings"]
+    torch.manual_seed(a.seed)
+    enc = Encoder(a.vocab, a.hidden, a.layers, a.heads, a.intermediate, positions)
+    if a.model:
+        load_bert(enc, a.model + "/model.safetensors")
+    model = Pooled(enc).to(dev).eval()
+
+    def batch(rs):
+        width = max(len(r) for r in rs)
+        ids = torch.tensor([r + [0] * (width - len(r)) for r in rs], device=dev)
+        mask = torch.tensor([[1] * len(r) + [0] * (width - len(r)) for r in rs], device=dev)
+        return ids, mask, torch.zeros_like(ids)
+
+    if a.onnx:
+        with torch.no_grad():
+            torch.onnx.export(model, batch(rows[-2:]), a.onnx, input_names=["input_ids", "attention_mask", "token_type_ids"],
+                              output_names=["embedding"], opset_version=14,
+                              dynamic_axes={n: {0: "batch", 1: "seq"} for n in ["input_ids", "attention_mask", "token_type_ids"]}
+                              | {"embedding": {0: "batch"}})
+
+    def one_round():
+        out = []
+        start = time.perf_counter()
+        with torch.inference_mode(), torch.autocast(device_type=dev.type, dtype=torch.bfloat16, enabled=a.precision == "bf16"):
+            for i in range(0, len(rows), a.batch):
+                out.append(model(*batch(rows[i:i + a.batch])).float().cpu())
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+        return time.perf_counter() - start, out
+
+    one_round()
+    rates, out = [], None
+    for _ in range(a.rounds):
+        took, out = one_round()
+        rates.append(len(rows) / took)
+    if a.vectors:
+        with open(a.vectors, "wb") as f:
+            f.write(torch.cat(out).numpy().astype("<f4").tobytes())
+    rates.sort()
+    print(json.dumps({"system": f"pytorch {a.precision}", "model": a.name or a.model, "texts": len(rows),
+                      "tokens": sum(map(len, rows)), "batch": a.batch, "threads": torch.get_num_threads(),
+                      "rounds": a.rounds, "texts_per_s": round(rates[-1], 1),
+                      "median_texts_per_s": round(rates[len(rates) // 2], 1), "torch": torch.__version__,
+                      "layers": a.layers, "hidden": a.hidden}), flush=True)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     for name, default in [("layers", 4), ("hidden", 256), ("heads", 0), ("intermediate", 0), ("vocab", 30522),
                           ("batch", 64), ("steps", 20), ("warmup", 3), ("threads", 0), ("seed", 42),
-                          ("max-batch", 1024)]:
+                          ("max-batch", 1024), ("rounds", 3)]:
         p.add_argument("--" + name, type=int, default=default)
     p.add_argument("--seq-len", "--seq", dest="seq_len", type=int, default=32)
     p.add_argument("--device", default="cpu")
@@ -215,7 +331,22 @@ def main():
     p.add_argument("--compile", action="store_true", help="forward and loss under torch.compile, fused AdamW on CUDA")
     p.add_argument("--trace", default="", help="after the timed steps, profile one more with torch.profiler and write its "
                    "Chrome trace (Kineto's kernels and operators) to this file; scripts/kernel_breakdown.py sums it")
+    p.add_argument("--infer", action="store_true", help="time inference over --ids instead of a training step")
+    p.add_argument("--ids", default="", help="--infer: token ids, one JSON array a line")
+    p.add_argument("--model", default="", help="--infer: a BERT folder (config.json, model.safetensors)")
+    p.add_argument("--onnx", default="", help="--infer: also export the pooled encoder to this ONNX file")
+    p.add_argument("--vectors", default="", help="--infer: write the vectors here (little-endian float32)")
+    p.add_argument("--name", default="", help="--infer: the model's name in the JSON line")
     a = p.parse_args()
+    if a.infer:
+        if not a.ids:
+            p.error("--infer needs --ids")
+        if a.threads > 0:
+            torch.set_num_threads(a.threads)
+        a.intermediate = a.intermediate or 4 * a.hidden
+        a.heads = a.heads or max(1, a.hidden // 64)
+        infer(a, torch.device(a.device))
+        return
     a.intermediate = a.intermediate or 4 * a.hidden
     a.heads = a.heads or max(1, a.hidden // 64)
     if a.hidden % a.heads:
