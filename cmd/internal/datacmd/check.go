@@ -61,8 +61,8 @@ func setupCheck(fs *flag.FlagSet, files *[]string) action {
 			"in a list), a JSON array of such records, CSV or TSV with a header row, one row per turn (each\n"+
 			"optionally .gz), a Parquet file (a row per turn, or a dialogue per row), or a folder of Parquet\n"+
 			"shards. The first malformed record stops it with the file, the line or row index, and the problem\n"+
-			"(--skip-bad counts and skips them). It streams: memory holds one dialogue at a time and 16 bytes\n"+
-			"per dialogue id.\n\nflags:\n")
+			"(--skip-bad counts and skips them). It streams: memory holds one dialogue at a time (a batch of chat\n"+
+			"JSON lines, up to 16 MiB) and 16 bytes per dialogue id.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	return func(_ context.Context, stdout io.Writer, log *zap.Logger) error {
