@@ -14,7 +14,7 @@ GO := $(abspath $(CONVREP_OFFLINE))/go/bin/go
 endif
 endif
 
-.PHONY: setup install lint test demo compare claims bench bench-compare bench-embed fuzz
+.PHONY: setup install lint test demo compare claims bench bench-compare bench-embed bench-serve fuzz
 
 # Installs libtorch when missing and prepares third_party/gotch; returns at once when nothing changed.
 setup:
@@ -83,6 +83,11 @@ bench-compare: setup
 # 2 threads, under the benchmark lock (scripts/bench_embed.sh; needs node, npm and python3-torch; docs/measuring.md).
 bench-embed: setup
 	GO=$(GO) flock /tmp/convrep-bench.lock scripts/bench_embed.sh
+
+# convrep serve under load beside offline embedding and PyTorch's inference, the mini BERT and a 12 x 768 BERT,
+# 2 threads, under the benchmark lock (scripts/bench_serve.sh; needs python3-torch; docs/serving.md).
+bench-serve: setup
+	GO=$(GO) flock /tmp/convrep-bench.lock scripts/bench_serve.sh
 
 # Every fuzz target, 60 s each (about 28 minutes): the parsers of every file, header, variable and flag convrep reads.
 fuzz: setup

@@ -71,8 +71,8 @@ func parseServeFlags(args []string, errOut io.Writer) (serveOptions, error) {
 	fs.BoolVar(&o.offline, "offline", true, "with --model, also time offline embedding (convrep embed's path) of the same texts and one forward pass of one short text")
 	fs.IntVar(&o.batchSize, "batch-size", 64, "the offline row's batch size (convrep embed's default)")
 	fs.StringVar(&o.output, "output", "", "also append the JSON lines to this file")
-	fs.StringVar(&o.writeIDs, "write-ids", "", "write the texts' token ids, one JSON line {\"length\":...,\"ids\":[...]} each, for "+
-		"scripts/bench_pytorch.py --mode inference --ids (needs --model)")
+	fs.StringVar(&o.writeIDs, "write-ids", "", "write the texts' token ids into this folder, short.jsonl and long.jsonl, one JSON "+
+		"array a line, for scripts/bench_pytorch.py --infer --ids (needs --model)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: bench serve --model REF | --url URL [flags]\n\n"+
 			"Loads a convrep serve with closed-loop clients on POST /v1/embeddings, one cell per concurrency, inputs per\n"+
@@ -283,30 +283,31 @@ func offline(ctx context.Context, e *models.Embedder, texts []string, batchSize 
 		InputsPerS: float64(len(texts)) / secs, TokensPerS: float64(tokens) / secs, ForwardOneMs: *percentile(one, 50)}, nil
 }
 
-// writeIDs writes the texts' token ids, as the model reads them, one JSON line each.
-func writeIDs(path string, e *models.Embedder, texts map[string][]string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(path)
-	if err != nil {
+// writeIDs writes the texts' token ids, as the model reads them, into dir/short.jsonl and dir/long.jsonl: one
+// JSON array a line, as scripts/bench_pytorch.py --infer --ids reads them.
+func writeIDs(dir string, e *models.Embedder, texts map[string][]string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("--write-ids: %w", err)
 	}
-	enc := json.NewEncoder(f)
-	for _, length := range []string{"short", "long"} {
-		for _, t := range texts[length] {
+	for length, ts := range texts {
+		var b strings.Builder
+		for _, t := range ts {
 			r, err := e.Encode(t)
 			if err != nil {
-				f.Close()
 				return err
 			}
-			if err := enc.Encode(map[string]any{"length": length, "ids": r.IDs}); err != nil {
-				f.Close()
+			line, err := json.Marshal(r.IDs)
+			if err != nil {
 				return err
 			}
+			b.Write(line)
+			b.WriteByte('\n')
+		}
+		if err := os.WriteFile(filepath.Join(dir, length+".jsonl"), []byte(b.String()), 0o644); err != nil {
+			return fmt.Errorf("--write-ids: %w", err)
 		}
 	}
-	return f.Close()
+	return nil
 }
 
 // benchTexts reads n short texts (WOZ 2.0 utterances, user and system, in file order) and n long ones: the
