@@ -30,10 +30,9 @@ type jsonRecords struct {
 	// noScan turns the fast path (recordScanner) off, so that tests can hold it to the decoder.
 	noScan bool
 
-	shape   *jsonShape     // nil until a record is read
-	dec     *recordDecoder // for records read one at a time
-	first   Speaker
-	unified int // records of the unified format read
+	shape *jsonShape     // nil until a record is read
+	dec   *recordDecoder // for records read one at a time
+	first Speaker        // a list of strings' first side
 }
 
 // jsonShape is a file's record layout.
