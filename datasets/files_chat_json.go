@@ -13,9 +13,11 @@ import (
 
 // jsonRecords reads the JSON records of one file, a JSONL line or a JSON array's element each: convrep's
 // unified dialogue (id, corpus, turns) or a dialogue record. The layout is found from the first record
-// (detect) and holds for the file: a record of another layout is a malformed record. A dialogue record is
-// decoded in one pass into a struct type made for its field names (reflect.StructOf), whose speaker and
-// text fields stay raw JSON, so that a value of the wrong type is an error naming the message.
+// (detect) and holds for the file: a record of another layout is a malformed record. A record of chat
+// messages is read by recordScanner where it can; any record is else decoded in one pass into a struct type
+// made for its field names (reflect.StructOf), whose speaker and text fields stay raw JSON, so that a value
+// of the wrong type is an error naming the message. Both give the raw values to build, which makes the
+// dialogue.
 type jsonRecords struct {
 	src   *source
 	cols  Columns // as given: a named field is required
