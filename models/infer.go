@@ -2,6 +2,7 @@ package models
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/sugarme/gotch/ts"
 
@@ -137,24 +138,34 @@ func (m *Model) packedFor(train bool, x *ts.Tensor) []packedBlock {
 	return m.packed
 }
 
+// cpuAttention says whether torch.CPUAttention runs here, asked of libtorch once.
+var cpuAttention = sync.OnceValue(torch.HasCPUAttention)
+
 // forwardPacked is forward's function for inference, its four matrix products by oneDNN on the packed
-// weights pb.
+// weights pb, and the attention, where libtorch has no fused kernel for it (1.13), by torch.CPUAttention.
 func (b *block) forwardPacked(x *ts.Tensor, mask *attnMask, pb *packedBlock) *ts.Tensor {
 	size := x.MustSize()
 	bsz, seq, hid := size[0], size[1], size[2]
 	dh := hid / b.heads
 	bias := torch.JoinRows(b.query.b, b.key.b, b.value.b)
-	qkv := torch.MKLDNNLinear(x, pb.qkv.mk, bias).MustView([]int64{bsz, seq, 3, b.heads, dh}, true).MustPermute([]int64{2, 0, 3, 1, 4}, true)
+	joined := torch.MKLDNNLinear(x, pb.qkv.mk, bias) // [B,T,3H]
 	bias.MustDrop()
-	q, k, v := qkv.MustSelect(0, 0, false), qkv.MustSelect(0, 1, false), qkv.MustSelect(0, 2, false)
-	qkv.MustDrop()
-	var heads *ts.Tensor
-	if mask.fused {
-		heads = b.fusedAttention(q, k, v, mask.keep, false)
+	var ctx *ts.Tensor
+	if !mask.fused && cpuAttention() {
+		ctx = torch.CPUAttention(joined, mask.add, b.heads)
+		joined.MustDrop()
 	} else {
-		heads = b.attention(q, k, v, mask.add, dh, x.DType(), false)
+		qkv := joined.MustView([]int64{bsz, seq, 3, b.heads, dh}, true).MustPermute([]int64{2, 0, 3, 1, 4}, true)
+		q, k, v := qkv.MustSelect(0, 0, false), qkv.MustSelect(0, 1, false), qkv.MustSelect(0, 2, false)
+		qkv.MustDrop()
+		var heads *ts.Tensor
+		if mask.fused {
+			heads = b.fusedAttention(q, k, v, mask.keep, false)
+		} else {
+			heads = b.attention(q, k, v, mask.add, dh, x.DType(), false)
+		}
+		ctx = heads.MustTranspose(1, 2, true).MustReshape([]int64{bsz, seq, hid}, true)
 	}
-	ctx := heads.MustTranspose(1, 2, true).MustReshape([]int64{bsz, seq, hid}, true)
 
 	resid := torch.MKLDNNLinear(ctx, pb.attnOut.mk, b.attnOut.b)
 	resid.MustAdd_(x)

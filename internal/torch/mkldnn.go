@@ -41,5 +41,28 @@ func MKLDNNLinear(x, wp, bias *ts.Tensor) *ts.Tensor {
 // Version is t's version counter, which every in-place change (an optimiser step, a load) raises.
 func Version(t *ts.Tensor) int64 { return int64(C.convrep_tensor_version(t.Ctensor())) }
 
+// HasCPUAttention reports whether CPUAttention can run: the BLAS under libtorch exports sgemm_ (Debian's
+// OpenBLAS does; PyTorch's own builds keep MKL's to themselves).
+func HasCPUAttention() bool { return C.convrep_cpu_attention_available() == 1 }
+
+// CPUAttention is the encoder's self-attention for inference on the CPU: softmax(q·kᵀ/√dh + mask)·v for each
+// of heads heads, their outputs side by side [B, T, H], where q, k and v are the thirds of qkv [B, T, 3H]
+// (contiguous float32, a joined projection's output) and mask is nil or the additive mask of B·T floats.
+// libtorch 1.13's batched matmul runs B·heads small GEMMs one at a time, each through the dispatcher and
+// a select of each operand; this makes the same BLAS calls directly on strided views, with the mask and
+// softmax between them and no copy in or out. No gradient. It panics on a libtorch error, as gotch's Must*
+// calls do.
+func CPUAttention(qkv, mask *ts.Tensor, heads int64) *ts.Tensor {
+	var m, p unsafe.Pointer
+	if mask != nil {
+		m = mask.Ctensor()
+	}
+	countCall()
+	if err := takeError(C.convrep_cpu_attention(qkv.Ctensor(), m, C.int64_t(heads), &p)); err != nil {
+		panic(fmt.Errorf("CPU attention: %w", err))
+	}
+	return ts.FromCtensor(p)
+}
+
 // GradEnabled reports whether the calling OS thread records autograd (NoGrad turns it off).
 func GradEnabled() bool { return C.convrep_grad_enabled() == 1 }

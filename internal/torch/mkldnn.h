@@ -14,6 +14,14 @@ char *convrep_mkldnn_weight(void *w, void **out);
 // *out is x·wᵀ + bias for a CPU float32 x [..., in], by oneDNN's inner product on the packed weight wp
 // (convrep_mkldnn_weight); bias may be NULL. It computes no gradient: callers run it where none is needed.
 char *convrep_mkldnn_linear(void *x, void *wp, void *bias, void **out);
+// 1 when convrep_cpu_attention can run: the BLAS libtorch loaded exports sgemm_ (OpenBLAS, the reference BLAS).
+int convrep_cpu_attention_available(void);
+// *out [B, T, H] is softmax(q·kᵀ/√dh + mask)·v for every head, the heads side by side, where q, k and v are the
+// three H-wide thirds of qkv [B, T, 3H] (CPU float32, contiguous), each cut into heads of dh = H/heads; mask is
+// NULL or the additive mask, B·T floats (0 at real keys, the lowest float at padding). One sgemm per head for
+// the scores and one for the weighted values, each on the BLAS's strided views of qkv, with the mask and softmax
+// between them in place: no copies of q, k or v and no permute of the result. No gradient: inference only.
+char *convrep_cpu_attention(void *qkv, void *mask, int64_t heads, void **out);
 // 1 when the calling thread records autograd (at::GradMode::is_enabled), else 0.
 int convrep_grad_enabled(void);
 // The version counter of t (Tensor::_version): every in-place change, such as an optimiser step, raises it.
