@@ -89,7 +89,7 @@ bench-embed: setup
 bench-serve: setup
 	GO=$(GO) flock /tmp/convrep-bench.lock scripts/bench_serve.sh
 
-# Every fuzz target, 60 s each (about 28 minutes): the parsers of every file, header, variable and flag convrep reads.
+# Every fuzz target, 60 s each (about 31 minutes): the parsers of every file, header, variable and flag convrep reads.
 fuzz: setup
 	$(GO) test -run XXX -fuzz '^FuzzHeader$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./safetensors
 	$(GO) test -run XXX -fuzz '^FuzzParse$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./safetensors
@@ -109,6 +109,8 @@ fuzz: setup
 	$(GO) test -run XXX -fuzz '^FuzzCamRest$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./datasets
 	$(GO) test -run XXX -fuzz '^FuzzWOZ$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./datasets
 	$(GO) test -run XXX -fuzz '^FuzzFiles$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./datasets
+	$(GO) test -run XXX -fuzz '^FuzzChatRecords$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./datasets
+	$(GO) test -run XXX -fuzz '^FuzzChatScanner$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./datasets
 	$(GO) test -run XXX -fuzz '^FuzzLoadExperiment$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./experiment
 	$(GO) test -run XXX -fuzz '^FuzzRead$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./checkpoint
 	$(GO) test -run XXX -fuzz '^FuzzReader$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./tensorboard
