@@ -173,12 +173,17 @@ func (b *block) forwardPacked(x *ts.Tensor, mask *attnMask, pb *packedBlock) *ts
 	attn := b.attnNorm.forward(resid)
 	resid.MustDrop()
 
-	inner := torch.MKLDNNLinear(attn, pb.ffnIn.mk, b.ffnIn.b)
-	hidden := b.act(inner)
-	inner.MustDrop()
-	sum := torch.MKLDNNLinear(hidden, pb.ffnOut.mk, b.ffnOut.b)
+	var sum *ts.Tensor
+	if b.gelu == torch.ExactGELU { // oneDNN's GELU is the exact one
+		sum = torch.MKLDNNFeedForward(attn, pb.ffnIn.mk, b.ffnIn.b, pb.ffnOut.mk, b.ffnOut.b)
+	} else {
+		inner := torch.MKLDNNLinear(attn, pb.ffnIn.mk, b.ffnIn.b)
+		hidden := b.act(inner)
+		inner.MustDrop()
+		sum = torch.MKLDNNLinear(hidden, pb.ffnOut.mk, b.ffnOut.b)
+		hidden.MustDrop()
+	}
 	sum.MustAdd_(attn)
-	hidden.MustDrop()
 	attn.MustDrop()
 	res := b.outNorm.forward(sum)
 	sum.MustDrop()

@@ -117,4 +117,26 @@ char *convrep_cpu_attention(void *qkvh, void *mh, int64_t heads, void **out) {
 
 int convrep_grad_enabled(void) { return at::GradMode::is_enabled() ? 1 : 0; }
 
+char *convrep_mkldnn_ffn(void *xh, void *w1h, void *b1h, void *w2h, void *b2h, void **out) {
+  try {
+    const at::Tensor &x = tensor(xh), &w1 = tensor(w1h), &w2 = tensor(w2h);
+    TORCH_CHECK(w1.is_mkldnn() && w2.is_mkldnn() && w1.dim() == 2 && w2.dim() == 2 && w2.size(1) == w1.size(0),
+                "oneDNN feed-forward: the weights are not packed (convrep_mkldnn_weight) or do not chain");
+    TORCH_CHECK(x.device().is_cpu() && x.scalar_type() == at::kFloat && x.dim() >= 1 && x.size(-1) == w1.size(1),
+                "oneDNN feed-forward: x is ", x.scalar_type(), " ", x.sizes(), " on ", x.device(), ", the weight ",
+                w1.sizes());
+    std::vector<int64_t> sizes = x.sizes().vec();
+    sizes.back() = w2.size(0);
+    at::Tensor flat = x.reshape({-1, x.size(-1)}).contiguous();
+    c10::optional<at::Tensor> b1, b2;
+    if (b1h != nullptr) b1 = tensor(b1h);
+    if (b2h != nullptr) b2 = tensor(b2h);
+    at::Tensor inner = at::gelu(at::mkldnn_linear(flat.to_mkldnn(), w1, b1), "none");
+    *out = handle(at::mkldnn_linear(inner, w2, b2).to_dense().view(sizes));
+  } catch (const std::exception &e) {
+    return error_of(e);
+  }
+  return nullptr;
+}
+
 int64_t convrep_tensor_version(void *th) { return static_cast<int64_t>(tensor(th)._version()); }

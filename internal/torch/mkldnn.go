@@ -38,6 +38,24 @@ func MKLDNNLinear(x, wp, bias *ts.Tensor) *ts.Tensor {
 	return ts.FromCtensor(p)
 }
 
+// MKLDNNFeedForward is w2·gelu(w1·x + b1) + b2 with BERT's exact GELU, for a CPU float32 x [..., in], by
+// oneDNN on the packed weights w1 and w2 (MKLDNNWeight), the inner activation kept in oneDNN's layout between
+// them; either bias may be nil. No gradient. It panics on a libtorch error, as gotch's Must* calls do.
+func MKLDNNFeedForward(x, w1, b1, w2, b2 *ts.Tensor) *ts.Tensor {
+	var p, c1, c2 unsafe.Pointer
+	if b1 != nil {
+		c1 = b1.Ctensor()
+	}
+	if b2 != nil {
+		c2 = b2.Ctensor()
+	}
+	countCall()
+	if err := takeError(C.convrep_mkldnn_ffn(x.Ctensor(), w1.Ctensor(), c1, w2.Ctensor(), c2, &p)); err != nil {
+		panic(fmt.Errorf("oneDNN feed-forward: %w", err))
+	}
+	return ts.FromCtensor(p)
+}
+
 // Version is t's version counter, which every in-place change (an optimiser step, a load) raises.
 func Version(t *ts.Tensor) int64 { return int64(C.convrep_tensor_version(t.Ctensor())) }
 

@@ -24,6 +24,10 @@ int convrep_cpu_attention_available(void);
 char *convrep_cpu_attention(void *qkv, void *mask, int64_t heads, void **out);
 // 1 when the calling thread records autograd (at::GradMode::is_enabled), else 0.
 int convrep_grad_enabled(void);
+// *out is the feed-forward w2·gelu(w1·x + b1) + b2 with the exact (erf) GELU, for a CPU float32 x [..., in], by
+// two oneDNN inner products on packed weights (convrep_mkldnn_weight) with oneDNN's GELU between them: the
+// inner activation stays in oneDNN's layout, so x is copied in once and the result out once. No gradient.
+char *convrep_mkldnn_ffn(void *x, void *w1, void *b1, void *w2, void *b2, void **out);
 // The version counter of t (Tensor::_version): every in-place change, such as an optimiser step, raises it.
 int64_t convrep_tensor_version(void *t);
 #ifdef __cplusplus
