@@ -79,6 +79,15 @@ func (e *Embedder) Encode(text string) (Encoded, error) {
 // Embed returns the embeddings of texts, in order, as float32 rows, from one forward pass. It runs without
 // autograd and dropout.
 func (e *Embedder) Embed(texts []string) ([][]float32, error) {
+	rows, err := e.encodeAll(texts)
+	if err != nil {
+		return nil, err
+	}
+	return e.EmbedEncoded(rows)
+}
+
+// encodeAll tokenises texts, the error naming the text (from 1).
+func (e *Embedder) encodeAll(texts []string) ([]Encoded, error) {
 	rows := make([]Encoded, len(texts))
 	for i, t := range texts {
 		r, err := e.Encode(t)
@@ -87,7 +96,7 @@ func (e *Embedder) Embed(texts []string) ([][]float32, error) {
 		}
 		rows[i] = r
 	}
-	return e.EmbedEncoded(rows)
+	return rows, nil
 }
 
 // EmbedAll embeds texts in batches of at most batchSize, the texts sorted by token count first (as
@@ -97,13 +106,9 @@ func (e *Embedder) EmbedAll(ctx context.Context, texts []string, batchSize int, 
 	if batchSize < 1 {
 		return nil, fmt.Errorf("batch size %d: must be at least 1", batchSize)
 	}
-	rows := make([]Encoded, len(texts))
-	for i, t := range texts {
-		r, err := e.Encode(t)
-		if err != nil {
-			return nil, fmt.Errorf("text %d: %w", i+1, err)
-		}
-		rows[i] = r
+	rows, err := e.encodeAll(texts)
+	if err != nil {
+		return nil, err
 	}
 	order := ByLength(rows)
 	out := make([][]float32, len(texts))
