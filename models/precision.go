@@ -43,7 +43,7 @@ func (p Precision) Describe(dev gotch.Device) string {
 		if dev.IsCuda() {
 			return "fp32"
 		}
-		return "fp32, the layers' linears by oneDNN on weights laid out for it at load"
+		return "fp32, the layers' linears by oneDNN on weights packed for it once"
 	}
 	why, err := bf16On(dev)
 	if err != nil {
