@@ -41,7 +41,7 @@ while [ $# -gt 0 ]; do
 	--texts) TEXTS="$2"; shift 2 ;;
 	--batch) BATCH="$2"; shift 2 ;;
 	--out) OUT="$2"; shift 2 ;;
-	-h | --help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
 	*) echo "bench_embed.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
