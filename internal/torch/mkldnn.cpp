@@ -3,6 +3,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Context.h>
+#include <ATen/Parallel.h>
 
 #include <dlfcn.h>
 
@@ -85,9 +86,12 @@ char *convrep_cpu_attention(void *qkvh, void *mh, int64_t heads, void **out) {
     float *o = ctx.data_ptr<float>();
     const int t = static_cast<int>(T), d = static_cast<int>(dh), ld3 = static_cast<int>(3 * H), ldo = static_cast<int>(H);
     const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dh))), one = 1, zero = 0;
-    std::vector<float> s(static_cast<size_t>(T * T));
-    for (int64_t b = 0; b < B && T > 0; b++) {
-      for (int64_t h = 0; h < heads; h++) {
+    // The (row, head) pairs are independent: libtorch's intra-op threads take them in shares, each with its own
+    // scores buffer (the BLAS runs GEMMs this small on the calling thread).
+    at::parallel_for(0, T > 0 ? B * heads : 0, 1, [&](int64_t begin, int64_t end) {
+      std::vector<float> s(static_cast<size_t>(T * T));
+      for (int64_t bh = begin; bh < end; bh++) {
+        const int64_t b = bh / heads, h = bh % heads;
         const float *q = base + b * T * 3 * H + h * dh, *k = q + H, *v = q + 2 * H;
         // Row-major scores S[i][j] = q_i·k_j·scale: column-major, S is (kᵀ)ᵀ·q with k and q as dh x T.
         gemm("T", "N", &t, &t, &d, &scale, k, &ld3, q, &ld3, &zero, s.data(), &t);
@@ -107,7 +111,7 @@ char *convrep_cpu_attention(void *qkvh, void *mh, int64_t heads, void **out) {
         // C (dh x T, ld H) is v (dh x T, ld 3H) times S (T x T).
         gemm("N", "N", &d, &t, &t, &one, v, &ld3, s.data(), &t, &zero, o + b * T * H + h * dh, &ldo);
       }
-    }
+    });
     *out = handle(ctx);
   } catch (const std::exception &e) {
     return error_of(e);
