@@ -11,7 +11,7 @@
 #   `CONVREP_OFFLINE=DIR make setup` first, which unpacks vendor/ and the bundle's Go toolchain.
 #   --cpu      the same checks on CPU (Gloo for NCCL, CPU autocast, the CPU generator): what runs on a machine
 #              without a GPU, to check the script itself
-#   --bench    issue 22's rows only: the build, the CUDA graphs tests and the benchmarks (bf16 BERT-base at
+#   --bench    issue 22's rows only: the build, the CUDA graphs tests, the serve rows and the benchmarks (bf16 BERT-base at
 #              batches 64, 256 and 1024 beside PyTorch eager, torch.compile and --cuda-graphs at 64)
 #   --gpus N   GPUs for the NCCL check (default: all that nvidia-smi lists, at least 2 for that check to run)
 #   --out DIR  logs and JSON lines (default runs/gpu_check)

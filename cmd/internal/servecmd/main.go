@@ -155,7 +155,7 @@ func run(ctx context.Context, o options, log *zap.Logger) error {
 	log.Info("serving", zap.String("addr", "http://"+ln.Addr().String()), zap.String("model", cfg.ModelName),
 		zap.String("folder", dir), zap.Int("dimensions", s.Dimensions()), zap.String("pooling", string(l.Pooling)),
 		zap.String("pooling_from", from), zap.Bool("normalize", l.Normalize), zap.Int("max_length", s.MaxLength()),
-		zap.String("length_from", lengthFrom), zap.String("device", o.device), zap.String("precision", string(precision)),
+		zap.String("length_from", lengthFrom), zap.String("device", o.device), zap.String("precision", precision.Describe(dev)),
 		zap.Int("max_batch_tokens", cfg.MaxBatchTokens), zap.Int("max_batch_size", cfg.MaxBatchSize),
 		zap.Int("max_client_batch_size", cfg.MaxClientBatchSize), zap.Int("max_concurrent_inputs", cfg.MaxConcurrentInputs),
 		zap.Int64("payload_limit", cfg.PayloadLimit), zap.Bool("api_key", cfg.APIKey != ""), zap.String("cors_allow_origin", cfg.CORSAllowOrigin))
