@@ -138,27 +138,6 @@ func (b *lineBatch) flush(j *jsonRecords) error {
 // errElementTooLong stops the reading of a JSON array at an element beyond maxLineBytes.
 var errElementTooLong = errors.New("element too long")
 
-// elementBound fails a read that would take the decoder more than maxLineBytes past the start of the
-// element it decodes (mark), and hands it at most 1 MiB a read, so that its buffer stays within about
-// twice the bound whatever the input.
-type elementBound struct {
-	r    io.Reader
-	n    int64 // bytes read so far
-	mark int64
-}
-
-func (b *elementBound) Read(p []byte) (int, error) {
-	if b.n-b.mark > maxLineBytes {
-		return 0, errElementTooLong
-	}
-	if len(p) > 1<<20 {
-		p = p[:1<<20]
-	}
-	n, err := b.r.Read(p)
-	b.n += int64(n)
-	return n, err
-}
-
 // readRecordArray reads a JSON file holding one array of records (a ShareGPT dump), an element at a
 // time through encoding/json's Decoder, never the whole file; each element is bounded by maxLineBytes. A
 // byte-order mark before it is passed over. A syntax or read error leaves the rest unreadable: it is
@@ -168,7 +147,8 @@ func readRecordArray(j *jsonRecords, r io.Reader) error {
 	if bom, err := br.Peek(3); err == nil && string(bom) == "\uFEFF" {
 		br.Discard(3)
 	}
-	bound := &elementBound{r: br}
+	// The decoder grows its buffer to what it is handed: 1 MiB a read keeps it within about twice the bound.
+	bound := &boundedReader{r: br, limit: maxLineBytes, chunk: 1 << 20, tooLong: errElementTooLong}
 	dec := json.NewDecoder(bound)
 	tok, err := dec.Token()
 	if err != nil {

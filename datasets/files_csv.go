@@ -93,8 +93,8 @@ func readTurnTable(src *source, r io.Reader, tsv bool, cols Columns, sp speakerM
 
 // openTurnTable reads a table's header row and finds the columns of cols in it; the reader goes on with the
 // rows.
-func openTurnTable(name string, r io.Reader, tsv bool, cols Columns) (*rowBound, *csv.Reader, [numColumns]int, error) {
-	br := &rowBound{r: r}
+func openTurnTable(name string, r io.Reader, tsv bool, cols Columns) (*boundedReader, *csv.Reader, [numColumns]int, error) {
+	br := newRowBound(r)
 	cr := csv.NewReader(br)
 	if tsv {
 		cr.Comma = '\t'
@@ -150,19 +150,33 @@ func turnRowOf(place string, field func(role int) string, hasTurn bool, sp speak
 // errRowTooLong stops a CSV reader inside a row beyond maxRowBytes.
 var errRowTooLong = errors.New("row too long")
 
-// rowBound fails a read that would take the current row (from mark, the reader's offset at its start) past
-// maxRowBytes, so that an unclosed quote does not gather the rest of the file into one field. The reader
-// reads ahead by at most its buffer, which the slack allows for.
-type rowBound struct {
-	r    io.Reader
-	n    int64 // bytes read so far
-	mark int64
+// boundedReader fails a read, with tooLong, that would take its reader more than limit bytes past mark, the
+// offset where the record being read starts (a CSV row, a JSON array's element), so that one unclosed quote
+// or one huge element does not gather the rest of the file into memory. chunk, when not 0, caps the bytes
+// one Read hands on, which bounds a reader that grows its buffer to what it is handed.
+type boundedReader struct {
+	r       io.Reader
+	limit   int64
+	chunk   int
+	tooLong error
+	n       int64 // bytes read so far
+	mark    int64
 }
 
-func (b *rowBound) Read(p []byte) (int, error) {
-	const slack = 64 << 10
-	if b.n-b.mark > maxRowBytes+slack {
-		return 0, errRowTooLong
+// rowSlack is what a CSV reader may read ahead of its row: its buffer.
+const rowSlack = 64 << 10
+
+// newRowBound bounds a CSV/TSV reader's rows by maxRowBytes.
+func newRowBound(r io.Reader) *boundedReader {
+	return &boundedReader{r: r, limit: maxRowBytes + rowSlack, tooLong: errRowTooLong}
+}
+
+func (b *boundedReader) Read(p []byte) (int, error) {
+	if b.n-b.mark > b.limit {
+		return 0, b.tooLong
+	}
+	if b.chunk > 0 && len(p) > b.chunk {
+		p = p[:b.chunk]
 	}
 	n, err := b.r.Read(p)
 	b.n += int64(n)
