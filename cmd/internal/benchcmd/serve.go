@@ -316,7 +316,7 @@ func benchTexts(root string, n int) (map[string][]string, error) {
 	if root == "" {
 		var err error
 		if root, err = shared.Path("data", "pretrain"); err != nil {
-			return nil, err
+			return nil, fmt.Errorf("bench texts: %w; pass --data, the folder holding woz2/", err)
 		}
 	}
 	const longWords = 96
