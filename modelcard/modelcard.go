@@ -78,7 +78,7 @@ func (c Card) Markdown() string {
 	fmt.Fprintf(&b, "## Use\n\nA text becomes one vector by **%s pooling** of the last layer, %s, at most %d tokens. "+
 		"sentence-transformers applies this from the folder's modules:\n\n```python\nfrom sentence_transformers import SentenceTransformer\n"+
 		"model = SentenceTransformer(\"path/to/model\")\nvectors = model.encode([\"i need a cheap hotel in the north\"])\n```\n\n"+
-		"and convrep from the same files: `go run ./cmd/embed --model path/to/model --input texts.txt --output vectors.jsonl`.\n\n",
+		"and convrep from the same files: `convrep embed --model path/to/model --input texts.txt --output vectors.jsonl`.\n\n",
 		c.Pooling, norm, c.MaxLength)
 	fmt.Fprintf(&b, "## Training\n\n| | |\n|---|---|\n| objective | `%s` |\n| data | %s |\n| examples | %d |\n| steps | %d |\n| final loss | %.4f |\n\n",
 		c.Objective, c.data(), c.Examples, c.Steps, c.FinalLoss)
@@ -140,14 +140,14 @@ func (r Run) Markdown() string {
 		sort.Strings(cs)
 		fmt.Fprintf(&b, "\nCheckpoints now: %s.\n", strings.Join(cs, ", "))
 	}
-	fmt.Fprintf(&b, "\n## Commands\n\n```sh\n# continue (or extend with --set train.max_steps=N under a constant schedule)\ngo run ./cmd/train --resume %s\n", r.ExperimentFile)
+	fmt.Fprintf(&b, "\n## Commands\n\n```sh\n# continue (or extend with --set train.max_steps=N under a constant schedule)\nconvrep train --resume %s\n", r.ExperimentFile)
 	if r.Done {
 		fmt.Fprintf(&b, "# the papers' similarity tables for this model, beside its untrained backbone\n"+
-			"go run ./cmd/evaluate suite --model %s --output-dir %s\n"+
-			"go run ./cmd/evaluate suite --model %s --output-dir %s\n"+
-			"go run ./cmd/evaluate report --output %s %s %s\n"+
+			"convrep evaluate suite --model %s --output-dir %s\n"+
+			"convrep evaluate suite --model %s --output-dir %s\n"+
+			"convrep evaluate report --output %s %s %s\n"+
 			"# embed texts with it (one per line, or JSON lines with a \"text\" field)\n"+
-			"go run ./cmd/embed --model %s --input texts.txt --output vectors.jsonl\n",
+			"convrep embed --model %s --input texts.txt --output vectors.jsonl\n",
 			r.OutputDir, filepath.Join(r.OutputDir, "eval"), r.ExperimentFile, filepath.Join(r.OutputDir, "eval-untrained"),
 			filepath.Join(r.OutputDir, "eval", "report.md"), filepath.Join(r.OutputDir, "eval-untrained"), filepath.Join(r.OutputDir, "eval"),
 			rundir.At(r.OutputDir).ModelDir())

@@ -88,7 +88,7 @@ func TestCard(t *testing.T) {
 func TestRun(t *testing.T) {
 	r := Run{Name: "x", ExperimentFile: "experiments/x.toml", OutputDir: "runs/x", Checkpoints: []string{"step-000000020.safetensors", "step-000000010.safetensors"}}
 	md := r.Markdown()
-	for _, want := range []string{"go run ./cmd/train --resume experiments/x.toml", "`checkpoints/`", "`metrics.jsonl`",
+	for _, want := range []string{"convrep train --resume experiments/x.toml", "`checkpoints/`", "`metrics.jsonl`",
 		"step-000000010.safetensors, step-000000020.safetensors"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("unfinished run guide has no %q:\n%s", want, md)
@@ -106,8 +106,8 @@ func TestRun(t *testing.T) {
 	}
 	r.Done = true
 	md = r.Markdown()
-	for _, want := range []string{"`model/`", "go run ./cmd/evaluate suite --model runs/x --output-dir runs/x/eval",
-		"go run ./cmd/evaluate suite --model experiments/x.toml", "go run ./cmd/embed --model runs/x/model"} {
+	for _, want := range []string{"`model/`", "convrep evaluate suite --model runs/x --output-dir runs/x/eval",
+		"convrep evaluate suite --model experiments/x.toml", "convrep embed --model runs/x/model"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("finished run guide has no %q:\n%s", want, md)
 		}

@@ -12,7 +12,9 @@ package modelref
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +24,7 @@ import (
 
 	"convrep/checkpoint"
 	"convrep/experiment"
+	"convrep/internal/choice"
 	"convrep/modelcard"
 	"convrep/models"
 	"convrep/models/hub"
@@ -41,7 +44,7 @@ func Check(ref, ckpt string) error {
 	}
 	if ckpt != "" {
 		if _, err := os.Stat(ckpt); err != nil {
-			return fmt.Errorf("--checkpoint: %w", err)
+			return missing("--checkpoint", ckpt, err)
 		}
 		if !IsExperiment(ref) {
 			if err := checkRunCheckpoint(ref, ckpt); err != nil {
@@ -52,11 +55,82 @@ func Check(ref, ckpt string) error {
 	if ref == "" {
 		return fmt.Errorf("--model is required (a convrep run folder, a model folder, a hub name, or an experiment .toml for its untrained backbone)")
 	}
-	looksLikePath := strings.HasPrefix(ref, ".") || filepath.IsAbs(ref) || IsExperiment(ref) || strings.Count(ref, "/") > 1
-	if _, err := os.Stat(ref); err != nil && looksLikePath {
-		return fmt.Errorf("--model %s: %w", ref, err)
+	if _, err := os.Stat(ref); err != nil && IsLocal(ref) {
+		return missing("--model", ref, err)
 	}
 	return nil
+}
+
+// IsLocal reports whether ref names a local path rather than a hub name (org/name): it starts with "." or
+// "/", is an experiment file, has more than one "/", or its first element is a folder in the working
+// directory (runs/…). A missing local path is then said plainly, never tried on the hub.
+func IsLocal(ref string) bool {
+	if strings.HasPrefix(ref, ".") || filepath.IsAbs(ref) || IsExperiment(ref) || strings.Count(ref, "/") > 1 {
+		return true
+	}
+	first, _, nested := strings.Cut(ref, "/")
+	if !nested {
+		return false
+	}
+	fi, err := os.Stat(first)
+	return err == nil && fi.IsDir()
+}
+
+// missing is the error for a local path given to flag that cannot be read: "no such folder" (or file, for an
+// experiment or a checkpoint) with the nearest existing path when a slip of a few letters explains it.
+func missing(flag, ref string, err error) error {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s %s: %w", flag, ref, unwrapPath(err))
+	}
+	what := "no such folder"
+	if IsExperiment(ref) || strings.HasSuffix(ref, ".safetensors") {
+		what = "no such file"
+	}
+	if near, ok := nearestPath(ref); ok {
+		return fmt.Errorf("%s %s: %s (did you mean %s?)", flag, ref, what, near)
+	}
+	return fmt.Errorf("%s %s: %s", flag, ref, what)
+}
+
+// unwrapPath drops the *fs.PathError around err, whose path the message already names.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// nearestPath finds the existing path closest to ref: the deepest ancestor of ref that exists, the entry of it
+// nearest by name to ref's next element (choice.Nearest), and the rest of ref below that entry, when that path
+// exists (runs/dse_suport/model gives runs/dse_support/model).
+func nearestPath(ref string) (string, bool) {
+	clean := filepath.Clean(ref)
+	for dir := clean; ; {
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", false
+		}
+		if fi, err := os.Stat(parent); err == nil && fi.IsDir() {
+			entries, err := os.ReadDir(parent)
+			if err != nil {
+				return "", false
+			}
+			names := make([]string, 0, len(entries))
+			for _, e := range entries {
+				names = append(names, e.Name())
+			}
+			best, ok := choice.Nearest(filepath.Base(dir), names)
+			if !ok {
+				return "", false
+			}
+			rest, _ := filepath.Rel(dir, clean)
+			near := filepath.Join(parent, best, rest)
+			_, err = os.Stat(near)
+			return near, err == nil
+		}
+		dir = parent
+	}
 }
 
 // checkRunCheckpoint checks that checkpoint, given with a run folder as --model, is one of that run's own

@@ -52,3 +52,45 @@ func TestPooling(t *testing.T) {
 		}
 	}
 }
+
+// A --model that is a local path and does not exist is said plainly, with the nearest existing path; a name
+// that is not a local path is left to the hub.
+func TestCheckMissingLocalPath(t *testing.T) {
+	work := t.TempDir()
+	t.Chdir(work)
+	for _, dir := range []string{"runs/dse_support/model", "models/mine"} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile("dse.toml", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		ref, want string
+	}{
+		{"runs/dse_suport", "--model runs/dse_suport: no such folder (did you mean runs/dse_support?)"},
+		{"runs/dse_suport/model", "--model runs/dse_suport/model: no such folder (did you mean runs/dse_support/model?)"},
+		{"./runs/other", "--model ./runs/other: no such folder"},
+		{"models/mien", "--model models/mien: no such folder (did you mean models/mine?)"},
+		{filepath.Join(work, "runs", "dse_supprt"), "--model " + filepath.Join(work, "runs", "dse_supprt") + ": no such folder (did you mean " + filepath.Join(work, "runs", "dse_support") + "?)"},
+		{"dse.tmol/x/y", "--model dse.tmol/x/y: no such folder"}, // dse.toml/x/y does not exist either
+		{"dsee.toml", "--model dsee.toml: no such file (did you mean dse.toml?)"},
+		{"org/name", ""},          // a hub name: org is not a folder here
+		{"bert-base-uncased", ""}, // a hub name
+		{"runs/dse_support", ""},  // exists
+	} {
+		err := Check(c.ref, "")
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != c.want {
+			t.Errorf("Check(%q) = %q, want %q", c.ref, got, c.want)
+		}
+	}
+	if err := Check("runs/dse_support", "runs/dse_support/checkpoints/step-1.safetensors"); err == nil ||
+		err.Error() != "--checkpoint runs/dse_support/checkpoints/step-1.safetensors: no such file" {
+		t.Errorf("missing checkpoint: %v", err)
+	}
+}

@@ -20,10 +20,12 @@ func Nearest(s string, candidates []string) (best string, ok bool) {
 	return best, bestD <= max(limit, 1)
 }
 
-// distance is the Levenshtein distance between a and b in bytes, in O(len(a)·len(b)) time and O(len(b))
-// memory.
+// distance is the edit distance between a and b in bytes, counting an insertion, a deletion, a substitution
+// and a swap of two neighbours as one edit each (optimal string alignment), in O(len(a)·len(b)) time and
+// O(len(b)) memory.
 func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
+	prev2 := make([]int, len(b)+1) // row i-2
+	prev := make([]int, len(b)+1)  // row i-1
 	cur := make([]int, len(b)+1)
 	for j := range prev {
 		prev[j] = j
@@ -36,8 +38,11 @@ func distance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(b)]
 }

@@ -29,7 +29,7 @@ func TestDistance(t *testing.T) {
 	for _, c := range []struct {
 		a, b string
 		want int
-	}{{"", "", 0}, {"abc", "", 3}, {"kitten", "sitting", 3}, {"dse_suport", "dse_support", 1}} {
+	}{{"", "", 0}, {"abc", "", 3}, {"kitten", "sitting", 3}, {"dse_suport", "dse_support", 1}, {"mien", "mine", 1}, {"ab", "ba", 1}} {
 		if got := distance(c.a, c.b); got != c.want {
 			t.Errorf("distance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
 		}

@@ -217,7 +217,7 @@ func checkSegmentRun(dir string) error {
 	}
 	how := "train the single dual encoder (an experiment with objective.variant = \"single\") with output_dir = " + strconv.Quote(dir)
 	if files := experimentsInto(dir); len(files) > 0 {
-		how = "train it first: go run ./cmd/train " + strings.Join(files, " (or ") + strings.Repeat(")", len(files)-1)
+		how = "train it first: convrep train " + strings.Join(files, " (or ") + strings.Repeat(")", len(files)-1)
 	}
 	return fmt.Errorf("objective.segment_encoder = %q: no trained single dual encoder there yet (%s does not exist; a run writes it when it finishes). "+
 		"MGT orders the response pool with that run's response encoder (§3.3): %s; scripts/mgt.sh runs both in order", dir, cfg, how)

@@ -38,7 +38,7 @@ func TestBadInputFailsBeforeTheModel(t *testing.T) {
 		{"no label column to take", []string{"intent", "--model", model, "--train", threeCols, "--test", test}, "Pass --label-column, one of: id, text, domain"},
 		{"empty file", []string{"intent", "--model", model, "--train", train, "--test", empty}, "empty"},
 		{"class with no training example", []string{"intent", "--model", model, "--train", train, "--test", unseen}, `label "weather" has no training example`},
-		{"model path that does not exist", []string{"intent", "--model", filepath.Join(dir, "nope"), "--train", train, "--test", test}, "no such file"},
+		{"model path that does not exist", []string{"intent", "--model", filepath.Join(dir, "nope"), "--train", train, "--test", test}, filepath.Join(dir, "nope") + ": no such folder"},
 		{"no model", []string{"intent", "--train", train, "--test", test}, "--model is required"},
 		{"train without test", []string{"intent", "--model", model, "--train", train}, "go together"},
 		{"unknown dataset", []string{"response", "--model", model, "--dataset", "nosuch"}, `"nosuch"`},
