@@ -63,10 +63,15 @@ func parseShots(s string) ([]int, error) {
 	return out, nil
 }
 
-// writeResult writes r as JSON to path and as Markdown beside it (or Markdown to stdout without a path).
+// writeResult writes r as JSON to path and as Markdown beside it (or Markdown to stdout without a path). A
+// path that is a folder (one that exists, as --write-splits may have made it, or ends in a slash) gets the
+// result inside it, named after the task.
 func writeResult(r *evaluate.Result, path string) error {
 	if path == "" {
 		return r.Markdown(os.Stdout)
+	}
+	if st, err := os.Stat(path); (err == nil && st.IsDir()) || strings.HasSuffix(path, string(filepath.Separator)) {
+		path = filepath.Join(path, strings.NewReplacer(":", "-", "/", "-").Replace(r.Task)+".json")
 	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err

@@ -292,7 +292,7 @@ func register(fs *flag.FlagSet, c *suite.Common, maxLength int) {
 	fs.StringVar(&c.Seeds, "seeds", "0-9", "seeds of the sampled splits: a list (0,1,2) or a range (0-9)")
 	fs.StringVar(&c.Splits, "splits", "", "evaluate on the support sets / candidate lists saved in this folder instead of sampling them")
 	fs.StringVar(&c.WriteSplits, "write-splits", "", "save every sampled support set / candidate list as JSON in this folder")
-	fs.StringVar(&c.Output, "output", "", "write the result as JSON to this file (and a Markdown table beside it, .md); default: Markdown on stdout")
+	fs.StringVar(&c.Output, "output", "", "write the result as JSON to this file (and a Markdown table beside it, .md), or into this folder as TASK.json; default: Markdown on stdout")
 	fs.BoolVar(&c.Quiet, "quiet", false, "no progress bar")
 }
 
