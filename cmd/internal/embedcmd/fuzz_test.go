@@ -24,7 +24,7 @@ func FuzzReadTexts(f *testing.F) {
 		if err := os.WriteFile(p, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := readTexts(p); err != nil && !strings.Contains(err.Error(), name) {
+		if _, _, err := readTexts(p); err != nil && !strings.Contains(err.Error(), name) {
 			t.Errorf("error %q does not name the file", err)
 		}
 	})

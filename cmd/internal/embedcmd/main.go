@@ -25,6 +25,7 @@ import (
 type options struct {
 	model, pooling, input, output, device, truncation, precision string
 	maxLength, batchSize, threads                                int
+	skipEmpty                                                    bool
 }
 
 // parse reads the command line args (after the command's name); usage and flag errors are printed to out.
@@ -43,6 +44,7 @@ func parse(args []string, out io.Writer) (options, error) {
 	fs.StringVar(&o.device, "device", "cpu", "cpu, cuda or cuda:N")
 	fs.StringVar(&o.precision, "precision", "fp32", "arithmetic of the forward pass: fp32, or bf16 (on CUDA, or on a CPU with avx512_bf16 or AMX; vectors within cosine 0.9999 of fp32's)")
 	fs.IntVar(&o.threads, "threads", 0, "libtorch intra-op threads; 0 = libtorch's default")
+	fs.BoolVar(&o.skipEmpty, "skip-empty", false, "leave out texts that are empty or only white space (by default they are embedded, and counted in a warning)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: embed --model DIR_OR_NAME --input FILE --output FILE [flags]\n\n"+
 			"Writes one JSON object per input text, {\"text\": ..., \"embedding\": [...]}, in input order.\n\nflags:\n")
@@ -99,9 +101,15 @@ func run(ctx context.Context, o options, log *zap.Logger) error {
 			return err
 		}
 	}
-	texts, err := readTexts(o.input)
+	texts, empty, err := readTexts(o.input)
 	if err != nil {
 		return err
+	}
+	if len(empty) > 0 {
+		if o.skipEmpty {
+			texts = dropEmpty(texts)
+		}
+		log.Warn(emptyNotice(o.input, empty, o.skipEmpty))
 	}
 	runtime.LockOSThread() // libtorch's grad mode is per thread
 	if err := modelref.Check(o.model, ""); err != nil {

@@ -7,10 +7,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 
 	"convrep/internal/shared"
 	"convrep/models"
@@ -234,5 +236,53 @@ func TestEmbedTruncatesAtTheFolderDeclaredLength(t *testing.T) {
 		if same != c.wantEqual {
 			t.Errorf("%s: equal %v, want %v", c.name, same, c.wantEqual)
 		}
+	}
+}
+
+// Empty texts are counted and named by line: embedded by default (one output line per input text), left out
+// with --skip-empty; either way the run warns.
+func TestEmbedCountsEmptyTexts(t *testing.T) {
+	tmp := t.TempDir()
+	model := shared.MustPath(t, "fixtures", "tiny-bert")
+	for _, c := range []struct {
+		name, file, content string
+		skip                bool
+		wantTexts           []string
+		wantWarn            string
+	}{
+		{"txt kept", "a.txt", "hello\n\nworld\n   \n", false, []string{"hello", "", "world", "   "},
+			"a.txt: 2 empty text(s), at line 2, 4: embedded as the empty text ([CLS] [SEP]); pass --skip-empty to leave them out"},
+		{"txt skipped", "b.txt", "hello\n\nworld\n", true, []string{"hello", "world"},
+			"b.txt: 1 empty text(s), at line 2: left out (--skip-empty)"},
+		{"jsonl", "c.jsonl", "{\"text\": \"hi\"}\n\n{\"text\": \"\"}\n", false, []string{"hi", ""},
+			"c.jsonl: 1 empty text(s), at line 3: embedded"},
+		{"none empty", "d.txt", "hi\nthere\n", false, []string{"hi", "there"}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			in := filepath.Join(tmp, c.file)
+			if err := os.WriteFile(in, []byte(c.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(tmp, c.name+".jsonl")
+			core, logs := observer.New(zap.WarnLevel)
+			o := options{model: model, pooling: "mean", input: in, output: out, device: "cpu", truncation: "right", batchSize: 8, skipEmpty: c.skip}
+			if err := run(context.Background(), o, zap.New(core)); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range readOutput(t, out) {
+				got = append(got, r.Text)
+			}
+			if !slices.Equal(got, c.wantTexts) {
+				t.Errorf("embedded %q, want %q", got, c.wantTexts)
+			}
+			warned := ""
+			if e := logs.All(); len(e) > 0 {
+				warned = e[0].Message
+			}
+			if (c.wantWarn == "") != (warned == "") || !strings.Contains(warned, c.wantWarn) {
+				t.Errorf("warning %q, want one with %q", warned, c.wantWarn)
+			}
+		})
 	}
 }
