@@ -10,8 +10,9 @@ import (
 
 // ReadOptions control how a corpus is read.
 type ReadOptions struct {
-	// SkipBad skips a malformed record (and the unreadable rest of a broken file) instead of failing; the
-	// number skipped is logged per file.
+	// SkipBad skips a malformed record (and the unreadable rest of a broken file) instead of failing; each
+	// of a file's first MaxListedBad is logged at info level with its place and problem, and the number
+	// skipped per file.
 	SkipBad bool
 	// MergeSameSpeaker joins consecutive turns of one speaker with a space, so that turns alternate.
 	MergeSameSpeaker bool
@@ -26,6 +27,8 @@ type ReadOptions struct {
 	Files *FileSet
 	// FileRead, when set, is given the report of each of Files' files once it is read (FileSet.EachDialogue).
 	FileRead func(FileReport)
+	// Bad, when set, is given each malformed record that SkipBad skips, in reading order.
+	Bad func(*RecordError)
 }
 
 func (o ReadOptions) logger() *zap.Logger {

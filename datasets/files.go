@@ -318,45 +318,40 @@ func (s FileSet) Check() error {
 // others take the file's name without extensions as their corpus ("support" for support.csv.gz, a
 // folder's name for its shards). A dialogue's turns go through the corpora's cleaning and, with
 // opt.MergeSameSpeaker, merging; the key corpus/id must be unique over the set. Malformed records fail the
-// read, naming the file and the line or row, or under opt.SkipBad are counted (logged per file) and skipped
-// with their dialogue. Each file's FileReport is logged, and handed to opt.FileRead.
+// read, naming the file and the line or row, or under opt.SkipBad are listed and counted in the log per file
+// and skipped with their dialogue. Under opt.SkipBad a dialogue whose key comes back (its rows are not
+// consecutive, or its id is in two records) is skipped whole, every part of it: a first pass over the files
+// finds those keys (scattered), so the files are read twice. Each file's FileReport is logged, and handed to
+// opt.FileRead.
 func (s FileSet) EachDialogue(opt ReadOptions, fn func(file string, d Dialogue) error) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	raw := s.Columns // the readers tell a default column from a named one
 	files, err := s.files()
 	if err != nil {
 		return err
 	}
-	rows, chat := s.speakerMap(false), s.speakerMap(true)
+	var scattered keySet
+	if opt.SkipBad {
+		if scattered, err = s.scattered(files, opt.MergeSameSpeaker); err != nil {
+			return err
+		}
+	}
 	seen := newKeySet()
 	for _, f := range files {
 		src := newSource(f.corpus, f.path, opt)
 		n := 0
 		emit := func(place string, d Dialogue) error {
+			if scattered.has(d.Corpus, d.ID) {
+				return src.bad(place, fmt.Errorf("dialogue %q of corpus %s comes back after other dialogues (a CSV, TSV or Parquet dialogue's rows must be consecutive, and an id is unique over the files): skipped whole, here and wherever else it appears", d.ID, d.Corpus))
+			}
 			if !seen.add(d.Corpus, d.ID) {
 				return src.bad(place, fmt.Errorf("dialogue %q of corpus %s appears again: a dialogue's id is unique over the files, and a CSV, TSV or Parquet dialogue's rows must be consecutive", d.ID, d.Corpus))
 			}
 			n++
 			return fn(f.given, d)
 		}
-		records := func() *jsonRecords {
-			return &jsonRecords{src: src, cols: raw, sp: chat, merge: opt.MergeSameSpeaker, emit: emit, base: baseNoExt(f.path)}
-		}
-		switch f.format {
-		case formatJSONL:
-			err = readFile(f.path, func(r io.Reader) error { return readRecordLines(records(), r) })
-		case formatJSON:
-			err = readFile(f.path, func(r io.Reader) error { return readRecordArray(records(), r) })
-		case formatCSV, formatTSV:
-			src.shape = "rows, one per turn"
-			err = readFile(f.path, func(r io.Reader) error {
-				return readTurnTable(src, r, f.format == formatTSV, raw, rows, opt.MergeSameSpeaker, emit)
-			})
-		case formatParquet:
-			err = readParquet(src, f.path, raw, rows, chat, opt.MergeSameSpeaker, emit)
-		}
+		err := s.readOne(f, src, opt.MergeSameSpeaker, emit)
 		src.finish()
 		if err != nil {
 			return err
@@ -370,6 +365,63 @@ func (s FileSet) EachDialogue(opt ReadOptions, fn func(file string, d Dialogue) 
 		}
 	}
 	return nil
+}
+
+// readOne reads file f of the set through src, handing each good dialogue to emit with its place.
+func (s FileSet) readOne(f dialogueFile, src *source, merge bool, emit func(place string, d Dialogue) error) error {
+	raw := s.Columns // the readers tell a default column from a named one
+	rows, chat := s.speakerMap(false), s.speakerMap(true)
+	records := func() *jsonRecords {
+		return &jsonRecords{src: src, cols: raw, sp: chat, merge: merge, emit: emit, base: baseNoExt(f.path)}
+	}
+	switch f.format {
+	case formatJSONL:
+		return readFile(f.path, func(r io.Reader) error { return readRecordLines(records(), r) })
+	case formatJSON:
+		return readFile(f.path, func(r io.Reader) error { return readRecordArray(records(), r) })
+	case formatCSV, formatTSV:
+		src.shape = "rows, one per turn"
+		return readFile(f.path, func(r io.Reader) error {
+			return readTurnTable(src, r, f.format == formatTSV, raw, rows, merge, emit)
+		})
+	case formatParquet:
+		return readParquet(src, f.path, raw, rows, chat, merge, emit)
+	}
+	return fmt.Errorf("%s: no reader for format %v", f.path, f.format)
+}
+
+// scattered is the first pass of a read under SkipBad: the keys of the dialogues that come back, whose rows
+// in a file of turns make more than one run of consecutive rows (a run whose rows are malformed counts), or
+// whose id is in more than one dialogue record, over all the files. It holds a 16-byte digest and a count per
+// dialogue, and nothing of their text; a structural error (a missing column) is the read's error.
+func (s FileSet) scattered(files []dialogueFile, merge bool) (keySet, error) {
+	counts := map[[16]byte]uint8{}
+	note := func(corpus, id string) {
+		if k := keyOf(corpus, id); counts[k] < 2 {
+			counts[k]++
+		}
+	}
+	quiet := ReadOptions{SkipBad: true}
+	for _, f := range files {
+		src := newSource(f.corpus, f.path, quiet)
+		src.runs = func(id string) { note(src.corpus, id) }
+		emit := func(_ string, d Dialogue) error {
+			if !src.byRows { // a record: the rows' runs were noted as they began
+				note(d.Corpus, d.ID)
+			}
+			return nil
+		}
+		if err := s.readOne(f, src, merge, emit); err != nil {
+			return nil, err
+		}
+	}
+	out := keySet{}
+	for k, n := range counts {
+		if n > 1 {
+			out[k] = struct{}{}
+		}
+	}
+	return out, nil
 }
 
 // ReadFiles reads every dialogue of the set into memory, in order (EachDialogue).
@@ -392,17 +444,32 @@ type keySet map[[16]byte]struct{}
 
 func newKeySet() keySet { return keySet{} }
 
-// add records corpus/id and reports whether it was new.
-func (k keySet) add(corpus, id string) bool {
+// keyOf is the digest of corpus/id.
+func keyOf(corpus, id string) [16]byte {
 	h := sha256.New()
 	fmt.Fprintf(h, "%d:%s/%s", len(corpus), corpus, id)
 	var key [16]byte
 	copy(key[:], h.Sum(nil))
+	return key
+}
+
+// add records corpus/id and reports whether it was new.
+func (k keySet) add(corpus, id string) bool {
+	key := keyOf(corpus, id)
 	if _, ok := k[key]; ok {
 		return false
 	}
 	k[key] = struct{}{}
 	return true
+}
+
+// has reports whether corpus/id is in k (a nil k holds nothing).
+func (k keySet) has(corpus, id string) bool {
+	if k == nil {
+		return false
+	}
+	_, ok := k[keyOf(corpus, id)]
+	return ok
 }
 
 // speakerMap maps a speaker label to User or System, or drops it.

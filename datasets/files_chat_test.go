@@ -201,7 +201,7 @@ func TestChatMalformed(t *testing.T) {
 		{"parallel lists of two lengths", "t.jsonl", `{"turns": {"speaker": ["user"], "text": ["a", "b"]}}`, Columns{Messages: "turns"}, `: line 1: field "turns": 1 speakers ("speaker") and 2 texts ("text")`, 0},
 		{"named id missing", "t.jsonl", good, Columns{Dialogue: "conv_id"}, `: line 1: no id (field "conv_id", data.columns.dialogue)`, 0},
 		{"not an object", "t.jsonl", `[1, 2]`, Columns{}, `: line 1: a JSON array, not a record (an object)`, 0},
-		{"repeated id", "t.json", "[" + sg + ", " + sg + "]", Columns{}, `: record 1 (dialogue a): dialogue "a" of corpus t appears again`, 1},
+		{"repeated id", "t.json", "[" + sg + ", " + sg + "]", Columns{}, `: record 1 (dialogue a): dialogue "a" of corpus t appears again`, 0}, // both records
 		{"array cut short", "t.json", "[" + sg + `, {"id": "b", "conversations": [{"fr`, Columns{}, `: record 1: unreadable, so is the rest of the file: unexpected EOF`, 1},
 		{"array not closed", "t.json", "[" + sg, Columns{}, `: record 1: the array is cut short`, 1},
 		{"not an array", "t.json", sg, Columns{}, `: not a JSON array of dialogue records (it starts with {)`, -1},

@@ -101,12 +101,24 @@ func openTurnTable(name string, r io.Reader, tsv bool, cols Columns) (*boundedRe
 	}
 	cr.ReuseRecord = true
 	var idx [numColumns]int
+	names, err := readHeader(name, cr)
+	if err != nil {
+		return nil, nil, idx, err
+	}
+	if idx, err = findColumns(cols.specs(), names); err != nil {
+		return nil, nil, idx, fmt.Errorf("%s: header row: %w", name, err)
+	}
+	return br, cr, idx, nil
+}
+
+// readHeader reads a table's header row: the column names, trimmed.
+func readHeader(name string, cr *csv.Reader) ([]string, error) {
 	header, err := cr.Read()
 	if err == io.EOF {
-		return nil, nil, idx, fmt.Errorf("%s: empty: want a header row naming the columns", name)
+		return nil, fmt.Errorf("%s: empty: want a header row naming the columns", name)
 	}
 	if err != nil {
-		return nil, nil, idx, fmt.Errorf("%s: header row: %w", name, err)
+		return nil, fmt.Errorf("%s: header row: %w", name, err)
 	}
 	names := make([]string, len(header))
 	for i, h := range header {
@@ -115,10 +127,7 @@ func openTurnTable(name string, r io.Reader, tsv bool, cols Columns) (*boundedRe
 		}
 		names[i] = strings.TrimSpace(h)
 	}
-	if idx, err = findColumns(cols.specs(), names); err != nil {
-		return nil, nil, idx, fmt.Errorf("%s: header row: %w", name, err)
-	}
-	return br, cr, idx, nil
+	return names, nil
 }
 
 // turnRowOf makes a row of the fields of one turn; field gives a role's value as text. A row of a dropped

@@ -334,3 +334,33 @@ func checkParquetFrame(f io.ReaderAt, size int64) error {
 	}
 	return nil
 }
+
+// parquetTurnColumns is the top-level column names of a Parquet file of turns, or nil for a file of dialogue
+// records or one that cannot be read.
+func parquetTurnColumns(path string, cols Columns) (names []string) {
+	defer func() {
+		if recover() != nil {
+			names = nil
+		}
+	}()
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil || checkParquetFrame(f, st.Size()) != nil {
+		return nil
+	}
+	pf, err := parquet.OpenFile(f, st.Size(), parquet.SkipPageIndex(true), parquet.SkipBloomFilters(true))
+	if err != nil {
+		return nil
+	}
+	if recs, err := parquetRecordsOf(path, pf.Schema(), cols); err != nil || recs != nil {
+		return nil
+	}
+	for _, c := range pf.Schema().Fields() {
+		names = append(names, c.Name())
+	}
+	return names
+}

@@ -121,6 +121,7 @@ func (g *dialogueRows) add(id string, r turnRow, rowErr error) error {
 			return err
 		}
 		g.open, g.id, g.start = true, strings.Clone(id), r.place
+		g.src.opened(g.id)
 	}
 	if rowErr != nil {
 		g.spoiled = true

@@ -277,7 +277,7 @@ func TestFileMalformed(t *testing.T) {
 		{"too few fields", "t.csv", header + good + "b,1,user\nc,1,user,x\n", `: line 4 (dialogue b): 3 fields where the header has 4`, 2},
 		{"bare quote", "t.csv", header + good + "b,1,user,say \"hi\nc,1,user,x\n", `: line 4: column 14: bare " in non-quoted-field`, 1},
 		{"turn twice", "t.csv", header + good + "b,1,user,x\nb,1,system,y\nc,1,user,x\n", `: line 4 (dialogue b): turn 1 appears twice (line 4 and line 5)`, 2},
-		{"rows apart", "t.csv", header + good + "b,1,user,x\na,3,user,again\n", `: line 5 (dialogue a): dialogue "a" of corpus t appears again`, 2},
+		{"rows apart", "t.csv", header + good + "b,1,user,x\na,3,user,again\n", `: line 5 (dialogue a): dialogue "a" of corpus t appears again`, 1}, // a is skipped whole
 		{"no such column", "t.csv", "id,turn,speaker,text\n1,1,user,x\n", `: header row: no dialogue column "dialogue_id" among the columns (id, turn, speaker, text)`, -1},
 		{"column twice", "t.csv", "dialogue_id,text,speaker,text\n", `: header row: two columns are called "text"`, -1},
 		{"empty file", "t.csv", "", `: empty: want a header row`, -1},
@@ -285,7 +285,7 @@ func TestFileMalformed(t *testing.T) {
 		{"unclosed quote", "t.csv", header + good + "b,1,user,\"" + strings.Repeat("x", maxRowBytes+(1<<20)) + "\n", `: after line 3: a row longer than 4 MiB`, 0}, // the open dialogue may have lost a row
 		{"jsonl not JSON", "t.jsonl", `{"id":"1","corpus":"c","turns":[]}` + "\n{oops\n", `: line 2: invalid character`, 1},
 		{"jsonl bad speaker", "t.jsonl", `{"id":"1","corpus":"c","turns":[{"speaker":"bot","text":"x"}]}` + "\n", `: line 1 (dialogue 1): dialogue 1 turn 0: speaker "bot"`, 0},
-		{"jsonl repeated id", "t.jsonl", `{"id":"1","corpus":"c","turns":[]}` + "\n" + `{"id":"1","corpus":"c","turns":[]}` + "\n", `: line 2 (dialogue 1): dialogue "1" of corpus c appears again`, 1},
+		{"jsonl repeated id", "t.jsonl", `{"id":"1","corpus":"c","turns":[]}` + "\n" + `{"id":"1","corpus":"c","turns":[]}` + "\n", `: line 2 (dialogue 1): dialogue "1" of corpus c appears again`, 0}, // both records
 		{"jsonl line too long", "t.jsonl", `{"id":"1","corpus":"c","turns":[]}` + "\n" + strings.Repeat(" ", maxLineBytes+10) + "\n" + `{"id":"2","corpus":"c","turns":[]}`, `: line 2: longer than 64 MiB`, 2},
 	} {
 		t.Run(c.name, func(t *testing.T) {

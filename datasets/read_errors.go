@@ -28,28 +28,51 @@ type source struct {
 	// For a file of data.files: the layout of its records (FileReport.Shape), and what was dropped.
 	shape   string
 	dropped Dropped
+	// runs, when set, hears each run of consecutive rows of one dialogue in a file of turns as it begins
+	// (FileSet.scattered); byRows says that the file is one of turns.
+	runs   func(id string)
+	byRows bool
+}
+
+// opened notes that the consecutive rows of dialogue id begin.
+func (s *source) opened(id string) {
+	s.byRows = true
+	if s.runs != nil {
+		s.runs(id)
+	}
 }
 
 func newSource(corpus, name string, opt ReadOptions) *source {
 	return &source{corpus: corpus, name: name, opt: opt}
 }
 
-// bad reports a malformed record: the error to stop on, or nil when SkipBad counts it instead.
+// MaxListedBad bounds the malformed records listed one by one, per file: each of the first is logged (at info
+// level) with its place and problem; the file's count, logged when it has been read, covers the rest.
+const MaxListedBad = 100
+
+// bad reports a malformed record: the error to stop on, or nil when SkipBad counts it instead, lists it in the
+// log (the first MaxListedBad of the file) and hands it to ReadOptions.Bad.
 func (s *source) bad(record string, err error) error {
 	rerr := &RecordError{Source: s.name, Record: record, Err: err}
 	if !s.opt.SkipBad {
 		return rerr
 	}
 	s.skipped++
-	s.opt.logger().Debug("skipped a malformed record", zap.Error(rerr))
+	if s.skipped <= MaxListedBad {
+		s.opt.logger().Info("skipped a malformed record", zap.String("file", s.name), zap.String("record", record),
+			zap.String("problem", err.Error()))
+	}
+	if s.opt.Bad != nil {
+		s.opt.Bad(rerr)
+	}
 	return nil
 }
 
-// finish logs the skip count of the file, once it has been read.
+// finish logs the skip count of the file, once it has been read, and how many of them were listed.
 func (s *source) finish() {
 	if s.skipped > 0 {
 		s.opt.logger().Warn("skipped malformed records", zap.String("corpus", s.corpus),
-			zap.String("file", s.name), zap.Int("skipped", s.skipped))
+			zap.String("file", s.name), zap.Int("skipped", s.skipped), zap.Int("listed", min(s.skipped, MaxListedBad)))
 	}
 }
 
