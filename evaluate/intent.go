@@ -28,6 +28,9 @@ func episodes(dataset, task, source string, train Split, shots []int, seeds []ui
 	if len(shots) == 0 || len(seeds) == 0 {
 		return nil, fmt.Errorf("%s %s: no shot counts or no seeds", dataset, task)
 	}
+	if err := CheckShots(train, shots); err != nil {
+		return nil, fmt.Errorf("%s %s: %w", dataset, task, err)
+	}
 	out := map[int][][]Support{}
 	for _, k := range shots {
 		for _, seed := range seeds {
@@ -110,8 +113,12 @@ func (s *Session) Intent(ctx context.Context, t IntentTask) (*Result, error) {
 				return nil, err
 			}
 		}
+		used := UsedShots(labels, k, eps[k])
 		res.Rows = append(res.Rows, newRow(s.Model, t.Dataset, "intent", fmt.Sprintf("%d-shot", k), "accuracy", t.Seeds, accs,
-			map[string]any{"shots": k, "classes": len(labels), "queries": len(t.Test), "source": t.Source}))
+			map[string]any{"shots": k, "shots_used": used, "classes": len(labels), "queries": len(t.Test), "source": t.Source}))
+		if note := ShortNote(t.Dataset, k, labels, used); note != "" {
+			res.Notes = append(res.Notes, note)
+		}
 	}
 	res.WallSeconds = time.Since(start).Seconds()
 	return res, nil

@@ -53,6 +53,14 @@ const OOSAuthorsNote = "Out-of-scope protocol \"authors\" (the DSE authors' code
 	"threshold, else it takes the arg-max prototype (possibly the out-of-scope one). Metrics as the authors' test_oos: accuracy over " +
 	"all queries, in-accuracy over the in-scope ones, oos_accuracy of the binary in/out decision, oos_recall."
 
+// SupportRows are the rows t's support sets are drawn from: Train, then (for OOSAuthors) OOSTrain.
+func (t OOSTask) SupportRows() Split {
+	if t.Protocol != OOSAuthors {
+		return t.Train
+	}
+	return append(append(Split{}, t.Train...), t.OOSTrain...)
+}
+
 // OOS runs t and returns, per shot count and threshold, Accuracy, In-Accuracy, OOS-Accuracy and OOS-Recall.
 func (s *Session) OOS(ctx context.Context, t OOSTask) (*Result, error) {
 	start := time.Now()
@@ -141,8 +149,12 @@ func (s *Session) oosPaper(ctx context.Context, t OOSTask) (*Result, error) {
 				thresholds[name] = append(thresholds[name], th)
 			}
 		}
+		used := UsedShots(labels, k, eps[k])
+		if note := ShortNote(t.Dataset, k, labels, used); note != "" {
+			res.Notes = append(res.Notes, note)
+		}
 		for _, name := range names {
-			settings := map[string]any{"shots": k, "threshold": name, "threshold_values": thresholds[name], "protocol": OOSPaper,
+			settings := map[string]any{"shots": k, "shots_used": used, "threshold": name, "threshold_values": thresholds[name], "protocol": OOSPaper,
 				"threshold_computed_on": "test queries (transductive, as DSE §4.2)", "in_scope_queries": len(t.Test),
 				"oos_queries": len(t.OOS), "source": t.Source}
 			for j, metric := range oosMetricNames {
@@ -172,7 +184,7 @@ func (s *Session) oosAuthors(ctx context.Context, t OOSTask) (*Result, error) {
 	// The authors' clinc150_all training file holds the out-of-scope rows as one more class (label 150, the
 	// last), and the k-shot files are drawn from it as for any class (utils/data.py,
 	// _generate_few_shot_data_files and _sample_few_shot_from_original_data).
-	train := append(append(Split{}, t.Train...), t.OOSTrain...)
+	train := t.SupportRows()
 	eps, err := episodes(t.Dataset, "oos-authors", t.Source, train, t.Shots, t.Seeds, t.Splits)
 	if err != nil {
 		return nil, err
@@ -225,8 +237,12 @@ func (s *Session) oosAuthors(ctx context.Context, t OOSTask) (*Result, error) {
 				thresholds[j] = append(thresholds[j], th)
 			}
 		}
+		used := UsedShots(labels, k, eps[k])
+		if note := ShortNote(t.Dataset, k, labels, used); note != "" {
+			res.Notes = append(res.Notes, note)
+		}
 		for j, name := range names {
-			settings := map[string]any{"shots": k, "threshold": name, "threshold_values": thresholds[j], "protocol": OOSAuthors,
+			settings := map[string]any{"shots": k, "shots_used": used, "threshold": name, "threshold_values": thresholds[j], "protocol": OOSAuthors,
 				"prototypes": len(labels), "in_scope_queries": len(t.Test), "oos_queries": len(t.OOS), "source": t.Source,
 				"threshold_computed_on": "row-normalised best similarities of the test queries (transductive, as the authors' code)"}
 			for mi, metric := range oosMetricNames {

@@ -19,9 +19,10 @@ func TestSampleSupportShape(t *testing.T) {
 		k    int
 		want map[string]int // support size per label
 	}{
-		{1, map[string]int{"a": 1, "c": 1, "b": 1}}, // b: min(2,1)=1 drawn, ceil(1/2)=1 kept
-		{2, map[string]int{"a": 2, "c": 2, "b": 1}}, // c: min(4,3)=3 drawn, ceil(3/2)=2 kept
-		{5, map[string]int{"a": 3, "c": 2, "b": 1}}, // k larger than every class: a: 5 drawn, 3 kept
+		{1, map[string]int{"a": 1, "c": 1, "b": 1}}, // b: min(2,1)=1 drawn, min(1,1)=1 kept
+		{2, map[string]int{"a": 2, "c": 2, "b": 1}}, // c: min(4,3)=3 drawn, min(2,3)=2 kept; b: its 1 row
+		{3, map[string]int{"a": 3, "c": 3, "b": 1}}, // a: 5 of 5 drawn (fewer than 2k), still k=3 kept
+		{5, map[string]int{"a": 5, "c": 3, "b": 1}}, // a fills k=5 with all its rows; c and b keep all they have
 	} {
 		for seed := uint64(0); seed < 10; seed++ {
 			sup, err := SampleSupport(toySplit, tc.k, seed)

@@ -26,7 +26,7 @@ type SplitFile struct {
 // Derivation texts stored in split files, so that a file explains itself.
 const (
 	SupportDerivation = "math/rand/v2 NewPCG(seed, 0x636f6e7672657031); per label in order of first appearance in the source: " +
-		"partial Fisher-Yates over the label's rows in file order (i=0..m-1: swap i with i+Uint64()%(n-i)), m=min(2k,n); keep the first ceil(m/2)"
+		"partial Fisher-Yates over the label's rows in file order (i=0..m-1: swap i with i+Uint64()%(n-i)), m=min(2k,n); keep the first min(k,m)"
 	CandidateDerivation = "math/rand/v2 NewPCG(seed, 0x636f6e7672657032); per query in file order: partial Fisher-Yates (as for support sets) " +
 		"drawing size-1 of the rows whose answer text differs from the query's, in file order; then the query's row is inserted at Uint64()%size"
 )
