@@ -35,7 +35,7 @@ func (s Split) Labels() []string {
 func openMaybeGzip(path string) (io.Reader, func() error, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, nil, err // *fs.PathError: "open PATH: no such file or directory" names the path once
 	}
 	if !strings.HasSuffix(path, ".gz") {
 		return f, f.Close, nil

@@ -3,8 +3,10 @@ package evaluate
 import (
 	"archive/zip"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"sort"
 	"strings"
 )
@@ -166,6 +168,10 @@ func readZipJSON(path, member string, v any) error {
 // withZipMember opens the named member of the zip archive at path and hands it to fn.
 func withZipMember(path, member string, fn func(io.Reader) error) error {
 	z, err := zip.OpenReader(path)
+	var opening *fs.PathError
+	if errors.As(err, &opening) {
+		return err // "open PATH: ...": the path once
+	}
 	if err != nil {
 		return fmt.Errorf("read %s: %w", path, err)
 	}

@@ -3,6 +3,7 @@ package suite
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -39,6 +40,11 @@ func FinetuneIntent(ctx context.Context, c *Common, cfg finetune.Config, setting
 	if err := evaluate.CheckQueryLabels(train, test); err != nil {
 		return fmt.Errorf("%s: test %w", name, err)
 	}
+	if len(p.shots) > 0 {
+		if err := checkShots(log, source, train, p.shots); err != nil {
+			return err
+		}
+	}
 	labels := train.Labels()
 	toExamples := func(s evaluate.Split) []finetune.Example {
 		out := make([]finetune.Example, len(s))
@@ -50,12 +56,16 @@ func FinetuneIntent(ctx context.Context, c *Common, cfg finetune.Config, setting
 	allTest := append(append(evaluate.Split{}, test...), oos...)
 	allVal := toExamples(append(append(evaluate.Split{}, val...), oosVal...))
 	var runs []finetune.Trial
+	used := map[string]evaluate.ShotsUsed{} // per variant
+	var notes []string
 	for _, k := range p.shots {
+		var drawn [][]evaluate.Support
 		for _, seed := range p.seeds {
 			sets, err := c.splitIO().Support(name, "finetune-intent", source, train, k, seed)
 			if err != nil {
 				return err
 			}
+			drawn = append(drawn, sets)
 			var tr evaluate.Split
 			for _, s := range sets {
 				for _, r := range s.Rows {
@@ -63,6 +73,10 @@ func FinetuneIntent(ctx context.Context, c *Common, cfg finetune.Config, setting
 				}
 			}
 			runs = append(runs, finetune.Trial{Variant: fmt.Sprintf("%d-shot", k), Seed: seed, Train: toExamples(tr), Val: allVal})
+		}
+		used[fmt.Sprintf("%d-shot", k)] = evaluate.UsedShots(labels, k, drawn)
+		if note := evaluate.ShortNote(name, k, labels, used[fmt.Sprintf("%d-shot", k)]); note != "" {
+			notes = append(notes, note)
 		}
 	}
 	if full {
@@ -93,10 +107,16 @@ func FinetuneIntent(ctx context.Context, c *Common, cfg finetune.Config, setting
 	if err != nil {
 		return err
 	}
-	res := &evaluate.Result{Model: model, Task: "finetune-intent", Rows: rows, WallSeconds: time.Since(start).Seconds()}
+	for i, r := range rows {
+		if u, ok := used[r.Variant]; ok { // each k-shot row its own settings, with the shots its support sets held
+			rows[i].Settings = maps.Clone(r.Settings)
+			rows[i].Settings["shots_used"] = u
+		}
+	}
+	res := &evaluate.Result{Model: model, Task: "finetune-intent", Rows: rows, Notes: notes, WallSeconds: time.Since(start).Seconds()}
 	if oosIndex >= 0 {
-		res.Notes = []string{"Out-of-scope is one more class (151 on CLINC150), as TOD-BERT and FutureTOD (Table 1): Acc(all) over every query, " +
-			"Acc(in) over in-scope queries, Acc(out) the in/out decision over every query, Recall(out) over out-of-scope queries."}
+		res.Notes = append(res.Notes, "Out-of-scope is one more class (151 on CLINC150), as TOD-BERT and FutureTOD (Table 1): Acc(all) over every query, "+
+			"Acc(in) over in-scope queries, Acc(out) the in/out decision over every query, Recall(out) over out-of-scope queries.")
 	}
 	return writeResult(res, c.Output)
 }

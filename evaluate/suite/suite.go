@@ -57,6 +57,9 @@ func Suite(ctx context.Context, c *Common, shots string, size int, outDir string
 			if err != nil {
 				return err
 			}
+			if err := checkShots(log, source, train, p.shots); err != nil {
+				return err
+			}
 			task := evaluate.IntentTask{Dataset: ds, Source: source, Train: train, Test: test, Shots: p.shots, Seeds: p.seeds, Splits: c.splitIO()}
 			runs[i] = func(s *evaluate.Session) (*evaluate.Result, error) { return s.Intent(ctx, task) }
 		case "oos":
@@ -65,6 +68,9 @@ func Suite(ctx context.Context, c *Common, shots string, size int, outDir string
 				return err
 			}
 			task.Shots, task.Seeds, task.Splits = p.shots, p.seeds, c.splitIO()
+			if err := checkShots(log, task.Source, task.SupportRows(), p.shots); err != nil {
+				return err
+			}
 			runs[i] = func(s *evaluate.Session) (*evaluate.Result, error) { return s.OOS(ctx, task) }
 		case "response":
 			set, err := d.responseData()

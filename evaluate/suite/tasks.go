@@ -50,6 +50,24 @@ func (p *prepared) session(ctx context.Context, log *zap.Logger) (*evaluate.Sess
 	return s, nil
 }
 
+// checkShots refuses a shot count that no label of train (read from source) can fill, naming the largest that
+// can be, and warns, naming the labels and their counts, where a label has fewer rows than a shot count asks:
+// its support sets then hold all its rows, and the result records the shots used.
+func checkShots(log *zap.Logger, source string, train evaluate.Split, shots []int) error {
+	if err := evaluate.CheckShots(train, shots); err != nil {
+		return fmt.Errorf("--shots: %s: %w", source, err)
+	}
+	labels := len(train.Labels())
+	for _, k := range shots {
+		if short := evaluate.Shortfall(train, k); len(short) > 0 {
+			log.Warn(fmt.Sprintf("%s: %d-shot: %d of %d labels have fewer than %d training rows; their support sets hold all the rows they have, "+
+				"and the result records the shots used (shots_used): %s", source, k, len(short), labels, k, evaluate.ListLabelRows(short, 20)),
+				zap.Int("shots", k), zap.Int("short_labels", len(short)))
+		}
+	}
+	return nil
+}
+
 // Intent runs evaluate intent with c and the task's own settings (cmd/internal/evaluatecmd parses them).
 func Intent(ctx context.Context, c *Common, shots string, log *zap.Logger) error {
 	p, err := prepare(c, true, shots)
@@ -62,6 +80,9 @@ func Intent(ctx context.Context, c *Common, shots string, log *zap.Logger) error
 	}
 	if err := evaluate.CheckQueryLabels(train, test); err != nil {
 		return fmt.Errorf("%s: test %w", name, err)
+	}
+	if err := checkShots(log, source, train, p.shots); err != nil {
+		return err
 	}
 	s, err := p.session(ctx, log)
 	if err != nil {
@@ -91,6 +112,9 @@ func OOS(ctx context.Context, c *Common, shots string, protocol string, log *zap
 		return fmt.Errorf("%s: in-scope test %w", task.Dataset, err)
 	}
 	task.Shots, task.Seeds, task.Splits = p.shots, p.seeds, c.splitIO()
+	if err := checkShots(log, task.Source, task.SupportRows(), p.shots); err != nil {
+		return err
+	}
 	s, err := p.session(ctx, log)
 	if err != nil {
 		return err

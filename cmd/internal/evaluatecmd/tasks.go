@@ -38,8 +38,10 @@ func runIntent(ctx context.Context, args []string, log *zap.Logger) error {
 	var c suite.Common
 	fs := newFlags("intent", "--model M (--dataset clinc150|snips | --train F --test F) [flags]",
 		"Few-shot intent classification with prototypical networks (DSE §4.2): per label, a k-shot support set is drawn\n"+
-			"from the training split (min(2k, n) rows drawn with the seed, the first half kept); a query goes to the\n"+
-			"prototype (mean of normalised support embeddings) with the largest dot product. Accuracy, mean and std over seeds.")
+			"from the training split (min(2k, n) rows drawn with the seed, a train and a validation half as DSE draws them, the\n"+
+			"first k kept); a query goes to the prototype (mean of normalised support embeddings) with the largest dot product.\n"+
+			"Accuracy, mean and std over seeds. A label with fewer than k rows keeps all it has: the run warns, naming such\n"+
+			"labels, and each row's settings record shots_used; a k that no label can fill is refused.")
 	register(fs, &c, 64) // DSE App. B.1: 64 for intent classification
 	registerHead(fs, &c)
 	shots := fs.String("shots", "1,5", "shots per label, a list")
