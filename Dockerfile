@@ -13,7 +13,7 @@
 #
 # NCCL by construction: the shim compiles against the nccl.h of the wheel's nvidia-nccl package, which is the
 # libnccl.so.2 that libtorch_cuda.so loads through its RUNPATH; the set-up reads the release from that library
-# and refuses a header of another release (internal/libtorch/nccl.go, internal/torch/nccl_check.h).
+# and refuses a header of another release (internal/build/libtorch/nccl.go, internal/torch/nccl_check.h).
 
 FROM nvidia/cuda:12.8.1-devel-ubuntu24.04 AS build
 SHELL ["/bin/bash", "-o", "pipefail", "-c"]

@@ -81,7 +81,7 @@ func (b *block) forward(x *ts.Tensor, mask *attnMask, train, fused bool) *ts.Ten
 }
 
 // fusedTail is the rest of forward after attention, from the heads' context ctx [B,T,H] (which it drops), on
-// convrep's fused kernels (internal/kernels): each dropout + residual + LayerNorm is one kernel forward and one
+// convrep's fused kernels (internal/gpu/kernels): each dropout + residual + LayerNorm is one kernel forward and one
 // backward, and so is the feed-forward's bias + erf GELU after its GEMM. The function is forward's; under
 // autocast the residual stream stays in bfloat16 where the composite's LayerNorm returns float32.
 func (b *block) fusedTail(x, ctx *ts.Tensor, train bool) *ts.Tensor {

@@ -172,13 +172,13 @@ if ((BUILT && !BENCH_ONLY)); then
 	fi
 fi
 if ((BUILT)); then
-	# Issue 30: convrep's fused kernels (internal/kernels, compiled with NVRTC by internal/jit) load on this GPU
+	# Issue 30: convrep's fused kernels (internal/gpu/kernels, compiled with NVRTC by internal/gpu/jit) load on this GPU
 	# and follow libtorch's composites within 1e-5 in fp32 (forward and gradients; dropout's mask the same in
 	# backward; the LayerNorm's two launches, the embeddings with and without token types), and the fused AdamW (_fused_adamw_) follows the foreach kernels, with host scalars and with the
 	# device scalars of a CUDA graph's step. On CPU: the refusals. And
 	# libtorch's fused attention: it follows the explicit path, and whichever kernel it picks in bf16 on this GPU
 	# (cuDNN's on an H100 with 2.11) drops attention probabilities at 0.1, not at a rounded rate.
-	gotest fused 'TestEnableOnTheTestDevice|TestFusedOpsFollowTheComposites|TestFusedEmbeddingsFollowTheComposite|TestDeviceFusedStepFollowsTheForeachKernels|TestDeviceScalarsOnTheFusedKernels|TestFusedAttention' ./internal/jit ./trainer/optim ./models
+	gotest fused 'TestEnableOnTheTestDevice|TestFusedOpsFollowTheComposites|TestFusedEmbeddingsFollowTheComposite|TestDeviceFusedStepFollowsTheForeachKernels|TestDeviceScalarsOnTheFusedKernels|TestFusedAttention' ./internal/gpu/jit ./trainer/optim ./models
 	if [[ "$DEVICE" == cuda && -z "${CONVREP_NVRTC:-}" ]] && grep -q 'libnvrtc' "$OUT/fused.log" &&
 		! grep -q -- '--- PASS: TestEnableOnTheTestDevice' "$OUT/fused.log"; then
 		# The set-up's run path did not lead to the wheel's NVRTC: name it for the benchmarks below.
@@ -190,12 +190,12 @@ if ((BUILT)); then
 	fi
 fi
 if ((BUILT)) && [[ "$DEVICE" == cuda ]]; then
-	# The kernels alone (internal/kernels/devcheck): Source() compiled by this host's NVRTC with convrep's options,
+	# The kernels alone (internal/gpu/kernels/devcheck): Source() compiled by this host's NVRTC with convrep's options,
 	# every entry held to the host build of the same row functions, then each timed at BERT-base's shapes at batch
 	# 1,024 in internal/torch's launch and in others (more threads a row, a looping grid, a warp per row) beside a
 	# plain copy of as many bytes: which launch to keep, in GB/s.
-	if timeout 300 go test -count=1 ./internal/kernels -run TestWriteSource -source-out "$OUT/kernels.cu" >"$OUT/kernels.log" 2>&1 &&
-		timeout 300 internal/kernels/devcheck/run.sh "$OUT/kernels.cu" >>"$OUT/kernels.log" 2>&1; then
+	if timeout 300 go test -count=1 ./internal/gpu/kernels -run TestWriteSource -source-out "$OUT/kernels.cu" >"$OUT/kernels.log" 2>&1 &&
+		timeout 300 internal/gpu/kernels/devcheck/run.sh "$OUT/kernels.cu" >>"$OUT/kernels.log" 2>&1; then
 		# Per kernel: GB/s in internal/torch's launch, then the best of all its launches.
 		rates=$(awk '/^time / { k = $2; g = $(NF - 1); if (index($0, "(torch)")) t[k] = g; if (!(k in b) || g + 0 > b[k] + 0) b[k] = g }
 			END { for (k in b) printf "%s %s/%s; ", k, (k in t ? t[k] : "-"), b[k] }' "$OUT/kernels.log")

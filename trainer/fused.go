@@ -6,11 +6,11 @@ import (
 	"github.com/sugarme/gotch"
 	"go.uber.org/zap"
 
-	"convrep/internal/jit"
+	"convrep/internal/gpu/jit"
 	"convrep/internal/torch"
 )
 
-// useFusedKernels makes the encoder run on convrep's fused kernels (internal/jit) on a GPU when
+// useFusedKernels makes the encoder run on convrep's fused kernels (internal/gpu/jit) on a GPU when
 // train.fused_kernels is true: they must load, else the error. Unset or false, libtorch's composites run: on
 // an H200 (2026-11-27) the kernels as they are made the BERT-base step slower (docs/gpu.md). On a CPU the
 // composites are the path and nothing is asked.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"convrep/internal/libtorch"
+	"convrep/internal/build/libtorch"
 )
 
 // The shim's CUDA-only code (kernels.cpp under CONVREP_CUDA: the fused kernels' autograd ops and launches)
@@ -31,7 +31,7 @@ func TestCUDAShimParses(t *testing.T) {
 
 // The whole shim, its CUDA code and its branches for libtorch 2.x included, type-checks against the headers of
 // a CUDA build of libtorch 2.x (Debian trixie's 2.6 with CUDA 12.4, NCCL and Gloo, which the set-up fetches:
-// internal/libtorch/cudaheaders.go), with the defines a CUDA build's set-up writes (CONVREP_CUDA, CONVREP_NCCL,
+// internal/build/libtorch/cudaheaders.go), with the defines a CUDA build's set-up writes (CONVREP_CUDA, CONVREP_NCCL,
 // CONVREP_GLOO) and convrep's code held to -Wall -Werror. TestCUDAShimParses holds kernels.cpp's CUDA code to
 // the libtorch this build links; this holds every file to a CUDA libtorch 2.x, the one kind a CPU machine
 // never compiles against. The files go through g++ as one translation unit (each one's own includes, in order),
@@ -90,9 +90,9 @@ func torchVersion(t *testing.T, include string) string {
 	return string(m[1])
 }
 
-// internal/kernels/devcheck/check.cpp, the program scripts/gpu_check.sh builds on a GPU host to hold each kernel
+// internal/gpu/kernels/devcheck/check.cpp, the program scripts/gpu_check.sh builds on a GPU host to hold each kernel
 // to its host build and time it, type-checks against the same CUDA's cuda.h and nvrtc.h, so that it first fails
-// here, not in a lent GPU's minutes. (Here rather than in internal/kernels, whose tests cannot tell a CUDA build.)
+// here, not in a lent GPU's minutes. (Here rather than in internal/gpu/kernels, whose tests cannot tell a CUDA build.)
 func TestDevcheckCompiles(t *testing.T) {
 	gxx := cpuGxx(t)
 	include, _, err := libtorch.CUDAHeaders()

@@ -25,9 +25,9 @@
 #include <dlfcn.h>
 #endif
 
-// convrep's fused kernels (internal/kernels, whose doc says what each computes and its launch contract) run
+// convrep's fused kernels (internal/gpu/kernels, whose doc says what each computes and its launch contract) run
 // here as two autograd ops: dropout + residual + LayerNorm, and bias + GELU after a GEMM. The program is PTX
-// that internal/nvrtc compiled for this GPU; it is loaded and launched with the CUDA driver API, opened with
+// that internal/gpu/nvrtc compiled for this GPU; it is loaded and launched with the CUDA driver API, opened with
 // dlopen, as PyTorch's jiterator does (aten/src/ATen/native/cuda/jit_utils.cpp), so nothing here links against
 // libcuda. Launches go on libtorch's current stream, so they order with libtorch's own kernels and are
 // captured into CUDA graphs like them. Where a condition of the kernels does not hold (a dtype other than
@@ -172,7 +172,7 @@ void launch(const Loaded &l, const at::Tensor &on, drv_function f, unsigned grid
 }
 
 // Threads per block for rows of `cols` values: a thread keeps up to 4 chunks of 4 columns in registers
-// (internal/kernels, CONVREP_MAX_CHUNKS_PER_LANE), so a block has the fewest whole warps that hold a row:
+// (internal/gpu/kernels, CONVREP_MAX_CHUNKS_PER_LANE), so a block has the fewest whole warps that hold a row:
 // 64 threads for BERT-base's 768, 192 for its 3072. 0 where a row is too wide for one block.
 unsigned threads_for(int64_t cols) {
   constexpr int64_t kChunksPerThread = 4;
@@ -203,7 +203,7 @@ int64_t backward_blocks(const Loaded &l, drv_function f, unsigned threads, int64
   return std::min<int64_t>(most, n * l.sms);
 }
 
-// How dropout + residual + LayerNorm runs on rows of `cols` values (internal/kernels' kernels.cu): a warp per
+// How dropout + residual + LayerNorm runs on rows of `cols` values (internal/gpu/kernels' kernels.cu): a warp per
 // row, kRowsPerBlock rows a block, where a row fits a warp (a lane keeps up to 6 chunks of four columns:
 // CONVREP_WARP_CHUNKS_PER_LANE), else a block per row. The backward's partial sums are one row per warp of the
 // grid, or per block.
@@ -491,7 +491,7 @@ char *convrep_kernels_load(int device, const char *ptx) {
     check(d.device_get(&dev, device), "cuDeviceGet");
     check(d.primary_ctx_retain(&l.ctx, dev), "cuDevicePrimaryCtxRetain");
     check(d.ctx_set_current(l.ctx), "cuCtxSetCurrent");
-    check(d.module_load_data(&l.module, ptx), "cuModuleLoadData (the PTX of internal/kernels)");
+    check(d.module_load_data(&l.module, ptx), "cuModuleLoadData (the PTX of internal/gpu/kernels)");
     auto get = [&](const char *name) {
       drv_function f;
       check(d.module_get_function(&f, l.module, name), name);

@@ -17,7 +17,7 @@ import (
 // KernelsCompiled reports whether this build can load convrep's fused CUDA kernels (a build with CUDA).
 func KernelsCompiled() bool { return C.convrep_kernels_compiled() == 1 }
 
-// LoadKernels loads ptx, the program of internal/kernels compiled for dev's GPU, on dev; from then on
+// LoadKernels loads ptx, the program of internal/gpu/kernels compiled for dev's GPU, on dev; from then on
 // DropAddLayerNorm and DenseBiasGELU run its kernels on that device. Loading twice is a no-op.
 func LoadKernels(dev gotch.Device, ptx []byte) error {
 	if !dev.IsCuda() {

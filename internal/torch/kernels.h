@@ -1,5 +1,5 @@
-// convrep's C shim for its own fused CUDA kernels (internal/kernels' program, compiled to PTX with NVRTC by
-// internal/nvrtc), loaded and launched with the CUDA driver API, beside shim.h.
+// convrep's C shim for its own fused CUDA kernels (internal/gpu/kernels' program, compiled to PTX with NVRTC by
+// internal/gpu/nvrtc), loaded and launched with the CUDA driver API, beside shim.h.
 #ifndef CONVREP_KERNELS_H
 #define CONVREP_KERNELS_H
 #ifdef __cplusplus

@@ -19,7 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"convrep/internal/cli"
-	"convrep/internal/jit"
+	"convrep/internal/gpu/jit"
 	"convrep/internal/torch"
 )
 

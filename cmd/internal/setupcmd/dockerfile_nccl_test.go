@@ -6,7 +6,7 @@ import (
 )
 
 // TestDockerfileNCCLByConstruction: the image's NCCL header is the wheel's, the release of the libnccl.so.2
-// libtorch loads, so the set-up's check (internal/libtorch/nccl.go) holds by construction: no NCCL is installed from the
+// libtorch loads, so the set-up's check (internal/build/libtorch/nccl.go) holds by construction: no NCCL is installed from the
 // distribution beside it, no CGO_CPPFLAGS puts another include folder first, the wheel's nccl.h is checked to
 // be there, and the build stops unless the set-up wrote the library's release into the shim's flags.
 func TestDockerfileNCCLByConstruction(t *testing.T) {

@@ -5,7 +5,7 @@
 // Why a copy: gotch v0.9.1 is generated against libtorch 2.1 and hard-codes CUDA link flags; Debian's libtorch
 // is 1.13.1 (CPU). About a hundred generated wrappers do not compile there; they are found from the compiler's
 // own errors and replaced by stubs that report an error when called. The copy also fixes memory faults of
-// gotch's generated Go code and makes its tensor handles cheap (internal/gotchpatch).
+// gotch's generated Go code and makes its tensor handles cheap (internal/build/gotchpatch).
 //
 // The set-up is idempotent: a stamp records what the copy was made from, and a second run with nothing changed
 // returns at once.
@@ -14,11 +14,11 @@
 //	go run ./cmd/setup -force     # rebuild the copy
 //	LIBTORCH=/path/to/libtorch go run ./cmd/setup   # a libtorch folder (include/, lib/), e.g. with CUDA
 //	LIBTORCH=python3 go run ./cmd/setup             # the libtorch of the torch this Python imports
-//	go run ./cmd/setup bundle --to DIR [--go]       # what a host with no network needs (internal/offline)
-//	CONVREP_OFFLINE=DIR go run ./cmd/setup          # the set-up on that host, from the bundle (internal/offline)
+//	go run ./cmd/setup bundle --to DIR [--go]       # what a host with no network needs (internal/build/offline)
+//	CONVREP_OFFLINE=DIR go run ./cmd/setup          # the set-up on that host, from the bundle (internal/build/offline)
 //
-// This package parses the command line and runs the steps in order; the steps live in internal/libtorch
-// (finding libtorch, the shim's flags), internal/gotchpatch (the patched copy) and internal/offline (the bundle).
+// This package parses the command line and runs the steps in order; the steps live in internal/build/libtorch
+// (finding libtorch, the shim's flags), internal/build/gotchpatch (the patched copy) and internal/build/offline (the bundle).
 package setupcmd
 
 import (
@@ -32,9 +32,9 @@ import (
 	"strings"
 	"time"
 
-	"convrep/internal/gotchpatch"
-	"convrep/internal/libtorch"
-	"convrep/internal/offline"
+	"convrep/internal/build/gotchpatch"
+	"convrep/internal/build/libtorch"
+	"convrep/internal/build/offline"
 )
 
 // options are the set-up's flags.

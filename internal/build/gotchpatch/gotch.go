@@ -2,7 +2,7 @@
 // the libtorch found here, memory faults of its generated Go code fixed, its tensor handles made cheap
 // (patch.go), libtorch calls counted (count.go), and the generated C++ wrappers this libtorch cannot compile
 // replaced by stubs that report an error (stubs.go). A stamp records what the copy was made from. It imports
-// the standard library and internal/libtorch only: the set-up (cmd/setup) builds it before vendor/ exists.
+// the standard library and internal/build/libtorch only: the set-up (cmd/setup) builds it before vendor/ exists.
 package gotchpatch
 
 import (
@@ -15,7 +15,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"convrep/internal/libtorch"
+	"convrep/internal/build/libtorch"
 )
 
 const (
@@ -86,9 +86,9 @@ func Source(root string) (string, error) {
 func Stamp(lt *libtorch.Libtorch, src string) string {
 	h := sha256.New()
 	fmt.Fprintln(h, Level, Version, src, lt.Include, lt.Lib, lt.Version, lt.CUDA, lt.ABI, lt.Std)
-	// The shim's NCCL and CUDA headers are found through these (internal/libtorch/shim.go).
+	// The shim's NCCL and CUDA headers are found through these (internal/build/libtorch/shim.go).
 	fmt.Fprintln(h, os.Getenv("CGO_CPPFLAGS"), os.Getenv("CUDA_HOME"))
-	// The CUDA libraries the shim links are the files the loader resolves (internal/libtorch/cudalibs.go).
+	// The CUDA libraries the shim links are the files the loader resolves (internal/build/libtorch/cudalibs.go).
 	fmt.Fprintln(h, os.Getenv("LD_LIBRARY_PATH"), lt.CUDALibs)
 	if lt.NVRTCDir != "" { // absent before NVRTC, so that the stamps of other builds stay as they were
 		fmt.Fprintln(h, "nvrtc", lt.NVRTCDir)

@@ -10,7 +10,7 @@ import (
 	"regexp"
 	"strings"
 
-	"convrep/internal/libtorch"
+	"convrep/internal/build/libtorch"
 )
 
 // copyTree copies gotch's module folder (read-only in the module cache) into a writable folder.

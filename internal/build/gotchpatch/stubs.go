@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"convrep/internal/libtorch"
+	"convrep/internal/build/libtorch"
 )
 
 const generatedCpp = "torch_api_generated.cpp.h"

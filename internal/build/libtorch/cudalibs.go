@@ -148,13 +148,13 @@ func neededLibraries(lib string) ([]cudaLib, error) {
 	return deps, nil
 }
 
-// nvrtcSonames are the NVRTC libraries internal/nvrtc dlopens, in its order.
+// nvrtcSonames are the NVRTC libraries internal/gpu/nvrtc dlopens, in its order.
 var nvrtcSonames = []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2", "libnvrtc.so"}
 
 // nvrtcDir is the folder of the NVRTC that goes with a CUDA libtorch whose lib folder is libDir: NVIDIA's wheel
 // beside torch (site-packages/nvidia/cu13/lib for CUDA 13, nvidia/cuda_nvrtc/lib for CUDA 12), else
 // $CUDA_HOME's and systemCUDALibDirs; "" when none holds one, or its path cannot go on the link line.
-// internal/nvrtc dlopens NVRTC by soname, so it is never linked: the folder only goes on convrep's RUNPATH,
+// internal/gpu/nvrtc dlopens NVRTC by soname, so it is never linked: the folder only goes on convrep's RUNPATH,
 // which dlopen searches for a call from the executable.
 func nvrtcDir(libDir string) string {
 	site := filepath.Dir(filepath.Dir(libDir))

@@ -32,7 +32,7 @@ type Libtorch struct {
 	// libtorch_cuda.so loads (cudalibs.go).
 	CUDALibs []cudaLib
 	// NVRTCDir is the folder of the NVRTC that goes with a CUDA libtorch, put on convrep's RUNPATH so that
-	// internal/nvrtc's dlopen finds it ("" for none: the loader's own search applies; cudalibs.go).
+	// internal/gpu/nvrtc's dlopen finds it ("" for none: the loader's own search applies; cudalibs.go).
 	NVRTCDir string
 }
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// NVRTC compiles convrep's CUDA kernels at run time (internal/nvrtc), and its tests compile every kernel on
+// NVRTC compiles convrep's CUDA kernels at run time (internal/gpu/nvrtc), and its tests compile every kernel on
 // any machine, GPU or not; so the set-up makes sure a libnvrtc loads. On a GPU host it comes with PyTorch's
 // wheel or the CUDA toolkit (nvrtcDir, cudalibs.go); elsewhere the set-up installs Debian's, which lies in
 // the non-free component that Debian's images do not enable: it then enables non-free in a sources file of
@@ -48,13 +48,13 @@ type nvrtcPlan struct {
 }
 
 // planNVRTC decides, from the facts alone, what the set-up does about NVRTC. A missing NVRTC that cannot be
-// installed here is a note, not a failure: the set-up serves CPU builds too, and internal/nvrtc's tests then
+// installed here is a note, not a failure: the set-up serves CPU builds too, and internal/gpu/nvrtc's tests then
 // fail with what to do.
 func planNVRTC(f nvrtcFacts) nvrtcPlan {
-	missing := "no NVRTC library (" + strings.Join(nvrtcSonames, ", ") + ") is found, so convrep cannot compile its CUDA kernels and internal/nvrtc's tests fail"
+	missing := "no NVRTC library (" + strings.Join(nvrtcSonames, ", ") + ") is found, so convrep cannot compile its CUDA kernels and internal/gpu/nvrtc's tests fail"
 	if f.Forced != "" {
 		if f.Found == "" {
-			return nvrtcPlan{Note: fmt.Sprintf("CONVREP_NVRTC=%s is not a file: internal/nvrtc loads no other NVRTC while it is set", f.Forced)}
+			return nvrtcPlan{Note: fmt.Sprintf("CONVREP_NVRTC=%s is not a file: internal/gpu/nvrtc loads no other NVRTC while it is set", f.Forced)}
 		}
 		return nvrtcPlan{}
 	}
@@ -289,10 +289,10 @@ func writeAsRoot(path, content string) error {
 	return asRoot("install", "-m", "0644", tmp.Name(), path)
 }
 
-// nvrtcFlags carries the RUNPATH to a CUDA libtorch's NVRTC into internal/nvrtc itself, for its own binaries
+// nvrtcFlags carries the RUNPATH to a CUDA libtorch's NVRTC into internal/gpu/nvrtc itself, for its own binaries
 // (its tests), which do not link the shim whose flags give convrep that RUNPATH. Written by the set-up, ignored
 // by git; absent where the loader's own search finds NVRTC.
-const nvrtcFlags = "internal/nvrtc/cgo_flags.go"
+const nvrtcFlags = "internal/gpu/nvrtc/cgo_flags.go"
 
 // WriteNVRTCFlags writes nvrtcFlags for lt.NVRTCDir, or removes it when there is none.
 func WriteNVRTCFlags(root string, lt *Libtorch) error {

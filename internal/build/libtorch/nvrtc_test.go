@@ -112,7 +112,7 @@ func TestPlanNVRTC(t *testing.T) {
 	}
 }
 
-// The loader's NVRTC is found through LD_LIBRARY_PATH, then ld.so.cache's full paths, in internal/nvrtc's order.
+// The loader's NVRTC is found through LD_LIBRARY_PATH, then ld.so.cache's full paths, in internal/gpu/nvrtc's order.
 func TestLoaderNVRTC(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{"libnvrtc.so.12", "libnvrtc.so.11.2", "other/libnvrtc.so.13"} {
@@ -200,7 +200,7 @@ func TestNVRTCOnRunPath(t *testing.T) {
 				t.Fatalf("dlopen %s from a program linked with %q: %v\n%s", tc.soname, ld, err, out)
 			}
 			root := t.TempDir()
-			if err := os.MkdirAll(filepath.Join(root, "internal", "nvrtc"), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Join(root, "internal", "gpu", "nvrtc"), 0o755); err != nil {
 				t.Fatal(err)
 			}
 			if err := WriteNVRTCFlags(root, lt); err != nil {
@@ -224,7 +224,7 @@ func TestNVRTCOnRunPath(t *testing.T) {
 	}
 }
 
-// dlopenNVRTC links a program with ldflags that dlopens soname, as internal/nvrtc does, and prints the version
+// dlopenNVRTC links a program with ldflags that dlopens soname, as internal/gpu/nvrtc does, and prints the version
 // it reports; it runs with no LD_LIBRARY_PATH.
 func dlopenNVRTC(t *testing.T, ldflags, soname string) (string, error) {
 	t.Helper()

@@ -1,6 +1,6 @@
 // Package offline is the offline bundle: what a host with no network needs beside a clone of convrep to build it
 // (Write, bundle.go), and the set-up's use of it there (Open, offline.go). It imports the standard library and
-// internal/gotchpatch only: the set-up (cmd/setup) builds it before vendor/ exists.
+// internal/build/gotchpatch only: the set-up (cmd/setup) builds it before vendor/ exists.
 package offline
 
 import (
@@ -17,7 +17,7 @@ import (
 	"strings"
 	"time"
 
-	"convrep/internal/gotchpatch"
+	"convrep/internal/build/gotchpatch"
 )
 
 // The offline bundle: what a host with no network needs beside a clone of convrep to build it. Made by

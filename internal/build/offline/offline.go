@@ -11,7 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"convrep/internal/gotchpatch"
+	"convrep/internal/build/gotchpatch"
 )
 
 // Env names a bundle made by `setup bundle` (bundle.go). With it the set-up reaches no network: gotch's

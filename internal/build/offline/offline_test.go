@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"convrep/internal/gotchpatch"
+	"convrep/internal/build/gotchpatch"
 )
 
 // TestOfflineSetup builds convrep as a host with no network does: a bundle written by `setup bundle` from this

@@ -1,5 +1,5 @@
-// Package jit makes convrep's fused CUDA kernels ready on a GPU: it compiles the program of internal/kernels
-// for the device's architecture with NVRTC (internal/nvrtc, whose disk cache keeps the PTX between runs) and
+// Package jit makes convrep's fused CUDA kernels ready on a GPU: it compiles the program of internal/gpu/kernels
+// for the device's architecture with NVRTC (internal/gpu/nvrtc, whose disk cache keeps the PTX between runs) and
 // loads it through internal/torch, after which the encoder's dropout + residual + LayerNorm and bias + GELU
 // run on them (models' block.fusedTail). Nothing here runs on a CPU, where the composites are the path.
 package jit
@@ -12,8 +12,8 @@ import (
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
-	"convrep/internal/kernels"
-	"convrep/internal/nvrtc"
+	"convrep/internal/gpu/kernels"
+	"convrep/internal/gpu/nvrtc"
 	"convrep/internal/torch"
 )
 

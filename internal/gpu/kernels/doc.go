@@ -37,7 +37,7 @@
 //
 // # Checks
 //
-// go test ./internal/kernels/... checks, without a GPU: Entries against the source, that the source includes
+// go test ./internal/gpu/kernels/... checks, without a GPU: Entries against the source, that the source includes
 // nothing and parses as C++ with the device built-ins declared, Philox against Random123's known answers,
 // the mask's statistics, and every forward and backward against fp64 and libtorch (package host). On a
 // machine with a GPU, devcheck/run.sh compiles Source with NVRTC, launches every entry through the driver

@@ -8,11 +8,11 @@ import (
 	"strconv"
 	"testing"
 
-	"convrep/internal/kernels"
-	"convrep/internal/nvrtc"
+	"convrep/internal/gpu/kernels"
+	"convrep/internal/gpu/nvrtc"
 )
 
-// Every kernel of internal/kernels compiles for the A100 (compute_80) and the H100/H200 (compute_90), on any
+// Every kernel of internal/gpu/kernels compiles for the A100 (compute_80) and the H100/H200 (compute_90), on any
 // machine: NVRTC needs no GPU. A kernel that breaks, or an entry that Entries names and the program lacks,
 // fails make test here rather than a GPU run; a missing NVRTC fails too (`go run ./cmd/setup` installs it).
 func TestKernelsCompile(t *testing.T) {

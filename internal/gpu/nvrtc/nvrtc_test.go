@@ -14,7 +14,7 @@ import (
 // skip: `go run ./cmd/setup` installs it (Debian's libnvrtc11.2), and a build that cannot compile its kernels
 // must not pass.
 
-// tiny is a kernel with one entry point, the shape of the kernels of internal/kernels: extern "C", no
+// tiny is a kernel with one entry point, the shape of the kernels of internal/gpu/kernels: extern "C", no
 // #include, erff from NVRTC's built-in math.
 const tiny = `
 extern "C" __global__ void convrep_tiny_gelu(const float *x, float *y, int n) {

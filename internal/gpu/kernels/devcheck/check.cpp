@@ -457,7 +457,7 @@ int main(int argc, char** argv) {
     nvrtcProgram prog;
     nvrtcCreateProgram(&prog, src.c_str(), "convrep_kernels.cu", 0, nullptr, nullptr);
     std::string arch = "--gpu-architecture=compute_" + std::to_string(major) + std::to_string(minor);
-    const char* opts[] = {arch.c_str(), "--std=c++14", "-default-device"};  // internal/nvrtc's options
+    const char* opts[] = {arch.c_str(), "--std=c++14", "-default-device"};  // internal/gpu/nvrtc's options
     nvrtcResult rc = nvrtcCompileProgram(prog, 3, opts);
     size_t logn;
     nvrtcGetProgramLogSize(prog, &logn);

@@ -1,7 +1,7 @@
 #!/bin/sh
 # run.sh SOURCE: build check.cpp against the CUDA driver and NVRTC found on this machine and run it on
 # SOURCE, the program text of kernels.Source(), written by
-#   go test ./internal/kernels -run TestWriteSource -source-out SOURCE
+#   go test ./internal/gpu/kernels -run TestWriteSource -source-out SOURCE
 set -eu
 dir=$(dirname "$0")
 inc=$(dirname "$(find /usr/local /usr/include /opt -name nvrtc.h 2>/dev/null | head -1)")

@@ -18,7 +18,7 @@ import (
 	// host.cpp includes the headers of package kernels, which Go's build cache does not see: they are outside
 	// this folder. That package embeds them, so importing it keys this package's build on their contents, and an
 	// edit to a header rebuilds the C++ here instead of testing a stale copy.
-	_ "convrep/internal/kernels"
+	_ "convrep/internal/gpu/kernels"
 )
 
 // Storage is a tensor element as the kernels store it: float32, or bf16 as its uint16 bits.
