@@ -10,8 +10,6 @@ import (
 	"syscall"
 
 	"go.uber.org/zap"
-
-	"convrep/internal/logging"
 )
 
 // A Command is the skeleton every command of convrep shares, O being its parsed command line: parse, --help,
@@ -42,7 +40,7 @@ func (c Command[O]) Main(args []string) int {
 	case err != nil:
 		return 2
 	}
-	log := logging.New()
+	log := newLogger()
 	defer log.Sync()
 	return c.run(o, os.Stderr, log)
 }

@@ -1,6 +1,7 @@
-// Package logging builds the zap logger convrep's commands share: human-readable lines on stderr, info and
-// above by default, debug with CONVREP_LOG=debug.
-package logging
+package cli
+
+// The zap logger convrep's commands share: human-readable lines on stderr, info and above by default, debug
+// with CONVREP_LOG=debug.
 
 import (
 	"os"
@@ -9,9 +10,9 @@ import (
 	"go.uber.org/zap/zapcore"
 )
 
-// New returns the commands' logger. It never fails: an unknown level in CONVREP_LOG falls back to info and
+// newLogger returns the commands' logger. It never fails: an unknown level in CONVREP_LOG falls back to info and
 // says so.
-func New() *zap.Logger {
+func newLogger() *zap.Logger {
 	level := zapcore.InfoLevel
 	bad := ""
 	if s := os.Getenv("CONVREP_LOG"); s != "" {
