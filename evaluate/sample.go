@@ -43,15 +43,15 @@ type Support struct {
 	Rows  []int  `json:"rows"`
 }
 
-// SampleSupport draws the k-shot support sets from train, as DSE does (§4.2.1: a few-shot train set and a
-// validation set of k rows each, drawn per seed; the similarity-based tasks use the train half). One generator
-// is made per call, newRNG(seed, supportStream). For each label in order of first appearance in train, the
-// label's rows (in file order, n of them) are drawn from with draw(g, n, min(2k, n)), and the first min(k, n)
-// of the drawn rows are kept, in draw order. A label with at least 2k rows (every label of the papers' sets)
-// keeps k rows of 2k drawn; one with k to 2k-1 rows still keeps k; only a label with fewer than k rows keeps
-// fewer: all it has (Shortfall lists those, ShotsUsed counts what each label got). Drawing min(2k, n) rather
-// than k keeps the generator's stream as it was before that rule, so every draw on the papers' sets, and the
-// figures pinned from them, stay the same.
+// SampleSupport draws the k-shot support sets from train, as DSE does (§4.2.1: few-shot train and validation
+// sets drawn per seed from the training data; here up to k rows each, the support set being the train half).
+// One generator is made per call, newRNG(seed, supportStream). For each label in order of first appearance in
+// train, the label's rows (in file order, n of them) are drawn from with draw(g, n, min(2k, n)), and the first
+// min(k, n) of the drawn rows are kept, in draw order. A label with at least 2k rows (every label of the
+// papers' sets at their shot counts) keeps k of 2k drawn; one with k to 2k-1 rows still keeps k; only a label
+// with fewer than k rows keeps fewer: all it has (Shortfall lists those, UsedShots counts what each label got).
+// An earlier rule kept ceil(m/2) of the m drawn; both draw the same m rows from the same stream, so on the
+// papers' sets the support sets, and the figures pinned from them, are unchanged.
 func SampleSupport(train Split, k int, seed uint64) ([]Support, error) {
 	if k < 1 {
 		return nil, fmt.Errorf("sample support: k = %d, want at least 1", k)
