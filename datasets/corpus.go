@@ -27,7 +27,8 @@ type ReadOptions struct {
 	Files *FileSet
 	// FileRead, when set, is given the report of each of Files' files once it is read (FileSet.EachDialogue).
 	FileRead func(FileReport)
-	// Bad, when set, is given each malformed record that SkipBad skips, in reading order.
+	// Bad, when set, is given each malformed record that SkipBad skips, in reading order, in place of the
+	// log's line per record (the caller shows them; the count per file is still logged).
 	Bad func(*RecordError)
 }
 

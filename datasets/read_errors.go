@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"fmt"
+	"io"
 
 	"go.uber.org/zap"
 )
@@ -50,20 +51,19 @@ func newSource(corpus, name string, opt ReadOptions) *source {
 // level) with its place and problem; the file's count, logged when it has been read, covers the rest.
 const MaxListedBad = 100
 
-// bad reports a malformed record: the error to stop on, or nil when SkipBad counts it instead, lists it in the
-// log (the first MaxListedBad of the file) and hands it to ReadOptions.Bad.
+// bad reports a malformed record: the error to stop on, or nil when SkipBad counts it instead and lists it:
+// hands it to ReadOptions.Bad, or else logs it (the first MaxListedBad of the file).
 func (s *source) bad(record string, err error) error {
 	rerr := &RecordError{Source: s.name, Record: record, Err: err}
 	if !s.opt.SkipBad {
 		return rerr
 	}
 	s.skipped++
-	if s.skipped <= MaxListedBad {
-		s.opt.logger().Info("skipped a malformed record", zap.String("file", s.name), zap.String("record", record),
-			zap.String("problem", err.Error()))
-	}
 	if s.opt.Bad != nil {
 		s.opt.Bad(rerr)
+	} else if s.skipped <= MaxListedBad {
+		s.opt.logger().Info("skipped a malformed record", zap.String("file", s.name), zap.String("record", record),
+			zap.String("problem", err.Error()))
 	}
 	return nil
 }
@@ -92,4 +92,34 @@ func deref(s *string) string {
 		return ""
 	}
 	return *s
+}
+
+// BadRecords gathers the malformed records a read under SkipBad hears (ReadOptions.Bad = b.Add): the first
+// MaxListedBad of them in reading order, and the number of all.
+type BadRecords struct {
+	First []*RecordError
+	Count int
+}
+
+// Add takes one malformed record.
+func (b *BadRecords) Add(e *RecordError) {
+	b.Count++
+	if len(b.First) < MaxListedBad {
+		b.First = append(b.First, e)
+	}
+}
+
+// Write lists the records, one a line after indent, and how many more there were.
+func (b *BadRecords) Write(w io.Writer, indent string) error {
+	for _, e := range b.First {
+		if _, err := fmt.Fprintf(w, "%s%v\n", indent, e); err != nil {
+			return err
+		}
+	}
+	if more := b.Count - len(b.First); more > 0 {
+		if _, err := fmt.Fprintf(w, "%s… and %d more, not listed\n", indent, more); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -80,8 +80,8 @@ func TestSkipBadScatteredDialogue(t *testing.T) {
 }
 
 // Under SkipBad each of a file's first MaxListedBad malformed records is logged at info level with its place
-// and problem, the file's count after it says how many there were and how many were listed, and
-// ReadOptions.Bad hears every one.
+// and problem, and the file's count after it says how many there were and how many were listed; with
+// ReadOptions.Bad set, it hears every one instead of the log.
 func TestSkipBadListsRecords(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("dialogue_id,speaker,text\n")
@@ -91,14 +91,19 @@ func TestSkipBadListsRecords(t *testing.T) {
 	}
 	b.WriteString("ok,user,fine\n")
 	path := putTestFile(t, t.TempDir(), "t.csv", []byte(b.String()))
-	log, logs := observedLogger()
 	heard := 0
+	log, logs := observedLogger()
 	ds, err := ReadFiles(FileSet{Paths: []string{path}}, ReadOptions{SkipBad: true, Logger: log, Bad: func(*RecordError) { heard++ }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ds) != 1 || heard != nBad {
-		t.Errorf("read %d dialogues, heard of %d malformed records; want 1 and %d", len(ds), heard, nBad)
+	if len(ds) != 1 || heard != nBad || logs.FilterMessage("skipped a malformed record").Len() != 0 || loggedSkips(logs) != nBad {
+		t.Errorf("read %d dialogues, heard of %d malformed records, logged %d and a count of %d; want 1, %d, 0 and %d", len(ds), heard,
+			logs.FilterMessage("skipped a malformed record").Len(), loggedSkips(logs), nBad, nBad)
+	}
+	log, logs = observedLogger()
+	if _, err := ReadFiles(FileSet{Paths: []string{path}}, ReadOptions{SkipBad: true, Logger: log}); err != nil {
+		t.Fatal(err)
 	}
 	listed := logs.FilterMessage("skipped a malformed record").All()
 	if len(listed) != MaxListedBad {

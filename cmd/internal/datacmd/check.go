@@ -6,11 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.uber.org/zap"
 
 	"convrep/datasets"
+	"convrep/experiment"
+	"convrep/internal/cli"
 	"convrep/objectives/dse"
 )
 
@@ -41,77 +45,185 @@ func (m *fileMapping) set(paths []string) datasets.FileSet {
 		Speakers: datasets.Speakers{User: list(m.user), System: list(m.system), Drop: list(m.drop)}}
 }
 
-// setupCheck is data check FILE...: it reads dialogue files of one's own as an experiment's data.files
-// would, streaming, and prints the table data stats prints, a row per file, and the layout read in each.
-func setupCheck(fs *flag.FlagSet, files *[]string) action {
+// mappingFlags are the flags of fileMapping and --merge-speakers: what an experiment file's [data] says instead.
+var mappingFlags = []string{"dialogue-column", "turn-column", "speaker-column", "text-column", "domain-column",
+	"messages-column", "first-speaker", "user", "system", "drop", "merge-speakers"}
+
+// checkInput is what data check reads and how: files named on the command line with the flags' mapping, or
+// an experiment's data.files with its [data] mapping.
+type checkInput struct {
+	files   []string
+	set     datasets.FileSet
+	merge   bool
+	skipBad bool
+	pairs   dse.PairOptions // Variant "": no pairs counted
+	// skipHint is the setting that skips malformed records: --skip-bad, or the experiment's data.skip_bad.
+	skipHint string
+}
+
+// setupCheck is data check FILE... and data check EXPERIMENT.toml: it reads dialogue files of one's own as an
+// experiment's data.files would, streaming, and prints the table data stats prints, a row per file, the
+// layout read in each, every malformed record (the first 100) and a notice of a turn column left unread.
+func setupCheck(fs *flag.FlagSet, args *[]string) action {
 	var m fileMapping
 	m.add(fs)
 	merge := fs.Bool("merge-speakers", false, "join consecutive turns of one speaker with a space (data.merge_same_speaker)")
-	skipBad := fs.Bool("skip-bad", false, "skip malformed rows with their dialogue, counted in the log per file (data.skip_bad), instead of failing")
+	skipBad := fs.Bool("skip-bad", false, "skip malformed rows with their dialogue (data.skip_bad), and succeed; they are listed either way")
+	var sets cli.Repeated
+	fs.Var(&sets, "set", "with EXPERIMENT.toml: override a key of it, section.key=value in TOML syntax (repeatable)")
 	var popt dse.PairOptions
-	fs.StringVar(&popt.Variant, "pairs", "", "also count the training pairs of this variant: dse, dse2-1, dse3-1, dse123-1, dropout")
+	fs.StringVar(&popt.Variant, "pairs", "", "also count the training pairs of this variant: dse, dse2-1, dse3-1, dse123-1, dropout (with EXPERIMENT.toml of a dse objective: its data.pairs)")
 	fs.IntVar(&popt.MinWords, "min-words", dse.PaperMinWords, "with --pairs: drop pairs with a side of this many words or fewer")
 	fs.BoolVar(&popt.BothDirections, "both-directions", false, "with --pairs: also pair consecutive utterances backwards")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: data check [flags] FILE...\n\n"+
+		fmt.Fprintf(fs.Output(), "usage: data check [flags] FILE...\n       data check [--skip-bad] [--set section.key=value ...] EXPERIMENT.toml\n\n"+
 			"Reads dialogue files of one's own as an experiment's data.files reads them, and prints one row per\n"+
 			"file and a total: dialogues, turns, words and turns/dialogue, and with --pairs the training pairs;\n"+
 			"then, per file, the layout it read and what it dropped (a chat's system prompts, tool messages).\n"+
+			"Given an experiment file (.toml), it reads its data.files with its [data.columns], [data.speakers],\n"+
+			"merge_same_speaker and skip_bad, and counts its pairs when its objective is dse; the mapping flags\n"+
+			"do not apply then.\n"+
 			"A FILE is unified JSONL (what data convert writes) or chat JSONL (a dialogue a line, its messages\n"+
 			"in a list), a JSON array of such records, CSV or TSV with a header row, one row per turn (each\n"+
 			"optionally .gz), a Parquet file (a row per turn, or a dialogue per row), or a folder of Parquet\n"+
-			"shards. The first malformed record stops it with the file, the line or row index, and the problem\n"+
-			"(--skip-bad counts and skips them). It streams: memory holds one dialogue at a time (a batch of chat\n"+
-			"JSON lines, up to 16 MiB) and 16 bytes per dialogue id.\n\nflags:\n")
+			"shards. Every malformed record is listed (the first 100, then their number) with the file, the line\n"+
+			"or row index and the problem, and fails the check unless --skip-bad (data.skip_bad) skips each with\n"+
+			"its dialogue, as a run would. A dialogue whose rows come back after another one's is malformed,\n"+
+			"every part of it; finding those reads the files twice. A column that looks like a turn order (turn_no,\n"+
+			"position, ...) while the turn column is left to its default gets a notice. It streams: memory holds\n"+
+			"one dialogue at a time (a batch of chat JSON lines, up to 16 MiB) and 16 to 40 bytes per dialogue id.\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	return func(_ context.Context, stdout io.Writer, log *zap.Logger) error {
-		if len(*files) == 0 {
-			return errors.New("name at least one FILE (see --help)")
-		}
-		set := m.set(*files)
-		var counter *datasets.PairCounter
-		if popt.Variant != "" {
-			b, err := dse.NewPairBuilder(popt)
-			if err != nil {
-				return err
-			}
-			counter = datasets.NewPairCounter(b)
-		}
-		per := make([]datasets.Stats, len(*files))
-		pairs := make([]int, len(*files))
-		reports := make([]datasets.FileReport, len(*files))
-		at := map[string]int{}
-		for i, f := range *files {
-			at[f] = i
-		}
-		opt := datasets.ReadOptions{SkipBad: *skipBad, MergeSameSpeaker: *merge, Logger: log,
-			FileRead: func(r datasets.FileReport) { reports[at[r.Given]] = reports[at[r.Given]].Merge(r) }}
-		err := set.EachDialogue(opt, func(file string, d datasets.Dialogue) error {
-			i := at[file]
-			per[i] = per[i].Add(datasets.CountOne(d))
-			if counter != nil {
-				pairs[i] += counter.Add(d)
-			}
-			return nil
-		})
+		in, err := checkArgs(fs, *args, m, *merge, *skipBad, sets, popt)
 		if err != nil {
 			return err
 		}
-		if counter == nil {
-			pairs = nil
-		}
-		if err := writeStats(stdout, "file", *files, per, pairs); err != nil {
-			return err
-		}
-		for i, f := range *files {
-			if _, err := fmt.Fprintf(stdout, "%s: %s\n", f, reports[i].Summary()); err != nil {
-				return err
-			}
-		}
-		return nil
+		return check(in, stdout, log)
 	}
 }
+
+// checkArgs makes the input of data check of its arguments: files and the flags' mapping, or one experiment
+// file.
+func checkArgs(fs *flag.FlagSet, args []string, m fileMapping, merge, skipBad bool, sets []string, popt dse.PairOptions) (checkInput, error) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if len(args) == 0 {
+		return checkInput{}, errors.New("name at least one FILE, or an EXPERIMENT.toml (see --help)")
+	}
+	isExperiment := func(a string) bool { return strings.EqualFold(filepath.Ext(a), ".toml") }
+	if !slices.ContainsFunc(args, isExperiment) {
+		if len(sets) > 0 {
+			return checkInput{}, errors.New("--set applies to an EXPERIMENT.toml, and none is named")
+		}
+		return checkInput{files: args, set: m.set(args), merge: merge, skipBad: skipBad, pairs: popt, skipHint: "pass --skip-bad"}, nil
+	}
+	if len(args) > 1 {
+		return checkInput{}, fmt.Errorf("name one EXPERIMENT.toml alone, or files: got %q", args)
+	}
+	for _, name := range mappingFlags {
+		if set[name] {
+			return checkInput{}, fmt.Errorf("--%s: %s says how its files are read ([data], [data.columns], [data.speakers]); change it there or with --set", name, args[0])
+		}
+	}
+	e, err := experiment.Load(args[0], sets)
+	if err != nil {
+		return checkInput{}, err
+	}
+	fset := e.Data.FileSet()
+	if fset == nil {
+		return checkInput{}, fmt.Errorf("%s has no data.files: data check reads files of one's own (data stats counts the corpora)", args[0])
+	}
+	in := checkInput{files: fset.Paths, set: *fset, merge: e.Data.MergeSameSpeaker, skipBad: skipBad || e.Data.SkipBad,
+		skipHint: "set data.skip_bad = true in " + args[0]}
+	if name, _ := e.Objective["name"].(string); set["pairs"] {
+		in.pairs = popt
+	} else if name == dse.Name {
+		in.pairs = dse.PairOptions{Variant: e.Data.Pairs, MinWords: e.Data.MinWords, BothDirections: e.Data.BothDirections}
+	}
+	return in, nil
+}
+
+// check reads in's files and prints the table, each file's layout, the malformed records and the notices. It
+// fails when a record is malformed and in does not skip them.
+func check(in checkInput, stdout io.Writer, log *zap.Logger) error {
+	var counter *datasets.PairCounter
+	if in.pairs.Variant != "" {
+		b, err := dse.NewPairBuilder(in.pairs)
+		if err != nil {
+			return err
+		}
+		counter = datasets.NewPairCounter(b)
+	}
+	files := in.files
+	per := make([]datasets.Stats, len(files))
+	pairs := make([]int, len(files))
+	reports := make([]datasets.FileReport, len(files))
+	at := map[string]int{}
+	for i, f := range files {
+		at[f] = i
+	}
+	var bad datasets.BadRecords
+	// Every malformed record is read past and listed; without skipping them the check fails after the list.
+	opt := datasets.ReadOptions{SkipBad: true, MergeSameSpeaker: in.merge, Logger: log, Bad: bad.Add,
+		FileRead: func(r datasets.FileReport) { reports[at[r.Given]] = reports[at[r.Given]].Merge(r) }}
+	err := in.set.EachDialogue(opt, func(file string, d datasets.Dialogue) error {
+		i := at[file]
+		per[i] = per[i].Add(datasets.CountOne(d))
+		if counter != nil {
+			pairs[i] += counter.Add(d)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if counter == nil {
+		pairs = nil
+	}
+	w := &errWriter{w: stdout}
+	if in.skipBad || bad.Count == 0 {
+		if err := writeStats(w, "file", files, per, pairs); err != nil {
+			return err
+		}
+		for i, f := range files {
+			w.printf("%s: %s\n", f, reports[i].Summary())
+		}
+	}
+	if bad.Count > 0 {
+		w.printf("%d malformed records%s:\n", bad.Count, map[bool]string{true: ", each skipped with its dialogue"}[in.skipBad])
+		if w.err == nil {
+			w.err = bad.Write(w, "  ")
+		}
+	}
+	for _, n := range in.set.Notices() {
+		w.printf("notice: %s\n", n)
+	}
+	if w.err != nil {
+		return w.err
+	}
+	if bad.Count > 0 && !in.skipBad {
+		return fmt.Errorf("%d malformed records (listed above); a run stops at the first: fix them, or %s to skip each with its dialogue", bad.Count, in.skipHint)
+	}
+	return nil
+}
+
+// errWriter keeps the first error of its writes.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}
+
+func (e *errWriter) printf(format string, a ...any) { fmt.Fprintf(e, format, a...) }
 
 // list splits a comma-separated flag value, dropping empty items.
 func list(s string) []string {
