@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	_ "convrep/objectives/all" // the built-in objectives read their [objective] tables
@@ -16,12 +15,14 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"convrep/datasets"
+	"convrep/internal/shared"
 	"convrep/internal/tomlpos"
 	"convrep/objectives"
 )
 
 // Experiment is one TOML file of experiments/. Every key is listed here or in the objective's own table;
-// an unknown key is an error.
+// an unknown key is an error. The paths hold what Load resolved them to (paths.go): a relative path in the
+// file is taken from the file's folder.
 type Experiment struct {
 	Name      string         `toml:"name"`
 	OutputDir string         `toml:"output_dir"`
@@ -34,6 +35,7 @@ type Experiment struct {
 	Distributed DistributedConfig `toml:"distributed" json:"-"`
 
 	path      string            // the file it was read from
+	written   *writtenPaths     // the paths as the file and --set wrote them (resolvePaths), for the digest
 	objective objectives.Config // the [objective] table, read by its objective
 	// headLRScale is what train.lr was scaled by to give train.head_lr when the file left it out; 0 when set.
 	headLRScale float64
@@ -76,8 +78,8 @@ type DataConfig struct {
 	Root    string   `toml:"root"`
 	Corpora []string `toml:"corpora"`
 	// Files are dialogue files of the user's own, read after the corpora (datasets.FileSet): the unified
-	// JSONL, CSV/TSV or Parquet (a folder: its Parquet shards). A relative path is taken from the experiment
-	// file's folder (FileSet). Columns and Speakers say how CSV, TSV and Parquet rows are read. All three
+	// JSONL, CSV/TSV or Parquet (a folder: its Parquet shards). Columns and Speakers say how CSV, TSV and
+	// Parquet rows are read. All three
 	// stay out of the digest when unset, as runs written before them exist.
 	Files            []string       `toml:"files" json:"files,omitempty"`
 	Columns          ColumnsConfig  `toml:"columns" json:"columns,omitzero"`
@@ -90,10 +92,8 @@ type DataConfig struct {
 	Pairs            string `toml:"pairs"` // dse, dse2-1, dse3-1, dse123-1, dropout
 	BothDirections   bool   `toml:"both_directions"`
 	MinWords         int    `toml:"min_words"`
-	CacheDir         string `toml:"cache_dir"`
+	CacheDir         string `toml:"cache_dir"`    // default: cache beside output_dir's folder (runs/cache)
 	MaxExamples      int    `toml:"max_examples"` // 0 = all; a cap for quick runs
-
-	dir string // the experiment file's folder, which relative Files are read from
 }
 
 // ColumnsConfig is [data.columns]: the column names of a CSV, TSV or Parquet file of turns, one row per
@@ -117,8 +117,7 @@ type SpeakersConfig struct {
 	Drop   []string `toml:"drop" json:"drop,omitempty"`
 }
 
-// FileSet is data.files with the column and speaker mapping, nil when no file is named. A relative path is
-// joined to the folder of the experiment file the configuration was read from.
+// FileSet is data.files (resolved by Load) with the column and speaker mapping, nil when no file is named.
 func (d DataConfig) FileSet() *datasets.FileSet {
 	if len(d.Files) == 0 {
 		return nil
@@ -128,12 +127,7 @@ func (d DataConfig) FileSet() *datasets.FileSet {
 			Text: d.Columns.Text, Domain: d.Columns.Domain, Messages: d.Columns.Messages, FirstSpeaker: d.Columns.FirstSpeaker},
 		Speakers: datasets.Speakers{User: d.Speakers.User, System: d.Speakers.System, Drop: d.Speakers.Drop},
 	}
-	for _, f := range d.Files {
-		if f != "" && !filepath.IsAbs(f) {
-			f = filepath.Join(d.dir, f)
-		}
-		s.Paths = append(s.Paths, f)
-	}
+	s.Paths = append(s.Paths, d.Files...)
 	return s
 }
 
@@ -190,7 +184,7 @@ type TrainConfig struct {
 	// what is computed, so the digest leaves it out and a run may be resumed with it switched.
 	CUDAGraphs bool `toml:"cuda_graphs" json:"-"`
 	// FusedKernels = true runs the encoder's dropout + residual + LayerNorm and bias + GELU on convrep's own
-	// CUDA kernels (internal/kernels, compiled at run time with NVRTC: internal/jit) on a GPU; a run that
+	// CUDA kernels (internal/gpu/kernels, compiled at run time with NVRTC: internal/gpu/jit) on a GPU; a run that
 	// cannot load them fails. Unset or false, libtorch's composites: on an H200 the kernels as they are made
 	// the BERT-base step slower (docs/gpu.md, 2026-11-27). On a CPU the composites run whatever it says. The
 	// function is the same (the dropout masks are drawn differently, and under bf16 the residual stream stays
@@ -212,7 +206,6 @@ func (e *Experiment) defaults() {
 	setDefault(&e.Model.Truncation, "right")
 	setDefault(&e.Model.Device, "cpu")
 	setDefault(&e.Data.Pairs, "dse")
-	setDefault(&e.Data.CacheDir, "runs/cache")
 	setDefault(&e.Train.Epochs, 1)
 	setDefault(&e.Train.Optimizer, "adam")
 	setDefault(&e.Train.Schedule, "constant")
@@ -267,8 +260,8 @@ func setDefault[T comparable](p *T, v T) {
 	}
 }
 
-// Load reads an experiment file strictly and applies the command line's --set overrides
-// ("section.key=value", value in TOML syntax; a bare word is taken as a string).
+// Load reads an experiment file strictly, applies the command line's --set overrides ("section.key=value",
+// value in TOML syntax; a bare word is taken as a string) and resolves its paths from the file's folder.
 func Load(path string, overrides []string) (*Experiment, error) {
 	src, err := os.ReadFile(path)
 	if err != nil {
@@ -284,8 +277,10 @@ func Load(path string, overrides []string) (*Experiment, error) {
 		}
 	}
 	e.path = path
-	e.Data.dir = filepath.Dir(path)
 	e.defaults()
+	if err := e.resolvePaths(path, shared.Dir); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	if err := e.validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -303,7 +298,7 @@ func decodeExperiment(path string, src []byte) (*Experiment, error) {
 		if len(k) > 0 && k[0] == "objective" {
 			continue // the objective reads its own table strictly
 		}
-		unknown = append(unknown, fmt.Sprintf("%s:%d: unknown key %q", path, tomlpos.KeyLine(src, k), k.String()))
+		unknown = append(unknown, fmt.Sprintf("%s:%d: %s", path, tomlpos.KeyLine(src, k), unknownKey(k)))
 	}
 	if len(unknown) > 0 {
 		return nil, errors.New(strings.Join(unknown, "\n"))
@@ -330,11 +325,11 @@ func applyOverride(e *Experiment, path string, src []byte, o string) error {
 	}
 	md, err := toml.Decode(doc, e)
 	if err != nil {
-		return fmt.Errorf("--set %s: %w", o, err)
+		return setError(o, value, err)
 	}
 	for _, k := range md.Undecoded() {
 		if k[0] != "objective" {
-			return fmt.Errorf("--set %s: unknown key %q", o, k.String())
+			return fmt.Errorf("--set %s: %s", o, unknownKey(k))
 		}
 	}
 	return nil

@@ -54,7 +54,8 @@ func writeExperimentIn(t *testing.T, dir, body string) string {
 }
 
 func TestLoadExperiment(t *testing.T) {
-	e, err := Load(writeExperiment(t, validExperiment), []string{"train.lr=5e-4", "model.random.layers = 3", "data.pairs=dse2-1", "objective.mode=orig"})
+	path := writeExperiment(t, validExperiment)
+	e, err := Load(path, []string{"train.lr=5e-4", "model.random.layers = 3", "data.pairs=dse2-1", "objective.mode=orig"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestLoadExperiment(t *testing.T) {
 	if e.Objective["mode"] != "orig" || e.Objective["temperature"] != 0.05 {
 		t.Errorf("objective table %v", e.Objective)
 	}
-	if e.OutputDir != filepath.Join("runs", "t") || e.Train.GradAccumulation != 1 || e.Model.Truncation != "right" {
+	if e.OutputDir != filepath.Join(filepath.Dir(path), "runs", "t") || e.Train.GradAccumulation != 1 || e.Model.Truncation != "right" {
 		t.Errorf("defaults not filled: %+v", e)
 	}
 }
@@ -80,7 +81,7 @@ func TestLoadExperimentRejects(t *testing.T) {
 		{"wrong type", strings.Replace(validExperiment, "batch_size = 8", `batch_size = "8"`, 1), nil, `exp.toml:25: (last key "train.batch_size"): incompatible types`},
 		{"syntax", validExperiment + "\nseed = = 1\n", nil, "exp.toml:30"},
 		{"override unknown key", validExperiment, []string{"train.learning_rate=1"}, `unknown key "train.learning_rate"`},
-		{"override wrong type", validExperiment, []string{"train.batch_size=big"}, "batch_size"},
+		{"override wrong type", validExperiment, []string{"train.batch_size=big"}, `--set train.batch_size=big: train.batch_size takes an integer, got a string "big"`},
 		{"override malformed", validExperiment, []string{"train.lr"}, "want section.key=value"},
 		{"batch of one", validExperiment, []string{"train.batch_size=1"}, "train.batch_size must be in [2, 1048576] (in-batch negatives need two), got 1"},
 		{"dropout of a random backbone", validExperiment, []string{"model.dropout=0.2"}, "model.dropout is for a pretrained backbone"},
@@ -289,5 +290,51 @@ func TestTensorBoardKey(t *testing.T) {
 	}
 	if _, err := Load(path, []string{"train.tensorboard=1"}); err == nil || !strings.Contains(err.Error(), "tensorboard") {
 		t.Errorf("a number for train.tensorboard: %v", err)
+	}
+}
+
+// An unknown key in any section comes with the nearest known one, from the file or from --set; a --set value
+// of the wrong type is reported as the --set flag's, not at the line of a document the user never wrote.
+func TestKeyMessages(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		set        []string
+		want       string
+	}{
+		{"[train]", strings.Replace(validExperiment, "batch_size", "batch_sise", 1), nil,
+			`exp.toml:25: unknown key "train.batch_sise" (did you mean "train.batch_size"?)`},
+		{"[model]", strings.Replace(validExperiment, "max_length", "max_lenght", 1), nil,
+			`exp.toml:6: unknown key "model.max_lenght" (did you mean "model.max_length"?)`},
+		{"[model.random]", strings.Replace(validExperiment, "layers = 2", "layer = 2", 1), nil,
+			`unknown key "model.random.layer" (did you mean "model.random.layers"?)`},
+		{"[data]", strings.Replace(validExperiment, "corpora", "corpra", 1), nil,
+			`exp.toml:18: unknown key "data.corpra" (did you mean "data.corpora"?)`},
+		{"[objective]", strings.Replace(validExperiment, "temperature", "temprature", 1), nil,
+			"unknown setting temprature (did you mean temperature? known: "},
+		{"a table", validExperiment + "\n[trian]\nlr = 1\n", nil, `unknown key "trian.lr" (did you mean "train.lr"?)`},
+		{"top level", "sed = 1\n" + validExperiment, nil, `exp.toml:1: unknown key "sed" (did you mean "seed"?)`},
+		{"--set [train]", validExperiment, []string{"train.bach_size=3"}, `--set train.bach_size=3: unknown key "train.bach_size" (did you mean "train.batch_size"?)`},
+		{"--set [data]", validExperiment, []string{"data.min_word=3"}, `--set data.min_word=3: unknown key "data.min_word" (did you mean "data.min_words"?)`},
+		{"--set [objective]", validExperiment, []string{"objective.temprature=0.1"}, "unknown setting temprature (did you mean temperature?"},
+		{"--set a word for a number", validExperiment, []string{"train.batch_size=thirty"},
+			`--set train.batch_size=thirty: train.batch_size takes an integer, got a string "thirty"`},
+		{"--set a list for a number", validExperiment, []string{"train.lr=[1]"}, "--set train.lr=[1]: train.lr takes a number, got a list [1]"},
+		{"--set a number for a flag", validExperiment, []string{"train.tensorboard=1"},
+			"--set train.tensorboard=1: train.tensorboard takes true or false, got an integer 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Load(writeExperiment(t, tc.body), tc.set)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error mentioning %q", err, tc.want)
+			}
+			if strings.Contains(err.Error(), "toml: line") {
+				t.Errorf("%v: names a line of the one-key document --set decodes", err)
+			}
+		})
+	}
+	// Nothing near enough: no guess.
+	_, err := Load(writeExperiment(t, validExperiment), []string{"train.xyzzy=1"})
+	if err == nil || strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("train.xyzzy: %v, want an error without a guess", err)
 	}
 }

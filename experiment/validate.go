@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"math"
-	"path/filepath"
 	"strings"
 
 	"convrep/models"
@@ -17,9 +16,6 @@ func (e *Experiment) validate() error {
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
 	if e.Name == "" {
 		fail("name is required")
-	}
-	if e.OutputDir == "" {
-		e.OutputDir = filepath.Join("runs", e.Name)
 	}
 	if (e.Model.Backbone == "") == (e.Model.Random == nil) {
 		fail("model: give either backbone (a folder or hub name) or a [model.random] table, not both or neither")

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"convrep/internal/choice"
 )
 
 // Settings is the [objective] table of an experiment file as the TOML decoder gives it (numbers as int64 or
@@ -117,7 +119,11 @@ func (r *SettingsReader) Done() error {
 	}
 	sort.Strings(unknown)
 	sort.Strings(known)
-	return fmt.Errorf("unknown setting %s (known: %s)", strings.Join(unknown, ", "), strings.Join(known, ", "))
+	hint := ""
+	if near, ok := choice.Nearest(unknown[0], known); ok && len(unknown) == 1 {
+		hint = fmt.Sprintf("did you mean %s? ", near)
+	}
+	return fmt.Errorf("unknown setting %s (%sknown: %s)", strings.Join(unknown, ", "), hint, strings.Join(known, ", "))
 }
 
 // Value reads a key as the decoder gave it, for a setting of several types (FutureTOD's max_future).

@@ -88,20 +88,44 @@ run() {
 	fi
 }
 
-# output_dir is where an experiment writes: a --set output_dir=... among the arguments, else the file's output_dir.
+# output_dir is where an experiment writes, from the working directory: a --set output_dir=... among the
+# arguments (the scripts write those from the working directory), else the file's output_dir (or runs/NAME),
+# which convrep reads from the file's folder.
 output_dir() {
 	local toml="$1" a dir=""
 	shift
 	for a in "$@"; do
 		[[ "$a" == output_dir=* ]] && dir="${a#output_dir=}"
 	done
-	if [[ -z "$dir" ]]; then
-		dir="$(sed -n 's/^output_dir *= *"\(.*\)".*/\1/p' "$toml")"
+	if [[ -n "$dir" ]]; then
+		printf '%s\n' "$dir"
+		return
 	fi
+	dir="$(sed -n 's/^output_dir *= *"\(.*\)".*/\1/p' "$toml")"
 	if [[ -z "$dir" ]]; then
 		dir="runs/$(sed -n 's/^name *= *"\(.*\)".*/\1/p' "$toml")"
 	fi
-	printf '%s\n' "$dir"
+	case "$dir" in
+	/*) printf '%s\n' "$dir" ;;
+	*) realpath -m --relative-to=. -- "$(dirname "$toml")/$dir" ;;
+	esac
+}
+
+# exp_args EXPERIMENT.toml [args...]: sets EXP_ARGS to args with the paths of --set output_dir=... and
+# --set objective.segment_encoder=..., which the scripts write from the working directory, rewritten from the
+# experiment file's folder: convrep reads every path of an experiment, --set ones too, from there.
+exp_args() {
+	local toml="$1" a key
+	shift
+	EXP_ARGS=()
+	for a in "$@"; do
+		for key in output_dir objective.segment_encoder; do
+			if [[ "$a" == "$key="* && "${a#*=}" != /* && -n "${a#*=}" ]]; then
+				a="$key=$(realpath -m --relative-to="$(dirname "$toml")" -- "${a#*=}")"
+			fi
+		done
+		EXP_ARGS+=("$a")
+	done
 }
 
 # train EXPERIMENT.toml [--set k=v ...]: trains, resuming from the newest checkpoint; skipped once the run has
@@ -124,7 +148,8 @@ train() {
 		launch+=(--nproc-per-node "$GPUS")
 	fi
 	log "training $toml into $out"
-	run "${launch[@]}" "$@" "$toml"
+	exp_args "$toml" "$@"
+	run "${launch[@]}" "${EXP_ARGS[@]}" "$toml"
 }
 
 # mgtbuckets EXPERIMENT.toml [--set k=v ...]: builds (and caches) MGT's response pool and segments with data
@@ -133,7 +158,8 @@ mgtbuckets() {
 	local toml="$1"
 	shift
 	log "MGT response pool and segments for $toml"
-	run "$BIN/data" prepare "$@" "$toml"
+	exp_args "$toml" "$@"
+	run "$BIN/data" prepare "${EXP_ARGS[@]}" "$toml"
 }
 
 # ev TASK RESULT.json|DIR [flags]: one cmd/evaluate task; skipped when its result exists. suite takes a folder

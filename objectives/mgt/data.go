@@ -227,12 +227,20 @@ func checkSegmentRun(dir string) error {
 // output_dir is dir.
 func experimentsInto(dir string) []string {
 	paths, _ := filepath.Glob(filepath.Join("experiments", "*.toml"))
+	want, _ := filepath.Abs(dir)
 	var out []string
 	for _, p := range paths {
 		var head struct {
 			OutputDir string `toml:"output_dir"`
 		}
-		if _, err := toml.DecodeFile(p, &head); err == nil && head.OutputDir != "" && filepath.Clean(head.OutputDir) == filepath.Clean(dir) {
+		if _, err := toml.DecodeFile(p, &head); err != nil || head.OutputDir == "" {
+			continue
+		}
+		o := head.OutputDir
+		if !filepath.IsAbs(o) {
+			o = filepath.Join(filepath.Dir(p), o) // an experiment's paths are read from its folder
+		}
+		if a, err := filepath.Abs(o); err == nil && a == want {
 			out = append(out, p)
 		}
 	}

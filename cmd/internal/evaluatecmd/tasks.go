@@ -109,7 +109,7 @@ func runSR(ctx context.Context, args []string, log *zap.Logger) error {
 	if err := setDefault(fs, "seeds", "0-2"); err != nil {
 		return err
 	}
-	fs.Lookup("data-root").Usage = "folder of the pretraining corpora, holding msr_e2e/ (default ../shared/data/pretrain)"
+	fs.Lookup("data-root").Usage = "folder of the pretraining corpora, holding msr_e2e/ (default: data/pretrain in the shared folder, $CONVREP_SHARED or else ../shared from the working directory)"
 	queries := fs.Int("queries", evaluate.DefaultSRSampling.Queries, "queries drawn per seed (all of the pool when it holds fewer)")
 	if _, err := parse(ctx, fs, args); err != nil {
 		return err
@@ -285,7 +285,7 @@ func register(fs *flag.FlagSet, c *suite.Common, maxLength int) {
 	fs.IntVar(&c.Model.Batch, "batch-size", 64, "texts per forward pass")
 	fs.IntVar(&c.Model.Threads, "threads", 0, "libtorch intra-op threads; 0 = libtorch's default")
 	fs.StringVar(&c.Data.Dataset, "dataset", "", "a dataset read in its upstream layout from --data-root, or the name given to --train/--test files")
-	fs.StringVar(&c.Data.Root, "data-root", "", "folder of the evaluation sets (default ../shared/data/eval)")
+	fs.StringVar(&c.Data.Root, "data-root", "", "folder of the evaluation sets (default: data/eval in the shared folder, $CONVREP_SHARED or else ../shared from the working directory)")
 	fs.StringVar(&c.Data.Train, "train", "", "a CSV or JSON lines file of labelled training examples (support sets are drawn from it)")
 	fs.StringVar(&c.Data.Test, "test", "", "a CSV or JSON lines file of test examples (queries)")
 	fs.StringVar(&c.Data.TextColumn, "text-column", "text", "the text column or field of --train/--test")
