@@ -123,9 +123,12 @@ func (f Footprint) parts() string {
 		float64(f.Params)/1e6, humanBytes(f.Weights), humanBytes(f.Grads), humanBytes(f.Optimizer), humanBytes(f.Activations))
 }
 
-// DryRun prints what a run of e would do, without doing it: the model and its parameters, the memory estimate
-// beside what the device has, the data it would read, its steps and its checkpoints. It writes nothing: no
-// cache, no output folder, no model (a backbone named on the hub is still resolved, downloaded when missing).
+// DryRun prints what a run of e would do, without doing it: every path it resolved, the model and its
+// parameters, the memory estimate beside what the device has, the data it would read, read as the run reads
+// it when it is small enough (dryRunReadBytes): its malformed records, the validation split and the examples
+// on each side; its steps and its checkpoints. Then each problem the run would stop on, with the setting that
+// fixes it, and an error when there is one. It writes nothing: no cache, no output folder, no model (a
+// backbone named on the hub is still resolved, downloaded when missing).
 func DryRun(ctx context.Context, e *experiment.Experiment, w io.Writer, log *zap.Logger) error {
 	modelDir, tokDir, err := experiment.Resolve(ctx, e.Model, log)
 	if err != nil {
@@ -139,14 +142,12 @@ func DryRun(ctx context.Context, e *experiment.Experiment, w io.Writer, log *zap
 	if err != nil {
 		return err
 	}
-	files, err := corpusFiles(e.Data)
-	if err != nil {
-		return err
-	}
+	var problems []string
 	env, _ := ranks()
 	f := footprint(e, c, env.World)
 	pf := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
 	pf("experiment  %s (%s)", e.Name, e.Path())
+	writePaths(w, e, modelDir, tokDir)
 	from := "random initialisation"
 	if modelDir != "" {
 		from = modelDir
@@ -164,21 +165,54 @@ func DryRun(ctx context.Context, e *experiment.Experiment, w io.Writer, log *zap
 		verdict := "fits"
 		if f.Total() > avail {
 			verdict = "does not fit: train would refuse to start (train.skip_memory_check = true to try anyway)"
+			if !e.Train.SkipMemoryCheck {
+				problems = append(problems, fmt.Sprintf("the run needs about %s, %s available (%s): make the model or train.batch_size smaller, or set train.skip_memory_check = true to try anyway",
+					humanBytes(f.Total()), humanBytes(avail), where))
+			}
 		}
 		pf("available   %s (%s): %s", humanBytes(avail), where, verdict)
 	}
-	if len(e.Data.Corpora) > 0 {
+	files, err := corpusFiles(e.Data)
+	readable := err == nil
+	if err != nil {
+		problems = append(problems, err.Error())
+	}
+	if len(e.Data.Corpora) > 0 && readable {
 		pf("corpora     %s: %d files, %s, under %s", strings.Join(e.Data.Corpora, ", "), len(files), humanBytes(sizeOf(files)), e.Data.Root)
 	}
-	if fs := e.Data.FileSet(); fs != nil {
-		own, err := fs.List()
-		if err != nil {
-			return fmt.Errorf("data.files: %w", err)
-		}
+	size := sizeOf(files)
+	if fs := e.Data.FileSet(); fs != nil && readable {
+		own, _ := fs.List() // corpusFiles listed them
+		size += sizeOf(own)
 		pf("files       %d (%s): %s", len(own), humanBytes(sizeOf(own)), strings.Join(own, ", "))
+		for _, n := range fs.Notices() {
+			pf("notice      %s", n)
+		}
+	}
+	var plan *dataPlan
+	switch {
+	case !readable:
+		pf("data        not read: a path above is wrong")
+	case size > dryRunReadBytes:
+		pf("data        not read: %s is more than the %s a dry run reads; the run reads it (convrep data check EXPERIMENT.toml checks files of any size)",
+			humanBytes(size), readBound())
+	default:
+		if plan, err = readPlan(e); err != nil {
+			problems = append(problems, err.Error())
+			pf("data        not read: %v", err)
+			break
+		}
+		problems = append(problems, plan.problems(e, env.World)...)
+		plan.write(w, e)
 	}
 	steps := fmt.Sprintf("%d epochs of ⌈examples / %d⌉ steps (the examples are counted when the data is built)", e.Train.Epochs,
 		e.Train.BatchSize*e.Train.GradAccumulation)
+	if plan != nil && plan.pairs {
+		if perEpoch, total, err := runSteps(plan.train, env.World, e.Train); err == nil {
+			steps = fmt.Sprintf("%d: %d epochs of %d steps (%d examples, %d a step)", total, e.Train.Epochs, perEpoch, plan.train,
+				e.Train.BatchSize*e.Train.GradAccumulation)
+		}
+	}
 	if e.Train.MaxSteps > 0 {
 		steps = fmt.Sprintf("at most %d; ", e.Train.MaxSteps) + steps
 	}
@@ -188,8 +222,97 @@ func DryRun(ctx context.Context, e *experiment.Experiment, w io.Writer, log *zap
 	if paths, err := rundir.At(e.OutputDir).Checkpoints(); err == nil && len(paths) > 0 {
 		pf("resume      %s holds %d checkpoints: train would need --resume", e.OutputDir, len(paths))
 	}
+	if len(problems) > 0 {
+		pf("problems    the run would stop on:")
+		for _, p := range problems {
+			pf("  - %s", p)
+		}
+	}
 	pf("writes nothing (a dry run)")
+	if len(problems) > 0 {
+		return fmt.Errorf("%s: the run would stop: %d problems (listed above)", e.Path(), len(problems))
+	}
 	return nil
+}
+
+// writePaths prints every path the run resolved: the backbone and tokenizer folders, the output, the data
+// root, the cache and the files, each absolute.
+func writePaths(w io.Writer, e *experiment.Experiment, modelDir, tokDir string) {
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil && p != "" {
+			return a
+		}
+		return p
+	}
+	line := func(key, value string) { fmt.Fprintf(w, "  %-15s%s\n", key, value) }
+	fmt.Fprintf(w, "paths       (relative ones in the experiment file are read from its folder)\n")
+	switch {
+	case e.Model.Random != nil:
+		line("model.backbone", "none: [model.random]")
+	case modelDir != e.Model.Backbone && modelDir != "":
+		line("model.backbone", e.Model.Backbone+", in "+abs(modelDir))
+	default:
+		line("model.backbone", abs(e.Model.Backbone))
+	}
+	line("model.tokenizer", abs(tokDir))
+	line("output_dir", abs(e.OutputDir))
+	if len(e.Data.Corpora) > 0 {
+		line("data.root", abs(e.Data.Root))
+	}
+	line("data.cache_dir", abs(e.Data.CacheDir))
+	for i, f := range e.Data.Files {
+		key := ""
+		if i == 0 {
+			key = "data.files"
+		}
+		line(key, abs(f))
+	}
+}
+
+// write prints what reading the data showed: the dialogues and malformed records, the validation split and
+// the examples of each side.
+func (p *dataPlan) write(w io.Writer, e *experiment.Experiment) {
+	pf := func(format string, a ...any) { fmt.Fprintf(w, format+"\n", a...) }
+	pf("data        read in %.1f s: %d dialogues, %d malformed records", p.took.Seconds(), p.dialogues, p.bad.Count)
+	if p.bad.Count > 0 {
+		what := "the run stops at the first (data.skip_bad = false)"
+		if e.Data.SkipBad {
+			what = "data.skip_bad skips each with its dialogue"
+		}
+		pf("malformed   %s:", what)
+		p.bad.Write(w, "  ")
+	}
+	examples := "examples not counted: the objective makes them of tokens, counted when the run builds them"
+	if p.pairs {
+		examples = fmt.Sprintf("%d training examples (%s pairs)", p.train, e.Data.Pairs)
+		if e.Data.MaxExamples > 0 {
+			examples += fmt.Sprintf(", data.max_examples %d", e.Data.MaxExamples)
+		}
+	}
+	if e.Train.ValidShare <= 0 {
+		pf("examples    %s; no validation (train.valid_share = 0)", examples)
+		return
+	}
+	split := fmt.Sprintf("%d of %d dialogues held out", p.held, p.dialogues)
+	if p.split != nil {
+		split = p.split.Error()
+	} else if p.pairs {
+		verdict := fmt.Sprintf("at least a batch of %d", e.Train.BatchSize)
+		if validationFits(e.Train, p.held, p.valid) != nil {
+			verdict = fmt.Sprintf("fewer than a batch of %d: the run would stop", e.Train.BatchSize)
+		}
+		split += fmt.Sprintf(", %d validation examples: %s", p.valid, verdict)
+	}
+	pf("examples    %s", examples)
+	pf("validation  train.valid_share %g, seed %d: %s", e.Train.ValidShare, e.Seed, split)
+}
+
+// readBound is dryRunReadBytes in words.
+func readBound() string {
+	if dryRunReadBytes%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", dryRunReadBytes>>20)
+	}
+	return fmt.Sprintf("%d bytes", dryRunReadBytes)
 }
 
 // sizeOf is the bytes of the files at paths (those it can stat).

@@ -17,6 +17,7 @@ import (
 
 	"convrep/checkpoint"
 	"convrep/datasets"
+	"convrep/experiment"
 	"convrep/internal/atomicfile"
 	"convrep/internal/torch"
 	"convrep/objectives"
@@ -73,12 +74,21 @@ func (t *Trainer) buildValidation(env objectives.DataEnv) error {
 	if a, ok := v.data.(objectives.EpochAware); ok {
 		a.SetEpoch(0) // the same masks and splits at every evaluation
 	}
-	if n, b := v.data.Len(), t.exp.Train.BatchSize; n < b {
-		return fmt.Errorf("train.valid_share %g: the %d held-out dialogues make %d validation examples, fewer than a batch of %d",
-			t.exp.Train.ValidShare, len(v.keys), n, b)
+	if err := validationFits(t.exp.Train, len(v.keys), v.data.Len()); err != nil {
+		return err
 	}
 	t.valid = v
 	t.log.Info("validation", zap.Int("dialogues", len(v.keys)), zap.Int("examples", v.data.Len()))
+	return nil
+}
+
+// validationFits is the rule a run holds its validation examples to (a dry run too): at least one batch of
+// train.batch_size, as an evaluation takes whole batches.
+func validationFits(tc experiment.TrainConfig, dialogues, examples int) error {
+	if examples < tc.BatchSize {
+		return fmt.Errorf("train.valid_share %g: the %d held-out dialogues make %d validation examples, fewer than a batch of %d",
+			tc.ValidShare, dialogues, examples, tc.BatchSize)
+	}
 	return nil
 }
 
