@@ -52,8 +52,9 @@ func parse(args []string, out io.Writer) (*options, error) {
 	o := &options{}
 	fs.BoolVar(&o.resume, "resume", false, "continue from the newest checkpoint in the experiment's output folder")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar")
-	fs.BoolVar(&o.dryRun, "dry-run", false, "print the model, the memory estimate beside what the device has, the data, the steps and "+
-		"the checkpoints the run would make, and write nothing")
+	fs.BoolVar(&o.dryRun, "dry-run", false, "print every path the run resolved, the model, the memory estimate beside what the device has, "+
+		"the data (read as the run reads it when under 64 MiB: malformed rows, the validation split, the examples), the steps and "+
+		"the checkpoints the run would make, then each problem the run would stop on with the setting that fixes it (exit 1); write nothing")
 	fs.Var(&o.sets, "set", "override a key of the experiment, section.key=value in TOML syntax (repeatable), e.g. --set train.lr=1e-5")
 	l := &o.launch
 	fs.IntVar(&l.nprocPerNode, "nproc-per-node", 0, "start this many data-parallel workers on this node (0: train in this process)")
@@ -182,7 +183,7 @@ func exitIfInterrupted(ctx context.Context, built <-chan struct{}, log *zap.Logg
 	}
 }
 
-// dryRun prints what the run would do (trainer.DryRun) on standard output.
+// dryRun prints what the run would do (trainer.DryRun) on standard output, and fails when the run would stop.
 func dryRun(path string, sets []string, log *zap.Logger) error {
 	e, err := experiment.Load(path, sets)
 	if err != nil {
