@@ -56,7 +56,11 @@ func FinetuneIntent(ctx context.Context, c *Common, cfg finetune.Config, setting
 	allTest := append(append(evaluate.Split{}, test...), oos...)
 	allVal := toExamples(append(append(evaluate.Split{}, val...), oosVal...))
 	var runs []finetune.Trial
-	used := map[string]evaluate.ShotsUsed{} // per variant
+	type shotsOf struct {
+		asked int
+		used  evaluate.ShotsUsed
+	}
+	shotsByVariant := map[string]shotsOf{}
 	var notes []string
 	for _, k := range p.shots {
 		var drawn [][]evaluate.Support
@@ -74,8 +78,9 @@ func FinetuneIntent(ctx context.Context, c *Common, cfg finetune.Config, setting
 			}
 			runs = append(runs, finetune.Trial{Variant: fmt.Sprintf("%d-shot", k), Seed: seed, Train: toExamples(tr), Val: allVal})
 		}
-		used[fmt.Sprintf("%d-shot", k)] = evaluate.UsedShots(labels, k, drawn)
-		if note := evaluate.ShortNote(name, k, labels, used[fmt.Sprintf("%d-shot", k)]); note != "" {
+		used := evaluate.UsedShots(labels, k, drawn)
+		shotsByVariant[fmt.Sprintf("%d-shot", k)] = shotsOf{k, used}
+		if note := evaluate.ShortNote(name, k, labels, used); note != "" {
 			notes = append(notes, note)
 		}
 	}
@@ -108,9 +113,9 @@ func FinetuneIntent(ctx context.Context, c *Common, cfg finetune.Config, setting
 		return err
 	}
 	for i, r := range rows {
-		if u, ok := used[r.Variant]; ok { // each k-shot row its own settings, with the shots its support sets held
+		if sh, ok := shotsByVariant[r.Variant]; ok { // each k-shot row its own settings: the shots asked, and those its support sets held
 			rows[i].Settings = maps.Clone(r.Settings)
-			rows[i].Settings["shots_used"] = u
+			rows[i].Settings["shots"], rows[i].Settings["shots_used"] = sh.asked, sh.used
 		}
 	}
 	res := &evaluate.Result{Model: model, Task: "finetune-intent", Rows: rows, Notes: notes, WallSeconds: time.Since(start).Seconds()}
