@@ -304,6 +304,9 @@ func checkPath(root, p string) error {
 		}
 	}
 	full := filepath.Join(root, filepath.FromSlash(clean))
+	if dir, ok := strings.CutSuffix(clean, "/..."); ok { // a Go package pattern: the folder and all under it
+		full = filepath.Join(root, filepath.FromSlash(dir))
+	}
 	if strings.ContainsAny(clean, "*?[") {
 		if m, _ := filepath.Glob(full); len(m) == 0 {
 			return fmt.Errorf("%s matches no file", p)
@@ -560,6 +563,8 @@ func TestCheckSnippet(t *testing.T) {
 		{snippet{1, "a sentence with experiments/nope.toml", true}, ""},
 		{snippet{1, "cmd/data/nope.tsv", true}, "cmd/data/nope.tsv does not exist"},
 		{snippet{1, "internal/torch.Scope", true}, ""},
+		{snippet{1, "cmd/...", true}, ""},
+		{snippet{1, "scripts/nope/...", true}, "scripts/nope/... does not exist"},
 		{snippet{1, "cmd/X", true}, ""},
 		{snippet{1, "experiments/DIR/x.toml", true}, ""},
 		{snippet{1, "cmd/x", true}, "cmd/x does not exist"},
