@@ -12,7 +12,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"convrep/internal/tomlpos"
+	"convrep/internal/settings"
 )
 
 // Spec is a claims file (scripts/claims.toml): the claims to check, in report order.
@@ -117,7 +117,7 @@ func ParseSpec(path string, src []byte) (*Spec, error) {
 	var s Spec
 	md, err := toml.NewDecoder(bytes.NewReader(src)).Decode(&s)
 	if err != nil {
-		return nil, tomlpos.DecodeError(path, err)
+		return nil, settings.DecodeError(path, err)
 	}
 	var unknown []string
 	var reported []toml.Key
@@ -126,7 +126,7 @@ func ParseSpec(path string, src []byte) (*Spec, error) {
 			continue // a key inside an unknown table: the table is reported
 		}
 		reported = append(reported, k)
-		unknown = append(unknown, fmt.Sprintf("%s: unknown key %q", place(path, tomlpos.KeyLine(src, k)), k.String()))
+		unknown = append(unknown, fmt.Sprintf("%s: unknown key %q", place(path, settings.KeyLine(src, k)), k.String()))
 	}
 	if len(unknown) > 0 {
 		return nil, errors.New(strings.Join(unknown, "\n"))

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"convrep/internal/progress"
+	"convrep/internal/cli/progress"
 )
 
 // Encoder embeds texts, one vector per text in order. models.Embedder is one (masked mean of the last layer,

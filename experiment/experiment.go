@@ -15,8 +15,8 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"convrep/datasets"
+	"convrep/internal/settings"
 	"convrep/internal/shared"
-	"convrep/internal/tomlpos"
 	"convrep/objectives"
 )
 
@@ -291,14 +291,14 @@ func decodeExperiment(path string, src []byte) (*Experiment, error) {
 	var e Experiment
 	md, err := toml.NewDecoder(bytes.NewReader(src)).Decode(&e)
 	if err != nil {
-		return nil, tomlpos.DecodeError(path, err)
+		return nil, settings.DecodeError(path, err)
 	}
 	var unknown []string
 	for _, k := range md.Undecoded() {
 		if len(k) > 0 && k[0] == "objective" {
 			continue // the objective reads its own table strictly
 		}
-		unknown = append(unknown, fmt.Sprintf("%s:%d: %s", path, tomlpos.KeyLine(src, k), unknownKey(k)))
+		unknown = append(unknown, fmt.Sprintf("%s:%d: %s", path, settings.KeyLine(src, k), unknownKey(k)))
 	}
 	if len(unknown) > 0 {
 		return nil, errors.New(strings.Join(unknown, "\n"))

@@ -9,7 +9,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
-	"convrep/internal/choice"
+	"convrep/internal/settings"
 )
 
 // tables maps each table of an experiment file ("" for the top level, "model", "model.random", ...) to the
@@ -59,7 +59,7 @@ func nearestKey(k toml.Key) string {
 			table = next
 			continue
 		}
-		near, ok := choice.Nearest(part, names)
+		near, ok := settings.Nearest(part, names)
 		if !ok || near == part {
 			return ""
 		}

@@ -24,7 +24,7 @@ import (
 
 	"convrep/checkpoint"
 	"convrep/experiment"
-	"convrep/internal/choice"
+	"convrep/internal/settings"
 	"convrep/modelcard"
 	"convrep/models"
 	"convrep/models/hub"
@@ -120,7 +120,7 @@ func nearestPath(ref string) (string, bool) {
 			for _, e := range entries {
 				names = append(names, e.Name())
 			}
-			best, ok := choice.Nearest(filepath.Base(dir), names)
+			best, ok := settings.Nearest(filepath.Base(dir), names)
 			if !ok {
 				return "", false
 			}

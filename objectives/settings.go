@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"convrep/internal/choice"
+	"convrep/internal/settings"
 )
 
 // Settings is the [objective] table of an experiment file as the TOML decoder gives it (numbers as int64 or
@@ -120,7 +120,7 @@ func (r *SettingsReader) Done() error {
 	sort.Strings(unknown)
 	sort.Strings(known)
 	hint := ""
-	if near, ok := choice.Nearest(unknown[0], known); ok && len(unknown) == 1 {
+	if near, ok := settings.Nearest(unknown[0], known); ok && len(unknown) == 1 {
 		hint = fmt.Sprintf("did you mean %s? ", near)
 	}
 	return fmt.Errorf("unknown setting %s (%sknown: %s)", strings.Join(unknown, ", "), hint, strings.Join(known, ", "))

@@ -12,7 +12,7 @@ import (
 
 	"convrep/datasets"
 	"convrep/internal/atomicfile"
-	"convrep/internal/progress"
+	"convrep/internal/cli/progress"
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/rundir"

@@ -11,7 +11,7 @@ import (
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
-	"convrep/internal/progress"
+	"convrep/internal/cli/progress"
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/safetensors"

@@ -8,7 +8,7 @@ import (
 
 	"convrep/evaluate"
 	"convrep/evaluate/tsne"
-	"convrep/internal/progress"
+	"convrep/internal/cli/progress"
 	"convrep/modelref"
 )
 

@@ -7,7 +7,7 @@ import (
 	"github.com/sugarme/gotch/nn"
 	"github.com/sugarme/gotch/ts"
 
-	"convrep/internal/choice"
+	"convrep/internal/settings"
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/objectives/tensors"
@@ -37,7 +37,7 @@ const (
 
 // ParseHeadInit reads a head_init setting case-insensitively.
 func ParseHeadInit(s string) (HeadInit, error) {
-	return choice.Parse("head initialisation", s, HeadInitNormal, HeadInitUniform)
+	return settings.OneOf("head initialisation", s, HeadInitNormal, HeadInitUniform)
 }
 
 // newContrastHead adds the head to m.VS under name, its weights drawn as init says.

@@ -7,7 +7,7 @@ import (
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
-	"convrep/internal/choice"
+	"convrep/internal/settings"
 	"convrep/internal/torch"
 	"convrep/objectives/tensors"
 )
@@ -25,7 +25,7 @@ const (
 
 // ParseMode reads a mode name case-insensitively ("HardNeg" and "Orig" as the DSE code spells them).
 func ParseMode(s string) (Mode, error) {
-	return choice.Parse("contrastive mode", s, HardNeg, Orig)
+	return settings.OneOf("contrastive mode", s, HardNeg, Orig)
 }
 
 // HardConLoss is DSE's symmetric contrastive loss over B pairs of L2-normalised features f1, f2 [B,D]

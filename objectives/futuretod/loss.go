@@ -6,7 +6,7 @@ import (
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
-	"convrep/internal/choice"
+	"convrep/internal/settings"
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/objectives/tensors"
@@ -27,7 +27,7 @@ const (
 
 // ParseDistance reads a distance name case-insensitively.
 func ParseDistance(s string) (Distance, error) {
-	return choice.Parse("distance", s, SquaredL2, MSE)
+	return settings.OneOf("distance", s, SquaredL2, MSE)
 }
 
 // DistillLoss is FutureTOD's Eq. 2: the sum over the distilled layers l of the distance between the

@@ -17,7 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"convrep/datasets"
-	"convrep/internal/progress"
+	"convrep/internal/cli/progress"
 )
 
 // defaultBaseURL serves a GitHub repository's file at BASE/OWNER/REPO/COMMIT/PATH.

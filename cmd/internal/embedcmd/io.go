@@ -13,7 +13,7 @@ import (
 	"strings"
 
 	"convrep/internal/atomicfile"
-	"convrep/internal/progress"
+	"convrep/internal/cli/progress"
 	"convrep/models"
 )
 

@@ -1,4 +1,4 @@
-package choice
+package settings
 
 import "strings"
 

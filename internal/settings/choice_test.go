@@ -1,4 +1,4 @@
-package choice
+package settings
 
 import "testing"
 
@@ -9,7 +9,7 @@ const (
 	darkBlue color = "dark_blue"
 )
 
-func TestParse(t *testing.T) {
+func TestOneOf(t *testing.T) {
 	for _, tc := range []struct {
 		in   string
 		want color
@@ -22,9 +22,9 @@ func TestParse(t *testing.T) {
 		{in: "dark blue", err: `color "dark blue" is not one of red, dark_blue`},
 		{in: " Green ", err: `color " Green " is not one of red, dark_blue`},
 	} {
-		got, err := Parse("color", tc.in, red, darkBlue)
+		got, err := OneOf("color", tc.in, red, darkBlue)
 		if got != tc.want || (err == nil) != (tc.err == "") || (err != nil && err.Error() != tc.err) {
-			t.Errorf("Parse(%q) = %q, %v; want %q, %q", tc.in, got, err, tc.want, tc.err)
+			t.Errorf("OneOf(%q) = %q, %v; want %q, %q", tc.in, got, err, tc.want, tc.err)
 		}
 	}
 }

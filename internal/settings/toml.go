@@ -1,6 +1,7 @@
-// Package tomlpos finds where things stand in a TOML file, for errors that name the file and the line: the
-// decoder keeps key positions private and words some errors without the file.
-package tomlpos
+package settings
+
+// Where things stand in a TOML file, for errors that name the file and the line: the decoder keeps key
+// positions private and words some errors without the file.
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package tomlpos
+package settings
 
 import (
 	"testing"
