@@ -10,9 +10,9 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"convrep/evaluate"
-	"convrep/internal/dualrun"
 	"convrep/internal/shared"
 	"convrep/models"
+	"convrep/objectives/mgt/mgttest"
 	"convrep/tokenizers"
 )
 
@@ -26,8 +26,8 @@ func TestMGTRunScoresByDotProductOfBothEncoders(t *testing.T) {
 		t.Fatal(err)
 	}
 	vocab := int64(tok.VocabSize())
-	ctxModel, respModel := dualrun.Encoder(t, vocab, 21), dualrun.Encoder(t, vocab, 22)
-	run := dualrun.Run(t, filepath.Join(t.TempDir(), "mgt_single"), tok, ctxModel, respModel)
+	ctxModel, respModel := mgttest.Encoder(t, vocab, 21), mgttest.Encoder(t, vocab, 22)
+	run := mgttest.Run(t, filepath.Join(t.TempDir(), "mgt_single"), tok, ctxModel, respModel)
 	log := zaptest.NewLogger(t)
 	ref := Model{Ref: run, Device: "cpu", MaxLength: 32, Batch: 4}
 

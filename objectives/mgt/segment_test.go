@@ -1,4 +1,4 @@
-package mgt
+package mgt_test
 
 import (
 	"fmt"
@@ -12,11 +12,12 @@ import (
 	"github.com/sugarme/gotch/ts"
 	"go.uber.org/zap/zaptest"
 
-	"convrep/internal/dualrun"
 	"convrep/internal/shared"
 	"convrep/internal/torch"
 	"convrep/objectives"
+	"convrep/objectives/mgt"
 	"convrep/objectives/mgt/buckets"
+	"convrep/objectives/mgt/mgttest"
 	"convrep/safetensors"
 	"convrep/tokenizers"
 )
@@ -34,21 +35,25 @@ func TestSegmentsComeFromTheNamedResponseEncoder(t *testing.T) {
 	}
 	vocab := int64(tok.VocabSize())
 	root := t.TempDir()
-	ctx1, ctx2 := dualrun.Encoder(t, vocab, 1), dualrun.Encoder(t, vocab, 2)
-	resp1, resp2 := dualrun.Encoder(t, vocab, 3), dualrun.Encoder(t, vocab, 4)
-	runA := dualrun.Run(t, filepath.Join(root, "a"), tok, ctx1, resp1)
-	runB := dualrun.Run(t, filepath.Join(root, "b"), tok, ctx1, resp2)
-	runC := dualrun.Run(t, filepath.Join(root, "c"), tok, ctx2, resp1)
+	ctx1, ctx2 := mgttest.Encoder(t, vocab, 1), mgttest.Encoder(t, vocab, 2)
+	resp1, resp2 := mgttest.Encoder(t, vocab, 3), mgttest.Encoder(t, vocab, 4)
+	runA := mgttest.Run(t, filepath.Join(root, "a"), tok, ctx1, resp1)
+	runB := mgttest.Run(t, filepath.Join(root, "b"), tok, ctx1, resp2)
+	runC := mgttest.Run(t, filepath.Join(root, "c"), tok, ctx2, resp1)
 	env := objectives.DataEnv{Root: shared.MustPath(t, "data", "pretrain"), Corpora: []string{"woz2"}, MaxExamples: 120,
 		Tok: tok, TokDir: tokDir, MaxLength: 24, CacheDir: filepath.Join(root, "cache"), Device: gotch.CPU, Log: zaptest.NewLogger(t)}
-	build := func(run string) (*mgtData, error) {
-		o, err := Parse(objectives.Settings{"variant": "mgt", "segment": int64(1), "models": int64(3), "candidates": int64(3),
+	type built struct {
+		report mgt.Report
+		negs   []int32
+	}
+	build := func(run string) (built, error) {
+		o, err := mgt.Parse(objectives.Settings{"variant": "mgt", "segment": int64(1), "models": int64(3), "candidates": int64(3),
 			"max_context_turns": int64(1), "bucket_sample": int64(30), "segment_encoder": run})
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, _, err := buildMGTData(env, o)
-		return d, err
+		r, negs, err := mgt.BuildData(env, o)
+		return built{r, negs}, err
 	}
 	a, err := build(runA)
 	if err != nil {
@@ -66,7 +71,7 @@ func TestSegmentsComeFromTheNamedResponseEncoder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ra, rb, rc := a.Report().(Report), b.Report().(Report), c.Report().(Report)
+	ra, rb, rc := a.report, b.report, c.report
 	t.Logf("A %s %v, B %s %v, C %s hits %v/%v", ra.SegmentEncoderDigest, ra.SegmentSimilarity, rb.SegmentEncoderDigest, rb.SegmentSimilarity,
 		rc.SegmentEncoderDigest, rc.EmbedHit, rc.NegHit)
 	switch {
@@ -78,11 +83,11 @@ func TestSegmentsComeFromTheNamedResponseEncoder(t *testing.T) {
 		t.Errorf("digest %s is not that of run A's response encoder (%s)", ra.SegmentEncoderDigest, hex12(want))
 	case ra.EmbedHit || ra.NegHit || rb.EmbedHit || rb.NegHit:
 		t.Errorf("A or B read a cache: %+v %+v", ra, rb)
-	case slices.Equal(a.negs.Idx, b.negs.Idx):
+	case slices.Equal(a.negs, b.negs):
 		t.Error("different response encoders gave the same segments")
 	case !rc.EmbedHit || !rc.NegHit || rc.SegmentEncoderDigest != ra.SegmentEncoderDigest:
 		t.Errorf("run C (A's response encoder, another context encoder) did not reuse A's cache: %+v", rc)
-	case !slices.Equal(a.negs.Idx, c.negs.Idx):
+	case !slices.Equal(a.negs, c.negs):
 		t.Error("the same response encoder gave other segments")
 	}
 
@@ -118,10 +123,9 @@ func TestSegmentsComeFromTheNamedResponseEncoder(t *testing.T) {
 
 func hex12(k buckets.Key) string { return fmt.Sprintf("%x", k[:12]) }
 
-// internal/dualrun writes checkpoints in the trainer's layout without importing this package: its prefix for
-// the response encoder must stay this package's.
-func TestDualrunWritesTheTrainersLayout(t *testing.T) {
-	if dualrun.ResponseTensors != responseTensors {
-		t.Errorf("dualrun.ResponseTensors = %q, want %q", dualrun.ResponseTensors, responseTensors)
+// mgttest writes checkpoints under the prefix this package reads the response encoder from.
+func TestMgttestWritesTheTrainersLayout(t *testing.T) {
+	if mgttest.ResponseTensors != mgt.ResponseTensors {
+		t.Errorf("mgttest.ResponseTensors = %q, want %q", mgttest.ResponseTensors, mgt.ResponseTensors)
 	}
 }

@@ -16,9 +16,9 @@ import (
 
 	"convrep/evaluate"
 	"convrep/evaluate/suite"
-	"convrep/internal/dualrun"
 	"convrep/internal/shared"
 	"convrep/models"
+	"convrep/objectives/mgt/mgttest"
 	"convrep/tokenizers"
 )
 
@@ -85,14 +85,14 @@ func TestSelectChoosesTheBestCheckpointsOnValidation(t *testing.T) {
 	want := map[string][2]float64{} // checkpoint -> top-1, MRR by hand
 	var last [2]*models.Model
 	for i, step := range []int{10, 20, 30, 40} {
-		ctx, resp := dualrun.Encoder(t, vocab, uint64(100+2*i)), dualrun.Encoder(t, vocab, uint64(101+2*i))
+		ctx, resp := mgttest.Encoder(t, vocab, uint64(100+2*i)), mgttest.Encoder(t, vocab, uint64(101+2*i))
 		path := filepath.Join(run, "checkpoints", fmt.Sprintf("step-%09d.safetensors", step))
-		dualrun.WriteCheckpoint(t, path, ctx, resp)
+		mgttest.WriteCheckpoint(t, path, ctx, resp)
 		top1, mrr := byHand(t, tok, ctx, resp, queries, responses)
 		want[path] = [2]float64{top1, mrr}
 		last = [2]*models.Model{ctx, resp}
 	}
-	dualrun.Run(t, filepath.Join(dir, "final"), tok, last[0], last[1]) // model/ of a finished run
+	mgttest.Run(t, filepath.Join(dir, "final"), tok, last[0], last[1]) // model/ of a finished run
 	if err := os.Rename(filepath.Join(dir, "final", "model"), filepath.Join(run, "model")); err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,8 @@
-// Package dualrun builds, for tests, what a finished run of a dual encoder (objective mgt) leaves on disk: tiny
-// seeded encoders, and a run folder whose model/ is the context encoder and whose checkpoints hold both
-// encoders. It writes the trainer's layout itself: package mgt's own tests use it, and the evaluate command's
-// tests, which may not import the objective (they reach it through objectives.Evaluation).
-package dualrun
+// Package mgttest builds, for tests, what a finished run of MGT's dual encoder leaves on disk: tiny seeded
+// encoders, and a run folder whose model/ is the context encoder and whose checkpoints hold both encoders under
+// the trainer's layout and MGT's own prefix. MGT's tests use it, and the evaluation's tests of the ensemble and
+// of checkpoint selection.
+package mgttest
 
 import (
 	"os"
@@ -11,17 +11,20 @@ import (
 
 	"github.com/sugarme/gotch"
 
+	"convrep/checkpoint"
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/models/sbert"
+	"convrep/objectives/mgt"
 	"convrep/rundir"
 	"convrep/safetensors"
 	"convrep/tokenizers"
 )
 
-// ResponseTensors prefixes the response encoder's parameters in an MGT checkpoint (package mgt's
-// responseTensors); the context encoder's are under "param/", as every objective's encoder.
-const ResponseTensors = "param/mgt_response."
+// ResponseTensors prefixes the response encoder's parameters in an MGT checkpoint: the checkpoint's parameter
+// prefix, then the VarStore prefix mgt keeps them under. The context encoder's are under the parameter prefix
+// alone, as every objective's encoder.
+const ResponseTensors = checkpoint.ParamPrefix + mgt.ResponsePrefix + "."
 
 // Encoder is a 2-layer BERT of width 16 over vocab tokens, initialised from libtorch seed.
 func Encoder(t testing.TB, vocab int64, seed uint64) *models.Model {
@@ -44,7 +47,7 @@ func Encoder(t testing.TB, vocab int64, seed uint64) *models.Model {
 func WriteCheckpoint(t testing.TB, path string, context, response *models.Model) {
 	t.Helper()
 	var tensors []safetensors.Tensor
-	for prefix, m := range map[string]*models.Model{"param/": context, ResponseTensors: response} {
+	for prefix, m := range map[string]*models.Model{checkpoint.ParamPrefix: context, ResponseTensors: response} {
 		for name, p := range m.Params() {
 			st, err := torch.ToSafetensor(prefix+name, p)
 			if err != nil {
