@@ -13,11 +13,8 @@ import (
 // and drops them (DropMetrics).
 
 // Metric is the mean of x as a metric: detached from the graph, 0-dim, Float, on x's device. It panics on
-// a libtorch error (callers Catch).
-func Metric(x *ts.Tensor) *ts.Tensor {
-	d := x.MustDetach(false)
-	return d.MustMean(gotch.Float, true)
-}
+// a libtorch error; a loss hands it out of its scope with keep (torch.Scoped).
+func Metric(x torch.Tensor) torch.Tensor { return x.Detach().Mean(gotch.Float) }
 
 // Known is a metric whose value Go already knows, filled on dev: copying a number from the host to a CUDA
 // device would wait for the device (a blocking copy from pageable memory synchronises its stream).

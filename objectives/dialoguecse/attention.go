@@ -44,18 +44,12 @@ func newTurnAttention(m *models.Model, name string, h int64) (*turnAttention, er
 	return a, nil
 }
 
-// score maps pooled turn rows [..., d] to one score each [...]. It panics on a libtorch error (callers Catch).
-func (a *turnAttention) score(p *ts.Tensor) *ts.Tensor {
-	x := linear(p, a.w1, a.b1).MustRelu(true)
-	y := linear(x, a.w2, a.b2)
-	x.MustDrop()
-	return y.MustSqueezeDim(-1, true)
+// score maps pooled turn rows [..., d] to one score each [...]. It panics on a libtorch error.
+func (a *turnAttention) score(p torch.Tensor) torch.Tensor {
+	return linear(linear(p, a.w1, a.b1).Relu(), a.w2, a.b2).SqueezeDim(-1)
 }
 
 // linear is torch.nn.Linear on the last dimension of x: x·Wᵀ + b.
-func linear(x, w, b *ts.Tensor) *ts.Tensor {
-	wt := w.MustT(false)
-	y := x.MustMatmul(wt, false).MustAdd(b, true)
-	wt.MustDrop()
-	return y
+func linear(x torch.Tensor, w, b *ts.Tensor) torch.Tensor {
+	return x.Matmul(torch.Of(w).T()).Add(torch.Of(b))
 }

@@ -106,7 +106,7 @@ func (o *dialogueCSE) Name() string { return Name }
 
 // Loss takes a Batch (or *Batch). metrics: pos_cos and neg_cos, the mean cosines of
 // the positive and the negative pairs, and negatives, the mean number of negatives per example.
-func (o *dialogueCSE) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, error) {
+func (o *dialogueCSE) Loss(batch any, train bool) (loss *ts.Tensor, metrics map[string]*ts.Tensor, err error) {
 	b, err := objectives.BatchAs[Batch](Name, batch)
 	if err != nil {
 		return nil, nil, err
@@ -115,44 +115,33 @@ func (o *dialogueCSE) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Te
 	if err := b.check(); err != nil {
 		return nil, nil, fmt.Errorf("dialoguecse loss: %w", err)
 	}
-	outR, err := m.Forward(b.Responses, train)
-	if err != nil {
-		return nil, nil, fmt.Errorf("dialoguecse loss: responses: %w", err)
-	}
-	defer outR.Drop()
-	outC, err := m.Forward(b.Context, train)
-	if err != nil {
-		return nil, nil, fmt.Errorf("dialoguecse loss: context: %w", err)
-	}
-	defer outC.Drop()
-
-	lay := b.layout
-	if lay == nil {
-		if lay, err = b.makeLayout(outC.Last.MustDevice()); err != nil {
-			return nil, nil, fmt.Errorf("dialoguecse loss: %w", err)
+	err = torch.Scoped("dialoguecse loss", func(keep torch.Keep) error {
+		outR, err := m.Forward(b.Responses, train)
+		if err != nil {
+			return fmt.Errorf("dialoguecse loss: responses: %w", err)
 		}
-		defer lay.drop()
-	}
-	var loss *ts.Tensor
-	var metrics map[string]*ts.Tensor
-	// The matching-guided embeddings and the loss (§4.2-4.4) are computed in fp32 under mixed precision.
-	err = tensors.FP32("dialoguecse loss", func() error {
-		resp, ctx := tensors.Upcast(outR.Last), tensors.Upcast(outC.Last)
-		x := b.tokens(resp, ctx, lay)
-		ctx.MustDrop()
-		defer torch.Drop(resp, x.respMask, x.ctx, x.ctxMask)
-		if _, err := x.check(); err != nil {
-			return err
+		outC, err := m.Forward(b.Context, train)
+		if err != nil {
+			return fmt.Errorf("dialoguecse loss: context: %w", err)
 		}
-		var sims *ts.Tensor
-		loss, sims = cseLoss(x, o.att, o.cfg.Temperature)
-		defer sims.MustDrop()
-		metrics = b.cosines(sims, x.cand)
-		return nil
+		lay := b.layout
+		if lay == nil {
+			if lay, err = b.makeLayout(torch.Of(outC.Last).Device()); err != nil {
+				return fmt.Errorf("dialoguecse loss: %w", err)
+			}
+		}
+		// The matching-guided embeddings and the loss (§4.2-4.4) are computed in fp32 under mixed precision.
+		return torch.WithoutAutocast(func() error {
+			x := b.tokens(tensors.Upcast(torch.Of(outR.Last)), tensors.Upcast(torch.Of(outC.Last)), lay)
+			if _, err := x.check(); err != nil {
+				return err
+			}
+			l, sims := cseLoss(x, o.att, o.cfg.Temperature)
+			loss, metrics = keep(torch.Of(l)), b.cosines(torch.Of(sims), torch.Of(x.cand), keep)
+			return nil
+		})
 	})
 	if err != nil {
-		torch.Drop(loss)
-		objectives.DropMetrics(metrics)
 		return nil, nil, err
 	}
 	return loss, metrics, nil
@@ -206,7 +195,7 @@ type layout struct {
 
 // makeLayout builds b's layout on dev (b must have passed check).
 func (b Batch) makeLayout(dev gotch.Device) (*layout, error) {
-	n, u := len(b.ContextOf), b.Context.IDs.MustSize()[0]
+	n, u := len(b.ContextOf), sizeOf(b.Context.IDs)[0]
 	turns := 0
 	for _, c := range b.ContextOf {
 		turns = max(turns, len(c))
@@ -248,48 +237,39 @@ func (l *layout) drop() {
 
 // tokens lays the encoder outputs out as cseLoss wants them: the context rows gathered into [B,C,Tu,d] turn
 // slots (C the most turns of an example), unused slots reading an all-zero row with an all-zero mask. The
-// result's cand is l's. It panics on a libtorch error (callers Catch).
-func (b Batch) tokens(resp, ctx *ts.Tensor, l *layout) cseTokens {
-	dev := ctx.MustDevice()
-	cs := ctx.MustSize()
-	gather := func(x *ts.Tensor, shape []int64) *ts.Tensor {
-		zs := append([]int64{1}, x.MustSize()[1:]...)
-		zero := ts.MustZeros(zs, x.DType(), dev)
-		all := ts.MustCat([]*ts.Tensor{x, zero}, 0)
-		zero.MustDrop()
-		return all.MustIndexSelect(0, l.slots, true).MustView(shape, true)
+// result's cand is l's. It runs in the loss's scope and panics on a libtorch error.
+func (b Batch) tokens(resp, ctx torch.Tensor, l *layout) cseTokens {
+	dev, cs := ctx.Device(), ctx.Size()
+	// gather lays x's rows out in the turn slots; slot U, past x's rows, reads zeros.
+	gather := func(x torch.Tensor, shape ...int64) *ts.Tensor {
+		zero := torch.Zeros(append([]int64{1}, x.Size()[1:]...), x.DType(), dev)
+		return torch.Cat(0, x, zero).IndexSelect(0, torch.Of(l.slots)).View(shape...).Raw()
 	}
 	nb := int64(len(b.ContextOf))
 	return cseTokens{
-		resp:     resp,
-		respMask: b.Responses.Mask.MustTo(dev, false),
-		ctx:      gather(ctx, []int64{nb, l.turns, cs[1], cs[2]}),
-		ctxMask:  gather(b.Context.Mask, []int64{nb, l.turns, cs[1]}),
+		resp:     resp.Raw(),
+		respMask: torch.Of(b.Responses.Mask).To(dev).Raw(),
+		ctx:      gather(ctx, nb, l.turns, cs[1], cs[2]),
+		ctxMask:  gather(torch.Of(b.Context.Mask), nb, l.turns, cs[1]),
 		cand:     l.cand,
 	}
 }
 
-// cosines are the metrics of the similarities sims [B,B] (detached), on the device: pos_cos and neg_cos,
-// the mean similarity of the positive and of the negative pairs, and negatives, the mean number of
-// negatives per example (known in Go). cand marks each example's positive (the diagonal) and its
-// negatives. It panics on a libtorch error (callers Catch).
-func (b Batch) cosines(sims, cand *ts.Tensor) map[string]*ts.Tensor {
+// cosines are the metrics of the similarities sims [B,B] (detached), on the device, handed out with keep:
+// pos_cos and neg_cos, the mean similarity of the positive and of the negative pairs, and negatives, the
+// mean number of negatives per example (known in Go). cand marks each example's positive (the diagonal)
+// and its negatives. It panics on a libtorch error.
+func (b Batch) cosines(sims, cand torch.Tensor, keep torch.Keep) map[string]*ts.Tensor {
 	n, negs := len(b.ContextOf), 0
 	for _, ng := range b.Negatives {
 		negs += len(ng)
 	}
-	dev := sims.MustDevice()
-	pos := sims.MustDiagonal(0, 0, 1, false)
-	defer pos.MustDrop()
-	eye := ts.MustEye(int64(n), gotch.Bool, dev)
-	neg := cand.MustMaskedFill(eye, ts.IntScalar(0), false).MustTotype(sims.DType(), true)
-	eye.MustDrop()
-	negSum := sims.MustMul(neg, false).MustSum(gotch.Float, true)
-	neg.MustDrop()
+	dev := sims.Device()
+	neg := cand.Cast(sims.DType()).MaskedFill(torch.Eye(int64(n), gotch.Bool, dev), 0) // 1 at the negatives
 	return map[string]*ts.Tensor{
-		"pos_cos":   objectives.Metric(pos),
-		"neg_cos":   negSum.MustDivScalar(ts.FloatScalar(float64(negs)), true),
-		"negatives": objectives.Known(float64(negs)/float64(n), dev),
+		"pos_cos":   keep(objectives.Metric(sims.Diagonal(0, 0, 1))),
+		"neg_cos":   keep(sims.Mul(neg).Sum(gotch.Float).DivScalar(float64(negs))),
+		"negatives": keep(torch.Of(objectives.Known(float64(negs)/float64(n), dev))),
 	}
 }
 

@@ -1,12 +1,14 @@
 package dialoguecse
 
 import (
-	"convrep/objectives/tensors"
 	"fmt"
 	"math"
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+	"convrep/objectives/tensors"
 )
 
 // cseTokens are the encoder's token matrices for a batch of B DialogueCSE examples: example i is a response
@@ -33,96 +35,59 @@ type cseTokens struct {
 // (R̄_i, R̃_ii) is example i's positive pair and (R̄_j, R̃_ij) for the j ≠ i marked in cand its negatives:
 // a response from elsewhere refined by the same context "through the completely identical process" (§3).
 // The loss is NT-Xent (Eq. 8), the mean over the B examples of −log(e^{s_ii/τ} / Σ_{j∈cand(i)} e^{s_ij/τ}).
-// It returns the loss (a scalar with its graph) and the similarities s [B,B] (detached). It panics on a
-// libtorch error (callers Catch).
+// It returns the loss (a scalar with its graph) and the similarities s [B,B] (detached). It runs in its
+// caller's scope (torch.Scoped), where its intermediates are freed, and panics on a libtorch error.
 //
 // R̃_ij pools to a re-weighting of r_j's own rows, so s tells pairs apart only as far as those rows point
 // different ways: an encoder whose token rows are near parallel (a random or briefly MLM-trained small one)
 // gives every s ≈ 1, a loss of log(candidates) and a vanishing gradient, as cos is at its maximum. Hence the
 // pretrained starting encoder (§5.3).
 func cseLoss(x cseTokens, att *turnAttention, tau float64) (loss, sims *ts.Tensor) {
-	dtype := x.resp.DType()
-	rs, cs := x.resp.MustSize(), x.ctx.MustSize()
+	resp, ctx := torch.Of(x.resp), torch.Of(x.ctx)
+	dtype := resp.DType()
+	rs, cs := resp.Size(), ctx.Size()
 	b, tr, d := rs[0], rs[1], rs[2]
 	c, tu := cs[1], cs[2]
 
-	rm := x.respMask.MustTotype(dtype, false).MustUnsqueeze(-1, true) // [B,Tr,1]
-	r := x.resp.MustMul(rm, false)                                    // R̄
-	um := x.ctxMask.MustTotype(dtype, false)                          // [B,C,Tu]
-	umx := um.MustUnsqueeze(-1, false)
-	u := x.ctx.MustMul(umx, false) // Ū
-	umx.MustDrop()
+	rm := torch.Of(x.respMask).Cast(dtype).Unsqueeze(-1) // [B,Tr,1]
+	r := resp.Mul(rm)                                    // R̄
+	um := torch.Of(x.ctxMask).Cast(dtype)                // [B,C,Tu]
+	u := ctx.Mul(um.Unsqueeze(-1))                       // Ū
 
 	// Eq. 3 for every (context utterance of example i, response j) at once: [B_i·C·Tu, B_j·Tr].
-	uf := u.MustView([]int64{b * c * tu, d}, true)
-	rf := r.MustView([]int64{b * tr, d}, false)
-	rft := rf.MustT(true)
-	m := uf.MustMm(rft, true).MustDivScalar(ts.FloatScalar(math.Sqrt(float64(d))), true)
-	rft.MustDrop()
+	m := torch.Term(func() torch.Tensor {
+		return u.View(b*c*tu, d).Mm(r.View(b*tr, d).T()).DivScalar(math.Sqrt(float64(d)))
+	})
 	// Eq. 4 per response j: [B_j, B_i·C·Tu, Tr] × R̄_j [Tr,d], then back to [B_i, B_j, C, Tu, d].
-	m = m.MustView([]int64{b * c * tu, b, tr}, true).MustPermute([]int64{1, 0, 2}, true)
-	rhat := m.MustBmm(r, true).MustView([]int64{b, b, c, tu, d}, true).MustPermute([]int64{1, 0, 2, 3, 4}, true)
+	rhat := m.View(b*c*tu, b, tr).Permute(1, 0, 2).Bmm(r).View(b, b, c, tu, d).Permute(1, 0, 2, 3, 4)
 
 	// The turn weights α [B_i, B_j, C] (Eq. 6 or Eq. 7); slots without a turn get weight 0.
-	tokens := um.MustSumDimIntlist([]int64{2}, false, dtype, false) // [B,C]: real tokens per turn
-	turn := tokens.MustGt(ts.FloatScalar(0), false)                 // bool [B,C]
-	var alpha *ts.Tensor
+	tokens := um.SumDim(2, false, dtype) // [B,C]: real tokens per turn
+	turn := tokens.Gt(0)                 // bool [B,C]
+	var alpha torch.Tensor
 	if att != nil {
-		n := tokens.MustClampMin(ts.FloatScalar(1), false).MustUnsqueeze(1, true).MustUnsqueeze(-1, true) // [B,1,C,1]
-		pooled := rhat.MustSumDimIntlist([]int64{3}, false, dtype, false).MustDiv(n, true)                // [B,B,C,d]
-		n.MustDrop()
-		score := att.score(pooled) // [B,B,C]
-		pooled.MustDrop()
-		off := turn.MustLogicalNot(false).MustUnsqueeze(1, true)
-		alpha = score.MustMaskedFill(off, ts.FloatScalar(math.Inf(-1)), true).MustSoftmax(2, dtype, true)
-		off.MustDrop()
+		n := tokens.ClampMin(1).Unsqueeze(1).Unsqueeze(-1) // [B,1,C,1]
+		pooled := rhat.SumDim(3, false, dtype).Div(n)      // [B,B,C,d]
+		alpha = att.score(pooled).MaskedFill(turn.Not().Unsqueeze(1), math.Inf(-1)).Softmax(2, dtype)
 	} else {
-		w := turn.MustTotype(dtype, false)
-		count := w.MustSumDimIntlist([]int64{1}, true, dtype, false).MustClampMin(ts.FloatScalar(1), true)
-		alpha = w.MustDiv(count, true).MustUnsqueeze(1, true) // [B,1,C], the same for every j
-		count.MustDrop()
+		w := turn.Cast(dtype)
+		alpha = w.Div(w.SumDim(1, true, dtype).ClampMin(1)).Unsqueeze(1) // [B,1,C], the same for every j
 	}
-	turn.MustDrop()
-	tokens.MustDrop()
 
-	// Eq. 5 / 7: R̃_ij = Σ_t α_t R̂_t, [B_i, B_j, Tu, d]; pooled over its rows.
-	a := alpha.MustUnsqueeze(-1, true).MustUnsqueeze(-1, true)
-	rtil := rhat.MustMul(a, true).MustSumDimIntlist([]int64{2}, false, dtype, true)
-	a.MustDrop()
-	slots := um.MustAmax([]int64{1}, false, false).MustSumDimIntlist([]int64{1}, false, dtype, true) // [B]: rows real in some turn
-	um.MustDrop()
-	slots = slots.MustClampMin(ts.FloatScalar(1), true).MustView([]int64{b, 1, 1}, true)
-	ptil := rtil.MustSumDimIntlist([]int64{2}, false, dtype, true).MustDiv(slots, true) // [B_i,B_j,d]
-	slots.MustDrop()
-	n := rm.MustSumDimIntlist([]int64{1}, false, dtype, true).MustClampMin(ts.FloatScalar(1), true) // [B,1]
-	pbar := r.MustSumDimIntlist([]int64{1}, false, dtype, true).MustDiv(n, true)                    // [B_j,d]
-	n.MustDrop()
+	// Eq. 5 / 7: R̃_ij = Σ_t α_t R̂_t, [B_i, B_j, Tu, d]; pooled over the rows real in some turn of C_i.
+	slots := um.Amax(1).SumDim(1, false, dtype).ClampMin(1).View(b, 1, 1) // [B,1,1]
+	ptil := torch.Term(func() torch.Tensor {
+		rtil := rhat.Mul(alpha.Unsqueeze(-1).Unsqueeze(-1)).SumDim(2, false, dtype)
+		return rtil.SumDim(2, false, dtype).Div(slots) // [B_i,B_j,d]
+	})
+	pbar := r.SumDim(1, false, dtype).Div(rm.SumDim(1, false, dtype).ClampMin(1)) // [B_j,d]
 
 	// sim = cosine of the pooled vectors: s_ij = cos(R̄_j, R̃_ij).
-	ubar, util := unitRows(pbar), unitRows(ptil)
-	pbar.MustDrop()
-	ptil.MustDrop()
-	s := util.MustMul(ubar.MustUnsqueeze(0, true), true).MustSumDimIntlist([]int64{2}, false, dtype, true) // [B,B]
+	s := tensors.Unit(ptil).Mul(tensors.Unit(pbar).Unsqueeze(0)).SumDim(2, false, dtype) // [B,B]
 
 	// Eq. 8: −log softmax over example i's candidates, at its positive.
-	logits := s.MustDivScalar(ts.FloatScalar(tau), false)
-	off := x.cand.MustLogicalNot(false)
-	logits = logits.MustMaskedFill(off, ts.FloatScalar(math.Inf(-1)), true)
-	off.MustDrop()
-	pos := logits.MustDiagonal(0, 0, 1, false)
-	perExample := logits.MustLogsumexp([]int64{1}, false, true).MustSub(pos, true)
-	pos.MustDrop()
-	loss = perExample.MustMean(dtype, true)
-	sims = s.MustDetach(true)
-	return loss, sims
-}
-
-// unitRows divides x [..., d] by max(‖x‖₂, 1e-12) along its last dimension (F.normalize).
-func unitRows(x *ts.Tensor) *ts.Tensor {
-	nrm := x.MustNormScalaroptDim(ts.FloatScalar(2), []int64{-1}, true, false).MustClampMin(ts.FloatScalar(tensors.NormEps), true)
-	out := x.MustDiv(nrm, false)
-	nrm.MustDrop()
-	return out
+	logits := s.DivScalar(tau).MaskedFill(torch.Of(x.cand).Not(), math.Inf(-1))
+	return logits.Logsumexp(1).Sub(logits.Diagonal(0, 0, 1)).Mean(dtype).Raw(), s.Detach().Raw()
 }
 
 // check checks the shapes cseLoss relies on and returns B.
@@ -132,18 +97,24 @@ func (x cseTokens) check() (int64, error) {
 			return 0, fmt.Errorf("a token matrix or mask is missing")
 		}
 	}
-	rs, cs := x.resp.MustSize(), x.ctx.MustSize()
+	rs, cs := sizeOf(x.resp), sizeOf(x.ctx)
 	if len(rs) != 3 || len(cs) != 4 || cs[0] != rs[0] || cs[3] != rs[2] {
 		return 0, fmt.Errorf("responses must be [B,T,d] and contexts [B,C,T,d], got %v and %v", rs, cs)
 	}
-	if s := x.respMask.MustSize(); len(s) != 2 || s[0] != rs[0] || s[1] != rs[1] {
+	if s := sizeOf(x.respMask); len(s) != 2 || s[0] != rs[0] || s[1] != rs[1] {
 		return 0, fmt.Errorf("response mask is %v, want [%d %d]", s, rs[0], rs[1])
 	}
-	if s := x.ctxMask.MustSize(); len(s) != 3 || s[0] != cs[0] || s[1] != cs[1] || s[2] != cs[2] {
+	if s := sizeOf(x.ctxMask); len(s) != 3 || s[0] != cs[0] || s[1] != cs[1] || s[2] != cs[2] {
 		return 0, fmt.Errorf("context mask is %v, want %v", s, cs[:3])
 	}
-	if s := x.cand.MustSize(); len(s) != 2 || s[0] != rs[0] || s[1] != rs[0] || x.cand.DType() != gotch.Bool {
+	if s := sizeOf(x.cand); len(s) != 2 || s[0] != rs[0] || s[1] != rs[0] || x.cand.DType() != gotch.Bool {
 		return 0, fmt.Errorf("candidates must be bool [%d %d], got %v %v", rs[0], rs[0], x.cand.DType(), s)
 	}
 	return rs[0], nil
+}
+
+// sizeOf is x's shape, or nil when libtorch cannot say.
+func sizeOf(x *ts.Tensor) []int64 {
+	s, _ := x.Size()
+	return s
 }

@@ -159,49 +159,35 @@ func (d *dse) Name() string { return Name }
 
 // Loss takes a Batch (or *Batch). metrics holds pos_cos, the mean cosine of the positive pairs in
 // the head's space.
-func (d *dse) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, error) {
+func (d *dse) Loss(batch any, train bool) (loss *ts.Tensor, metrics map[string]*ts.Tensor, err error) {
 	b, err := objectives.BatchAs[Batch](Name, batch)
 	if err != nil {
 		return nil, nil, err
 	}
-	m := d.model
 	n, err := PairRows(b)
 	if err != nil {
 		return nil, nil, fmt.Errorf("dse loss: %w", err)
 	}
-	e, err := EmbedPairs(m, b.Query, b.Response, train) // [2B,d]: e_i then e_i+
-	if err != nil {
-		return nil, nil, fmt.Errorf("dse loss: %w", err)
-	}
-	defer e.MustDrop()
-	var loss *ts.Tensor
-	metrics := map[string]*ts.Tensor{}
-	err = torch.Catch("dse loss", func() error {
+	err = torch.Scoped("dse loss", func(keep torch.Keep) error {
+		e, err := EmbedPairs(d.model, b.Query, b.Response, train) // [2B,d]: e_i then e_i+
+		if err != nil {
+			return fmt.Errorf("dse loss: %w", err)
+		}
 		// The head runs under autocast like the encoder; the normalisation and the loss run in fp32.
-		h := d.head.forward(e)
-		z := tensors.Upcast(h)
-		h.MustDrop()
-		return tensors.FP32("dse contrast", func() error {
-			u := tensors.Normalize(z) // unit vectors, as DSE normalises the head outputs
-			z.MustDrop()
-			all, rows, marks, drop, err := tensors.GatherPairs(d.gather, u, n, b.PairSimi)
+		z := tensors.Upcast(torch.Of(d.head.forward(e.Raw())))
+		return torch.WithoutAutocast(func() error {
+			u := tensors.Unit(z) // unit vectors, as DSE normalises the head outputs
+			all, rows, marks, err := tensors.GatherPairs(d.gather, u, n, torch.Of(b.PairSimi))
 			if err != nil {
-				u.MustDrop()
 				return err
 			}
-			var pos *ts.Tensor
-			loss, pos = contrast(all, rows, marks, d.tau, d.mode)
-			drop()
-			u.MustDrop()
+			l, pos := contrast(all, rows, marks, d.tau, d.mode)
 			// pos holds s(e_i, e_i+)/τ: the mean cosine is its mean times τ.
-			metrics["pos_cos"] = objectives.Metric(pos).MustMulScalar(ts.FloatScalar(d.tau), true)
-			pos.MustDrop()
+			loss, metrics = keep(l), map[string]*ts.Tensor{"pos_cos": keep(objectives.Metric(pos).MulScalar(d.tau))}
 			return nil
 		})
 	})
 	if err != nil {
-		torch.Drop(loss)
-		objectives.DropMetrics(metrics)
 		return nil, nil, err
 	}
 	return loss, metrics, nil
@@ -232,51 +218,48 @@ func PairRows(b Batch) (int64, error) {
 }
 
 // EmbedPairs mean-pools both views (§3.1) into one [2B,d] tensor. Views Padded to the same length run
-// through the encoder as one batch (half the ops); otherwise each runs on its own.
-func EmbedPairs(m *models.Model, q, r models.Input, train bool) (*ts.Tensor, error) {
-	if q.IDs.MustSize()[1] == r.IDs.MustSize()[1] && (q.TypeIDs == nil) == (r.TypeIDs == nil) {
-		in := models.Input{Unpadded: q.Unpadded && r.Unpadded}
-		err := torch.Catch("stack the two views", func() error {
-			in.IDs = ts.MustCat([]*ts.Tensor{q.IDs, r.IDs}, 0)
-			if q.Mask != nil && r.Mask != nil {
-				in.Mask = ts.MustCat([]*ts.Tensor{q.Mask, r.Mask}, 0)
-			}
-			if q.TypeIDs != nil {
-				in.TypeIDs = ts.MustCat([]*ts.Tensor{q.TypeIDs, r.TypeIDs}, 0)
-			}
-			return nil
-		})
-		defer torch.Drop(in.IDs, in.Mask, in.TypeIDs)
-		if err != nil {
-			return nil, err
-		}
-		return MeanEmbedding(m, in, train)
+// through the encoder as one batch (half the ops); otherwise each runs on its own. It runs inside a scope
+// (torch.Scoped), which frees what it makes, and panics on a libtorch error.
+func EmbedPairs(m *models.Model, q, r models.Input, train bool) (torch.Tensor, error) {
+	if torch.Of(q.IDs).Size()[1] == torch.Of(r.IDs).Size()[1] && (q.TypeIDs == nil) == (r.TypeIDs == nil) {
+		return MeanEmbedding(m, StackViews(q, r), train)
 	}
 	eq, err := MeanEmbedding(m, q, train)
 	if err != nil {
-		return nil, fmt.Errorf("query view: %w", err)
+		return eq, fmt.Errorf("query view: %w", err)
 	}
-	defer eq.MustDrop()
 	er, err := MeanEmbedding(m, r, train)
 	if err != nil {
-		return nil, fmt.Errorf("response view: %w", err)
+		return er, fmt.Errorf("response view: %w", err)
 	}
-	defer er.MustDrop()
-	var e *ts.Tensor
-	err = torch.Catch("stack the two views", func() error {
-		e = ts.MustCat([]*ts.Tensor{eq, er}, 0)
-		return nil
-	})
-	return e, err
+	return torch.Cat(0, eq, er), nil
 }
 
-func MeanEmbedding(m *models.Model, in models.Input, train bool) (*ts.Tensor, error) {
+// StackViews is one input holding q's rows over r's, for views of the same width. A mask or token types
+// that one view lacks are left out. It panics on a libtorch error.
+func StackViews(q, r models.Input) models.Input {
+	return models.Input{IDs: catRows(q.IDs, r.IDs), Mask: catRows(q.Mask, r.Mask), TypeIDs: catRows(q.TypeIDs, r.TypeIDs),
+		Unpadded: q.Unpadded && r.Unpadded}
+}
+
+// catRows stacks a's rows over b's, or is nil when either is.
+func catRows(a, b *ts.Tensor) *ts.Tensor {
+	if a == nil || b == nil {
+		return nil
+	}
+	return torch.Cat(0, torch.Of(a), torch.Of(b)).Raw()
+}
+
+// MeanEmbedding is the mean of the encoder's last layer over in's real tokens. Its hidden states are freed
+// as soon as they are pooled.
+func MeanEmbedding(m *models.Model, in models.Input, train bool) (torch.Tensor, error) {
 	out, err := m.Forward(in, train)
 	if err != nil {
-		return nil, err
+		return torch.Tensor{}, err
 	}
 	defer out.Drop()
-	return models.Pool(models.Mean, out.Last, in.Mask)
+	e, err := models.Pool(models.Mean, out.Last, in.Mask)
+	return torch.Of(e), err
 }
 
 // Embedding: the mean of the last layer (§3.1), compared by cosine (§4.2).

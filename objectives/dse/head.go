@@ -74,18 +74,10 @@ func newContrastHead(m *models.Model, name string, out int64, init HeadInit) (*c
 }
 
 // forward maps pooled embeddings [N,d] to the head's outputs [N,out], before the L2 normalisation (which
-// the loss does in fp32). It panics on a libtorch error (callers Catch).
+// the loss does in fp32). It panics on a libtorch error; its intermediates go to the scope it runs in.
 func (h *contrastHead) forward(e *ts.Tensor) *ts.Tensor {
-	x := noBias(e, h.w1).MustRelu(true)
-	z := noBias(x, h.w2)
-	x.MustDrop()
-	return z
+	return noBias(noBias(torch.Of(e), h.w1).Relu(), h.w2).Raw()
 }
 
 // noBias is torch.nn.Linear(bias=False), x·Wᵀ (gotch's Linear cannot take a missing bias).
-func noBias(x, w *ts.Tensor) *ts.Tensor {
-	wt := w.MustT(false)
-	y := x.MustMm(wt, false)
-	wt.MustDrop()
-	return y
-}
+func noBias(x torch.Tensor, w *ts.Tensor) torch.Tensor { return x.Mm(torch.Of(w).T()) }

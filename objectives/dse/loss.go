@@ -52,13 +52,10 @@ func HardConLoss(f1, f2, pairsimi *ts.Tensor, tau float64, mode Mode) (*ts.Tenso
 		return nil, fmt.Errorf("hard contrastive loss: %w", err)
 	}
 	var loss *ts.Tensor
-	err = tensors.FP32("hard contrastive loss", func() error {
-		w1, w2 := tensors.Upcast(f1), tensors.Upcast(f2)
-		z := ts.MustCat([]*ts.Tensor{w1, w2}, 0)
-		torch.Drop(w1, w2)
-		var pos *ts.Tensor
-		loss, pos = contrast(z, b, pairsimi, tau, mode)
-		torch.Drop(z, pos)
+	err = tensors.FP32("hard contrastive loss", func(keep torch.Keep) error {
+		z := torch.Cat(0, tensors.Upcast(torch.Of(f1)), tensors.Upcast(torch.Of(f2)))
+		l, _ := contrast(z, b, torch.Of(pairsimi), tau, mode)
+		loss = keep(l)
 		return nil
 	})
 	return loss, err
@@ -105,50 +102,36 @@ func PairCount(f1, f2, pairsimi *ts.Tensor) (int64, error) {
 // contrast computes the loss of HardConLoss from the stacked unit features z = [f1; f2] [2B,D] and also
 // returns the B positive logits s(e_i, e_i+)/τ. It works in log space, which is the same function as the
 // reference's exp-then-log but cannot overflow for small τ. z must be fp32 or fp64 and autocast off (the
-// callers run it in tensors.FP32): a bf16 logit of 20 is rounded by up to 0.06. Errors surface as
-// panics (callers Catch).
-func contrast(z *ts.Tensor, b int64, pairsimi *ts.Tensor, tau float64, mode Mode) (loss, pos *ts.Tensor) {
+// callers run it in tensors.FP32): a bf16 logit of 20 is rounded by up to 0.06. pairsimi may be nil
+// (torch.Of(nil)). Errors surface as panics (callers' scopes catch them).
+func contrast(z torch.Tensor, b int64, pairsimi torch.Tensor, tau float64, mode Mode) (loss, pos torch.Tensor) {
 	dtype := z.DType()
-	zt := z.MustT(false)
-	logits := z.MustMm(zt, false).MustDivScalar(ts.FloatScalar(tau), true) // [2B,2B]
-	zt.MustDrop()
+	logits := z.Mm(z.T()).DivScalar(tau) // [2B,2B]
 
 	// s(e_i, e_i+)/τ sits at (i, i+B); the anchor i+B has the same positive (Eq. 3 counts both sides).
-	pos = logits.MustDiagonal(b, 0, 1, false)
-	pos2 := ts.MustCat([]*ts.Tensor{pos, pos}, 0)
+	pos = logits.Diagonal(b, 0, 1)
+	pos2 := torch.Cat(0, pos, pos)
 
 	// Anchor a's negatives are the 2B−2 views other than a and its partner: eye(B) tiled 2×2 marks those two.
-	self := ts.MustEye(b, gotch.Bool, z.MustDevice()).MustRepeat([]int64{2, 2}, true)
-	neg := logits.MustMaskedFill(self, ts.FloatScalar(math.Inf(-1)), true)
-	self.MustDrop()
+	self := torch.Eye(b, gotch.Bool, z.Device()).Repeat(2, 2)
+	neg := logits.MaskedFill(self, math.Inf(-1))
 
 	// logNg = log Σ_neg exp(s/τ) for Orig. For HardNeg, Eq. 2 gives
 	// Σ_j α_ij exp(s_ij/τ) = Σ exp(2s/τ) / ((1/(2B−2)) Σ exp(s/τ)), i.e. in logs
 	// logNg = log(2B−2) + LSE(2s/τ) − LSE(s/τ).
-	logNg := neg.MustLogsumexp([]int64{1}, false, false)
+	logNg := neg.Logsumexp(1)
 	if mode == HardNeg {
-		lse := logNg
-		lse2 := neg.MustMulScalar(ts.FloatScalar(2), false).MustLogsumexp([]int64{1}, false, true)
-		logNg = lse2.MustSub(lse, true).MustAddScalar(ts.FloatScalar(math.Log(float64(2*b-2))), true)
-		lse.MustDrop()
+		logNg = neg.MulScalar(2).Logsumexp(1).Sub(logNg).AddScalar(math.Log(float64(2*b - 2)))
 	}
-	neg.MustDrop()
 
 	// Eq. 1 per anchor: −log(e^{s⁺/τ} / (e^{s⁺/τ} + Ng)) = log(1 + Ng·e^{−s⁺/τ}) = softplus(logNg − s⁺/τ).
-	perAnchor := logNg.MustSub(pos2, true).MustSoftplus(true)
-	pos2.MustDrop()
+	perAnchor := logNg.Sub(pos2).Softplus()
 
 	// Eq. 3: the mean over anchors, here over those whose pair is marked positive.
-	if pairsimi == nil {
-		return perAnchor.MustMean(dtype, true), pos
+	if pairsimi.Nil() {
+		return perAnchor.Mean(dtype), pos
 	}
-	w := pairsimi.MustEq(ts.IntScalar(1), false).MustTotype(dtype, true)
-	w2 := ts.MustCat([]*ts.Tensor{w, w}, 0)
-	w.MustDrop()
-	sum := perAnchor.MustMul(w2, true).MustSum(dtype, true)
-	count := w2.MustSum(dtype, true).MustClampMin(ts.FloatScalar(1), true)
-	w2.MustDrop()
-	loss = sum.MustDiv(count, true)
-	count.MustDrop()
-	return loss, pos
+	w := pairsimi.Eq(1).Cast(dtype)
+	w2 := torch.Cat(0, w, w)
+	return perAnchor.Mul(w2).Sum(dtype).Div(w2.Sum(dtype).ClampMin(1)), pos
 }

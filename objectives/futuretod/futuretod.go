@@ -196,7 +196,7 @@ func (f *futureTOD) Name() string { return Name }
 
 // Loss takes a Batch (or *Batch) and returns Eq. 3, L_dis + L_mlm (w·L_dis + L_mlm with distill_weight w).
 // metrics holds both parts, unweighted: distill and mlm.
-func (f *futureTOD) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, error) {
+func (f *futureTOD) Loss(batch any, train bool) (loss *ts.Tensor, metrics map[string]*ts.Tensor, err error) {
 	b, err := objectives.BatchAs[Batch](Name, batch)
 	if err != nil {
 		return nil, nil, err
@@ -205,51 +205,44 @@ func (f *futureTOD) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tens
 	if b.Context.IDs == nil || b.Full.IDs == nil || !b.Labels.Defined() {
 		return nil, nil, fmt.Errorf("futuretod loss: the batch needs the context, its MLM labels and the full dialogue")
 	}
-	if cs, fs := b.Context.IDs.MustSize(), b.Full.IDs.MustSize(); len(cs) != 2 || len(fs) != 2 || cs[0] != fs[0] {
+	cs, _ := b.Context.IDs.Size()
+	fs, _ := b.Full.IDs.Size()
+	if len(cs) != 2 || len(fs) != 2 || cs[0] != fs[0] {
 		return nil, nil, fmt.Errorf("futuretod loss: context %v and full dialogue %v must be [batch, length] with one batch", cs, fs)
 	}
-
-	// Algorithm 1, line 4: the student encodes the (masked) context.
-	out, err := m.Forward(b.Context, train)
-	if err != nil {
-		return nil, nil, fmt.Errorf("futuretod loss: student: %w", err)
-	}
-	defer out.Drop()
-	hs, err := topCLS(out, f.opt.TopK)
-	if err != nil {
-		return nil, nil, fmt.Errorf("futuretod loss: student: %w", err)
-	}
-	defer torch.Drop(hs...)
-	// Line 5: the teacher encodes the context and the future, without gradients or dropout.
-	ht, err := f.teacher.encode(b.Full, f.opt.TopK, false)
-	if err != nil {
-		return nil, nil, fmt.Errorf("futuretod loss: %w", err)
-	}
-	defer torch.Drop(ht...)
-	// Lines 6-7: Eq. 2 and the MLM loss on the student's output.
-	dis, err := DistillLoss(hs, ht, f.opt.Distance)
-	if err != nil {
-		return nil, nil, fmt.Errorf("futuretod loss: %w", err)
-	}
-	mlm, err := mlm.LossFromHidden(m, out.Last, b.Labels)
-	if err != nil {
-		dis.MustDrop()
-		return nil, nil, fmt.Errorf("futuretod loss: %w", err)
-	}
-	var loss *ts.Tensor
-	metrics := map[string]*ts.Tensor{}
-	err = torch.Catch("futuretod loss", func() error {
-		metrics["distill"], metrics["mlm"] = objectives.Metric(dis), objectives.Metric(mlm)
-		if w := f.opt.DistillWeight; w != 1 {
-			loss = dis.MustMulScalar(ts.FloatScalar(w), false).MustAdd(mlm, true)
-			return nil
+	err = torch.Scoped("futuretod loss", func(keep torch.Keep) error {
+		// Algorithm 1, line 4: the student encodes the (masked) context.
+		out, err := m.Forward(b.Context, train)
+		if err != nil {
+			return fmt.Errorf("futuretod loss: student: %w", err)
 		}
-		loss = dis.MustAdd(mlm, false) // Eq. 3
+		hs, err := topCLS(out, f.opt.TopK)
+		if err != nil {
+			return fmt.Errorf("futuretod loss: student: %w", err)
+		}
+		// Line 5: the teacher encodes the context and the future, without gradients or dropout.
+		ht, err := f.teacher.encode(b.Full, f.opt.TopK, false)
+		if err != nil {
+			return fmt.Errorf("futuretod loss: %w", err)
+		}
+		// Lines 6-7: Eq. 2 and the MLM loss on the student's output.
+		dis, err := DistillLoss(hs, ht, f.opt.Distance)
+		if err != nil {
+			return fmt.Errorf("futuretod loss: %w", err)
+		}
+		lm, err := mlm.LossFromHidden(m, out.Last, b.Labels)
+		if err != nil {
+			return fmt.Errorf("futuretod loss: %w", err)
+		}
+		lDis, lMLM := torch.Of(dis), torch.Of(lm)
+		metrics = map[string]*ts.Tensor{"distill": keep(objectives.Metric(lDis)), "mlm": keep(objectives.Metric(lMLM))}
+		if w := f.opt.DistillWeight; w != 1 {
+			lDis = lDis.MulScalar(w)
+		}
+		loss = keep(lDis.Add(lMLM)) // Eq. 3
 		return nil
 	})
-	torch.Drop(dis, mlm)
 	if err != nil {
-		objectives.DropMetrics(metrics)
 		return nil, nil, err
 	}
 	return loss, metrics, nil
@@ -292,20 +285,9 @@ func (f *futureTOD) ValidationLoss(batch any) (*ts.Tensor, int64, error) {
 	if b.Context.IDs == nil || !b.Labels.Defined() {
 		return nil, 0, fmt.Errorf("futuretod validation: the batch needs the context and its MLM labels")
 	}
-	out, err := f.student.Forward(b.Context, false)
-	if err != nil {
-		return nil, 0, fmt.Errorf("futuretod validation: student: %w", err)
-	}
-	defer out.Drop()
-	mean, err := mlm.LossFromHidden(f.student, out.Last, b.Labels)
+	sum, err := mlm.SumNLL(f.student, b.Context, b.Labels)
 	if err != nil {
 		return nil, 0, fmt.Errorf("futuretod validation: %w", err)
 	}
-	var sum *ts.Tensor
-	err = torch.Catch("futuretod validation", func() error {
-		sum = mean.MustDetach(false).MustMulScalar(ts.IntScalar(b.Labels.N), true)
-		return nil
-	})
-	mean.MustDrop()
 	return sum, b.Labels.N, err
 }

@@ -51,7 +51,8 @@ func DistillLoss(student, teacher []*ts.Tensor, d Distance) (*ts.Tensor, error) 
 		if student[l] == nil || teacher[l] == nil {
 			return nil, fmt.Errorf("distillation loss: layer %d: missing representation", l)
 		}
-		s, t := student[l].MustSize(), teacher[l].MustSize()
+		s, _ := student[l].Size()
+		t, _ := teacher[l].Size()
 		if len(s) != 2 || len(t) != 2 || s[0] != t[0] || s[1] != t[1] || s[0] == 0 {
 			return nil, fmt.Errorf("distillation loss: layer %d: student %v and teacher %v must both be [batch, hidden]", l, s, t)
 		}
@@ -61,51 +62,39 @@ func DistillLoss(student, teacher []*ts.Tensor, d Distance) (*ts.Tensor, error) 
 		hidden = s[1]
 	}
 	var loss *ts.Tensor
-	err := tensors.FP32("distillation loss", func() error {
-		dtype := tensors.LossDType(student[0])
+	err := tensors.FP32("distillation loss", func(keep torch.Keep) error {
+		dtype := tensors.LossDType(torch.Of(student[0]))
+		var sum torch.Tensor
 		for l := range student {
-			target := teacher[l].MustDetach(false).MustTotype(dtype, true)
-			s := student[l].MustTotype(dtype, false)
-			diff := s.MustSub(target, true)
-			target.MustDrop()
+			hS, hT := torch.Of(student[l]).Cast(dtype), torch.Of(teacher[l]).Detach().Cast(dtype)
 			// Σ over the hidden units of the squared difference, then the mean over the batch.
-			perLayer := diff.MustSquare(true).MustSumDimIntlist([]int64{1}, false, dtype, true).MustMean(dtype, true)
-			if loss == nil {
-				loss = perLayer
-				continue
+			perLayer := hS.Sub(hT).Square().SumDim(1, false, dtype).Mean(dtype)
+			if sum.Nil() {
+				sum = perLayer
+			} else {
+				sum = sum.Add(perLayer)
 			}
-			loss = loss.MustAdd(perLayer, true)
-			perLayer.MustDrop()
 		}
 		if d == MSE {
-			loss = loss.MustDivScalar(ts.FloatScalar(float64(hidden)), true)
+			sum = sum.DivScalar(float64(hidden))
 		}
+		loss = keep(sum)
 		return nil
 	})
-	if err != nil {
-		torch.Drop(loss)
-		return nil, err
-	}
-	return loss, nil
+	return loss, err
 }
 
 // topCLS returns the [CLS] states [B,H] of the top k encoder layers of out, lowest of them first (Eq. 2's
 // l runs over them; Table 5's "top-K layers"). Hidden[0] is the embedding output and is never one of them.
+// It runs in its caller's scope and panics on a libtorch error.
 func topCLS(out *models.Output, k int) ([]*ts.Tensor, error) {
 	layers := len(out.Hidden) - 1
 	if k < 1 || k > layers {
 		return nil, fmt.Errorf("top %d layers of an encoder with %d", k, layers)
 	}
 	cls := make([]*ts.Tensor, 0, k)
-	err := torch.Catch("[CLS] states", func() error {
-		for _, h := range out.Hidden[layers-k+1:] {
-			cls = append(cls, h.MustSelect(1, 0, false))
-		}
-		return nil
-	})
-	if err != nil {
-		torch.Drop(cls...)
-		return nil, err
+	for _, h := range out.Hidden[layers-k+1:] {
+		cls = append(cls, torch.Of(h).Select(1, 0).Raw())
 	}
 	return cls, nil
 }

@@ -53,7 +53,9 @@ func (t *teacher) refresh(student *models.Model) error {
 		if !ok {
 			return fmt.Errorf("refresh the teacher: the student has no parameter %s", name)
 		}
-		if got, want := s.MustSize(), t.model.Params()[name].MustSize(); fmt.Sprint(got) != fmt.Sprint(want) {
+		got, _ := s.Size()
+		want, _ := t.model.Params()[name].Size()
+		if fmt.Sprint(got) != fmt.Sprint(want) {
 			return fmt.Errorf("refresh the teacher: parameter %s is %v in the student, %v in the teacher", name, got, want)
 		}
 	}
@@ -69,7 +71,8 @@ func (t *teacher) refresh(student *models.Model) error {
 }
 
 // encode runs the teacher on in under no-grad and returns the [CLS] states of its top k layers (detached
-// leaves, no graph). train turns the teacher's dropout on.
+// leaves, no graph). train turns the teacher's dropout on. It runs in its caller's scope (torch.Scoped);
+// the layers it does not return are freed at once.
 func (t *teacher) encode(in models.Input, k int, train bool) ([]*ts.Tensor, error) {
 	var cls []*ts.Tensor
 	err := torch.NoGrad(func() error {

@@ -22,18 +22,18 @@ type DualEncoder struct {
 	Pooling           models.Pooling
 }
 
-// embed pools the contexts [B,d] and the candidates [B·k,d].
+// embed pools the contexts [B,d] and the candidates [B·k,d], in its caller's scope.
 func (d DualEncoder) embed(ctx, cands models.Input, train bool) (c, r *ts.Tensor, err error) {
 	if c, err = pooled(d.Context, ctx, d.Pooling, train); err != nil {
 		return nil, nil, fmt.Errorf("context encoder: %w", err)
 	}
 	if r, err = pooled(d.Response, cands, d.Pooling, train); err != nil {
-		c.MustDrop()
 		return nil, nil, fmt.Errorf("response encoder: %w", err)
 	}
 	return c, r, nil
 }
 
+// pooled is m's pooled encoding of in; the hidden states are freed once pooled.
 func pooled(m *models.Model, in models.Input, p models.Pooling, train bool) (*ts.Tensor, error) {
 	out, err := m.Forward(in, train)
 	if err != nil {
@@ -47,26 +47,26 @@ func pooled(m *models.Model, in models.Input, p models.Pooling, train bool) (*ts
 // computed without autograd or dropout. Candidates are laid out as in Batch.
 func (d DualEncoder) Probabilities(ctx, cands models.Input, k int64) ([][]float64, error) {
 	var rows [][]float64
-	err := torch.NoGrad(func() error {
-		c, r, err := d.embed(ctx, cands, false)
-		if err != nil {
-			return err
-		}
-		defer torch.Drop(c, r)
-		scores, err := CandidateScores(c, r, k)
-		if err != nil {
-			return err
-		}
-		defer scores.MustDrop()
-		alphas, err := tensorRows(scores)
-		if err != nil {
-			return err
-		}
-		rows = make([][]float64, len(alphas))
-		for i, a := range alphas {
-			rows[i] = ensemble.Softmax(a)
-		}
-		return nil
+	err := torch.Scoped("mgt probabilities", func(torch.Keep) error {
+		return torch.NoGrad(func() error {
+			c, r, err := d.embed(ctx, cands, false)
+			if err != nil {
+				return err
+			}
+			scores, err := CandidateScores(c, r, k)
+			if err != nil {
+				return err
+			}
+			alphas, err := tensorRows(scores)
+			if err != nil {
+				return err
+			}
+			rows = make([][]float64, len(alphas))
+			for i, a := range alphas {
+				rows[i] = ensemble.Softmax(a)
+			}
+			return nil
+		})
 	})
 	return rows, err
 }
@@ -87,22 +87,19 @@ func EnsembleProbabilities(members []DualEncoder, ctx, cands models.Input, k int
 
 // tensorRows copies a [B,k] tensor to Go as float64 rows.
 func tensorRows(x *ts.Tensor) ([][]float64, error) {
-	var rows [][]float64
-	err := torch.Catch("read scores", func() error {
-		size := x.MustSize()
-		if len(size) != 2 {
-			return fmt.Errorf("scores have shape %v, want [batch, candidates]", size)
-		}
-		d := x.MustDetach(false).MustTo(gotch.CPU, true).MustTotype(gotch.Double, true).MustContiguous(true)
-		defer d.MustDrop()
-		flat := make([]float64, size[0]*size[1])
-		d.MustCopyData(flat, uint(len(flat)))
-		for i := int64(0); i < size[0]; i++ {
-			rows = append(rows, flat[i*size[1]:(i+1)*size[1]])
-		}
-		return nil
-	})
-	return rows, err
+	size, err := x.Size()
+	if err != nil || len(size) != 2 {
+		return nil, fmt.Errorf("scores have shape %v, want [batch, candidates]", size)
+	}
+	flat, err := torch.Read(x)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([][]float64, size[0])
+	for i := range rows {
+		rows[i] = flat[int64(i)*size[1] : int64(i+1)*size[1]]
+	}
+	return rows, nil
 }
 
 // LoadDualEncoder reads the dual encoder an mgt run trained: the configuration from <run>/model/config.json

@@ -18,38 +18,36 @@ func CandidateScores(c, r *ts.Tensor, k int64) (*ts.Tensor, error) {
 		return nil, fmt.Errorf("candidate scores: %w", err)
 	}
 	var out *ts.Tensor
-	err = tensors.FP32("candidate scores", func() error {
-		d := c.MustSize()[1]
-		c32, r32 := tensors.Upcast(c), tensors.Upcast(r)
-		rv := r32.MustView([]int64{b, k, d}, true)
-		cv := c32.MustUnsqueeze(2, true)                    // [B,d,1]
-		out = rv.MustBmm(cv, false).MustSqueezeDim(2, true) // [B,k]
-		torch.Drop(rv, cv)
+	err = tensors.FP32("candidate scores", func(keep torch.Keep) error {
+		out = keep(candidateScores(torch.Of(c), torch.Of(r), b, k))
 		return nil
 	})
 	return out, err
+}
+
+// candidateScores is Eq. 4-5 on checked shapes, in its caller's scope.
+func candidateScores(c, r torch.Tensor, b, k int64) torch.Tensor {
+	d := c.Size()[1]
+	rows := tensors.Upcast(r).View(b, k, d) // [B,k,d]: r_ij
+	col := tensors.Upcast(c).Unsqueeze(2)   // [B,d,1]: c_i
+	return rows.Bmm(col).SqueezeDim(2)      // [B,k]: c_iᵀ r_ij
 }
 
 // DualEncoderLoss is Eq. 6 of MGT averaged over the batch: with the ground truth first among each context's
 // k candidates, ℓ_i = −log(exp(α_i,gt) / (exp(α_i,gt) + Σ_{j=1}^{k−1} exp(α_i,j))) = LSE_j(α_ij) − α_i0.
 // It also returns the scores [B,k] (for accuracy); both keep their graph and the caller drops them.
 func DualEncoderLoss(c, r *ts.Tensor, k int64) (loss, scores *ts.Tensor, err error) {
-	scores, err = CandidateScores(c, r, k)
+	b, err := candidateShapes(c, r, k)
 	if err != nil {
-		return nil, nil, fmt.Errorf("dual encoder loss: %w", err)
+		return nil, nil, fmt.Errorf("dual encoder loss: candidate scores: %w", err)
 	}
-	err = tensors.FP32("dual encoder loss", func() error {
-		lse := scores.MustLogsumexp([]int64{1}, false, false)
-		gt := scores.MustSelect(1, 0, false)
-		loss = lse.MustSub(gt, true).MustMean(tensors.LossDType(scores), true)
-		gt.MustDrop()
+	err = tensors.FP32("dual encoder loss", func(keep torch.Keep) error {
+		alpha := candidateScores(torch.Of(c), torch.Of(r), b, k)
+		l := alpha.Logsumexp(1).Sub(alpha.Select(1, 0)).Mean(tensors.LossDType(alpha)) // mean_i LSE_j(α_ij) − α_i0
+		loss, scores = keep(l), keep(alpha)
 		return nil
 	})
-	if err != nil {
-		scores.MustDrop()
-		return nil, nil, err
-	}
-	return loss, scores, nil
+	return loss, scores, err
 }
 
 // candidateShapes checks c [B,d] and r [B·k,d] and returns B.

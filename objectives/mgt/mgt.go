@@ -85,41 +85,36 @@ func (g *mgt) Dataset(env objectives.DataEnv) (objectives.Dataset, error) {
 
 // Loss takes a Batch (or *Batch); metrics holds hits1, the share of contexts whose ground truth
 // scores highest among its k candidates.
-func (g *mgt) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, error) {
+func (g *mgt) Loss(batch any, train bool) (loss *ts.Tensor, metrics map[string]*ts.Tensor, err error) {
 	b, err := objectives.BatchAs[Batch](Name, batch)
 	if err != nil {
 		return nil, nil, err
 	}
-	m := g.model
-	de := DualEncoder{Context: m, Response: g.response, Pooling: g.settings.Pooling}
-	c, r, err := de.embed(b.Context, b.Candidates, train)
+	de := DualEncoder{Context: g.model, Response: g.response, Pooling: g.settings.Pooling}
+	err = torch.Scoped("mgt loss", func(keep torch.Keep) error {
+		c, r, err := de.embed(b.Context, b.Candidates, train)
+		if err != nil {
+			return fmt.Errorf("mgt loss: %w", err)
+		}
+		l, scores, err := DualEncoderLoss(c, r, b.K)
+		if err != nil {
+			return fmt.Errorf("mgt loss: %w", err)
+		}
+		loss, metrics = keep(torch.Of(l)), map[string]*ts.Tensor{"hits1": keep(hitsAt1(torch.Of(scores)))}
+		return nil
+	})
 	if err != nil {
-		return nil, nil, fmt.Errorf("mgt loss: %w", err)
+		return nil, nil, err
 	}
-	defer torch.Drop(c, r)
-	loss, scores, err := DualEncoderLoss(c, r, b.K)
-	if err != nil {
-		return nil, nil, fmt.Errorf("mgt loss: %w", err)
-	}
-	defer scores.MustDrop()
-	var hits *ts.Tensor
-	if err := torch.Catch("mgt hits@1", func() error { hits = hitsAt1(scores); return nil }); err != nil {
-		loss.MustDrop()
-		return nil, nil, fmt.Errorf("mgt loss: %w", err)
-	}
-	return loss, map[string]*ts.Tensor{"hits1": hits}, nil
+	return loss, metrics, nil
 }
 
 // hitsAt1 is the share of rows of scores [B,k] whose column 0 (the ground truth) is strictly the largest,
 // ties counted against it (pessimistic), as a metric on the device. It panics on a libtorch error.
-func hitsAt1(scores *ts.Tensor) *ts.Tensor {
-	k := scores.MustSize()[1]
-	d := scores.MustDetach(false)
-	gt := d.MustSelect(1, 0, false)
-	rest := d.MustNarrow(1, 1, k-1, true).MustAmax([]int64{1}, false, true)
-	hit := gt.MustGtTensor(rest, true)
-	rest.MustDrop()
-	return objectives.Metric(hit.MustTotype(gotch.Float, true))
+func hitsAt1(scores torch.Tensor) torch.Tensor {
+	s := scores.Detach()
+	hit := s.Select(1, 0).GtTensor(s.Narrow(1, 1, s.Size()[1]-1).Amax(1))
+	return objectives.Metric(hit.Cast(gotch.Float))
 }
 
 // Embedding: the context encoder pools as the settings say and scores by dot product (Eq. 4), unnormalised.

@@ -111,21 +111,24 @@ func (o *mlm) Name() string { return Name }
 
 // Loss takes a Batch (or *Batch) and returns the mean cross-entropy over the chosen tokens.
 // metrics holds masked, the number of chosen tokens.
-func (o *mlm) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, error) {
+func (o *mlm) Loss(batch any, train bool) (loss *ts.Tensor, metrics map[string]*ts.Tensor, err error) {
 	b, err := objectives.BatchAs[Batch](Name, batch)
 	if err != nil {
 		return nil, nil, err
 	}
-	loss, err := Loss(o.model, b.Input, b.Labels, train)
+	err = torch.Scoped("mlm loss", func(keep torch.Keep) error {
+		l, err := Loss(o.model, b.Input, b.Labels, train)
+		if err != nil {
+			return err
+		}
+		loss = keep(torch.Of(l))
+		metrics = map[string]*ts.Tensor{"masked": keep(torch.Of(objectives.Known(float64(b.Labels.N), torch.Of(l).Device())))}
+		return nil
+	})
 	if err != nil {
 		return nil, nil, err
 	}
-	var masked *ts.Tensor
-	if err := torch.Catch("mlm metrics", func() error { masked = objectives.Known(float64(b.Labels.N), loss.MustDevice()); return nil }); err != nil {
-		loss.MustDrop()
-		return nil, nil, err
-	}
-	return loss, map[string]*ts.Tensor{"masked": masked}, nil
+	return loss, metrics, nil
 }
 
 // Loss runs the encoder on the masked input and returns the mean cross-entropy of the MLM head's
@@ -148,39 +151,44 @@ func LossFromHidden(m *models.Model, hidden *ts.Tensor, labels inputs.Labels) (*
 	if !labels.Defined() || hidden == nil {
 		return nil, fmt.Errorf("mlm loss: hidden states and labels are required")
 	}
-	hs := hidden.MustSize()
+	hs, err := hidden.Size()
+	if err != nil {
+		return nil, fmt.Errorf("mlm loss: %w", err)
+	}
 	if len(hs) != 3 || hs[0] != labels.Rows || hs[1] != labels.Width {
 		return nil, fmt.Errorf("mlm loss: hidden states %v do not fit labels of [%d %d]", hs, labels.Rows, labels.Width)
 	}
 	if labels.N == 0 {
 		return nil, fmt.Errorf("mlm loss: no token of the batch was chosen for prediction")
 	}
-	if ps, tg := labels.Pos.MustSize(), labels.Target.MustSize(); len(ps) != 1 || ps[0] != labels.N || len(tg) != 1 || tg[0] != labels.N ||
+	if ps, tg := sizeOf(labels.Pos), sizeOf(labels.Target); len(ps) != 1 || ps[0] != labels.N || len(tg) != 1 || tg[0] != labels.N ||
 		labels.Pos.DType() != gotch.Int64 || labels.Target.DType() != gotch.Int64 {
 		return nil, fmt.Errorf("mlm loss: positions %v and targets %v must be int64 [%d]", ps, tg, labels.N)
 	}
 	var loss *ts.Tensor
-	err := torch.Catch("mlm loss", func() error {
-		flatH := hidden.MustView([]int64{-1, hs[2]}, false)
-		chosen := flatH.MustIndexSelect(0, labels.Pos, false)
-		flatH.MustDrop()
-		logits, err := m.MLMLogits(chosen)
-		chosen.MustDrop()
+	err = torch.Scoped("mlm loss", func(keep torch.Keep) error {
+		chosen := torch.Of(hidden).View(-1, hs[2]).IndexSelect(0, torch.Of(labels.Pos))
+		l, err := m.MLMLogits(chosen.Raw())
 		if err != nil {
 			return err
 		}
+		logits := torch.Of(l)
 		// Mean cross-entropy: −log softmax at the original token, averaged over the chosen positions. The
 		// dtype argument widens bf16 logits before the log-softmax (an explicit bf16 would keep it in bf16
 		// even where autocast's policy runs log_softmax in fp32).
-		logp := logits.MustLogSoftmax(1, tensors.LossDType(logits), true)
-		loss = logp.MustNLLLoss(labels.Target, true)
+		loss = keep(logits.LogSoftmax(1, tensors.LossDType(logits)).NLLLoss(torch.Of(labels.Target)))
 		return nil
 	})
 	if err != nil {
-		torch.Drop(loss)
 		return nil, err
 	}
 	return loss, nil
+}
+
+// sizeOf is x's shape, or nil when libtorch cannot say.
+func sizeOf(x *ts.Tensor) []int64 {
+	s, _ := x.Size()
+	return s
 }
 
 // Embedding: a masked-LM encoder is used through its [CLS] state (TOD-BERT §3, FutureTOD §3.2).

@@ -4,7 +4,9 @@ import (
 	"github.com/sugarme/gotch/ts"
 
 	"convrep/internal/torch"
+	"convrep/models"
 	"convrep/objectives"
+	"convrep/objectives/inputs"
 )
 
 var _ objectives.Validator = (*mlm)(nil)
@@ -16,15 +18,21 @@ func (o *mlm) ValidationLoss(batch any) (*ts.Tensor, int64, error) {
 	if err != nil {
 		return nil, 0, err
 	}
-	mean, err := Loss(o.model, b.Input, b.Labels, false)
-	if err != nil {
-		return nil, 0, err
-	}
+	sum, err := SumNLL(o.model, b.Input, b.Labels)
+	return sum, b.Labels.N, err
+}
+
+// SumNLL is the summed negative log-likelihood of the tokens chosen in labels, in eval mode and detached:
+// Loss's mean times their number (a Validator's sum).
+func SumNLL(m *models.Model, masked models.Input, labels inputs.Labels) (*ts.Tensor, error) {
 	var sum *ts.Tensor
-	err = torch.Catch("mlm validation", func() error {
-		sum = mean.MustDetach(false).MustMulScalar(ts.IntScalar(b.Labels.N), true)
+	err := torch.Scoped("mlm validation", func(keep torch.Keep) error {
+		mean, err := Loss(m, masked, labels, false)
+		if err != nil {
+			return err
+		}
+		sum = keep(torch.Of(mean).Detach().MulScalar(float64(labels.N)))
 		return nil
 	})
-	mean.MustDrop()
-	return sum, b.Labels.N, err
+	return sum, err
 }

@@ -1,10 +1,12 @@
 package rcl
 
 import (
-	"convrep/objectives/tensors"
 	"fmt"
 
 	"github.com/sugarme/gotch/ts"
+
+	"convrep/internal/torch"
+	"convrep/objectives/tensors"
 )
 
 // Loss is TOD-BERT's response contrastive loss (Wu et al. 2020, §2.2): for context representations
@@ -26,13 +28,9 @@ func Loss(c, r *ts.Tensor) (*ts.Tensor, error) {
 		return nil, fmt.Errorf("rcl loss: %d contexts need as many responses and a negative, got %d responses", cs[0], rs[0])
 	}
 	var loss *ts.Tensor
-	err := tensors.FP32("rcl loss", func() error {
-		c32, r32 := tensors.Upcast(c), tensors.Upcast(r)
-		rt := r32.MustT(true)
-		scores := c32.MustMm(rt, true) // [b,n]
-		rt.MustDrop()
-		loss = tensors.CrossEntropyDiagonal(scores)
-		scores.MustDrop()
+	err := tensors.FP32("rcl loss", func(keep torch.Keep) error {
+		scores := tensors.Upcast(torch.Of(c)).Mm(tensors.Upcast(torch.Of(r)).T()) // [b,n]: M before its softmax
+		loss = keep(tensors.CrossEntropyDiagonal(scores))
 		return nil
 	})
 	return loss, err

@@ -94,7 +94,7 @@ func (o *rcl) Name() string { return Name }
 func (o *rcl) SetGather(g objectives.Gather) { o.gather = g }
 
 // Loss takes a Batch (or *Batch). metrics holds rcl and, with MLM, mlm.
-func (o *rcl) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, error) {
+func (o *rcl) Loss(batch any, train bool) (loss *ts.Tensor, metrics map[string]*ts.Tensor, err error) {
 	b, err := objectives.BatchAs[Batch](Name, batch)
 	if err != nil {
 		return nil, nil, err
@@ -103,47 +103,38 @@ func (o *rcl) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, er
 	if o.cfg.MLMWeight > 0 && !b.Labels.Defined() {
 		return nil, nil, fmt.Errorf("rcl loss: mlm_weight is %v but the batch has no MLM labels", o.cfg.MLMWeight)
 	}
-	ctx, err := m.Forward(b.Context, train)
-	if err != nil {
-		return nil, nil, fmt.Errorf("rcl loss: context: %w", err)
-	}
-	defer ctx.Drop()
-	resp, err := m.Forward(b.Response, train)
-	if err != nil {
-		return nil, nil, fmt.Errorf("rcl loss: response: %w", err)
-	}
-	defer resp.Drop()
-	metrics := map[string]*ts.Tensor{}
-	var loss *ts.Tensor
-	err = torch.Catch("rcl loss", func() error {
-		c, r := ctx.Last.MustSelect(1, 0, false), resp.Last.MustSelect(1, 0, false) // [CLS]
-		defer torch.Drop(c, r)
-		gc, gr, drop, err := tensors.GatherViews(o.gather, c, r)
+	err = torch.Scoped("rcl loss", func(keep torch.Keep) error {
+		ctx, err := m.Forward(b.Context, train)
+		if err != nil {
+			return fmt.Errorf("rcl loss: context: %w", err)
+		}
+		resp, err := m.Forward(b.Response, train)
+		if err != nil {
+			return fmt.Errorf("rcl loss: response: %w", err)
+		}
+		c, r := torch.Of(ctx.Last).Select(1, 0), torch.Of(resp.Last).Select(1, 0) // [CLS]
+		gc, gr, err := tensors.GatherViews(o.gather, c, r)
 		if err != nil {
 			return err
 		}
-		loss, err = Loss(gc, gr)
-		drop()
+		lr, err := Loss(gc.Raw(), gr.Raw())
 		if err != nil {
 			return err
 		}
-		metrics["rcl"] = objectives.Metric(loss)
-		if o.cfg.MLMWeight == 0 {
-			return nil
+		l := torch.Of(lr)
+		metrics = map[string]*ts.Tensor{"rcl": keep(objectives.Metric(l))}
+		if o.cfg.MLMWeight > 0 {
+			lm, err := mlm.LossFromHidden(m, ctx.Last, b.Labels)
+			if err != nil {
+				return err
+			}
+			metrics["mlm"] = keep(objectives.Metric(torch.Of(lm)))
+			l = l.Add(torch.Of(lm).MulScalar(o.cfg.MLMWeight)) // L_rcl + w·L_mlm
 		}
-		lm, err := mlm.LossFromHidden(m, ctx.Last, b.Labels)
-		if err != nil {
-			return err
-		}
-		metrics["mlm"] = objectives.Metric(lm)
-		scaled := lm.MustMulScalar(ts.FloatScalar(o.cfg.MLMWeight), true)
-		loss = loss.MustAdd(scaled, true)
-		scaled.MustDrop()
+		loss = keep(l)
 		return nil
 	})
 	if err != nil {
-		torch.Drop(loss)
-		objectives.DropMetrics(metrics)
 		return nil, nil, err
 	}
 	return loss, metrics, nil

@@ -27,15 +27,10 @@ func Loss(h1, h2 *ts.Tensor, tau float64) (*ts.Tensor, error) {
 		return nil, fmt.Errorf("simcse loss: %w", err)
 	}
 	var loss *ts.Tensor
-	err := tensors.FP32("simcse loss", func() error {
-		w1, w2 := tensors.Upcast(h1), tensors.Upcast(h2)
-		z1, z2 := tensors.Normalize(w1), tensors.Normalize(w2)
-		torch.Drop(w1, w2)
-		z2t := z2.MustT(true)
-		logits := z1.MustMm(z2t, true).MustDivScalar(ts.FloatScalar(tau), true) // [N,N] cosines / τ
-		z2t.MustDrop()
-		loss = tensors.CrossEntropyDiagonal(logits)
-		logits.MustDrop()
+	err := tensors.FP32("simcse loss", func(keep torch.Keep) error {
+		z1, z2 := tensors.Unit(tensors.Upcast(torch.Of(h1))), tensors.Unit(tensors.Upcast(torch.Of(h2)))
+		logits := z1.Mm(z2.T()).DivScalar(tau) // [N,N] cosines / τ
+		loss = keep(tensors.CrossEntropyDiagonal(logits))
 		return nil
 	})
 	return loss, err

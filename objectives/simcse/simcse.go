@@ -114,90 +114,63 @@ func (o *simcse) SetGather(g objectives.Gather) { o.gather = g }
 
 // Loss takes a dse.Batch whose two views hold the same utterances (or *dse.Batch); PairSimi is ignored.
 // metrics holds pos_cos, the mean cosine of the two views of an utterance.
-func (o *simcse) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, error) {
+func (o *simcse) Loss(batch any, train bool) (loss *ts.Tensor, metrics map[string]*ts.Tensor, err error) {
 	b, err := objectives.BatchAs[dse.Batch](Name, batch)
 	if err != nil {
 		return nil, nil, err
 	}
-	m := o.model
 	n, err := dse.PairRows(dse.Batch{Query: b.Query, Response: b.Response})
 	if err != nil {
 		return nil, nil, fmt.Errorf("simcse loss: %w", err)
 	}
-	// Both views in one batch: every row gets its own dropout masks, as the paper's code does by
-	// repeating each sentence twice within one forward pass.
-	e, err := o.embed(m, b.Query, b.Response, train)
-	if err != nil {
-		return nil, nil, fmt.Errorf("simcse loss: %w", err)
-	}
-	defer e.MustDrop()
-	var loss *ts.Tensor
-	metrics := map[string]*ts.Tensor{}
-	err = torch.Catch("simcse loss", func() error {
-		h1, h2 := e.MustNarrow(0, 0, n, false), e.MustNarrow(0, n, n, false)
-		defer torch.Drop(h1, h2)
-		g1, g2, drop, err := tensors.GatherViews(o.gather, h1, h2)
+	err = torch.Scoped("simcse loss", func(keep torch.Keep) error {
+		// Both views in one batch: every row gets its own dropout masks, as the paper's code does by
+		// repeating each sentence twice within one forward pass.
+		e, err := o.embed(o.model, b.Query, b.Response, train)
+		if err != nil {
+			return fmt.Errorf("simcse loss: %w", err)
+		}
+		h1, h2 := e.Narrow(0, 0, n), e.Narrow(0, n, n)
+		g1, g2, err := tensors.GatherViews(o.gather, h1, h2)
 		if err != nil {
 			return err
 		}
-		loss, err = Loss(g1, g2, o.tau)
-		drop()
+		l, err := Loss(g1.Raw(), g2.Raw(), o.tau)
 		if err != nil {
 			return err
 		}
-		return tensors.FP32("simcse metrics", func() error {
-			w1, w2 := tensors.Upcast(h1), tensors.Upcast(h2)
-			cos := ts.MustCosineSimilarity(w1, w2, 1, 1e-8)
-			metrics["pos_cos"] = objectives.Metric(cos)
-			torch.Drop(w1, w2, cos)
+		loss = keep(torch.Of(l))
+		return torch.WithoutAutocast(func() error {
+			cos := torch.CosineSimilarity(tensors.Upcast(h1), tensors.Upcast(h2), 1, 1e-8)
+			metrics = map[string]*ts.Tensor{"pos_cos": keep(objectives.Metric(cos))}
 			return nil
 		})
 	})
 	if err != nil {
-		torch.Drop(loss)
 		return nil, nil, err
 	}
 	return loss, metrics, nil
 }
 
-// embed pools the two views into one [2N,d] tensor with the configured pooler.
-func (o *simcse) embed(m *models.Model, q, r models.Input, train bool) (*ts.Tensor, error) {
+// embed pools the two views into one [2N,d] tensor with the configured pooler. It runs inside the loss's
+// scope and panics on a libtorch error.
+func (o *simcse) embed(m *models.Model, q, r models.Input, train bool) (torch.Tensor, error) {
 	if o.pooler == "avg" {
 		return dse.EmbedPairs(m, q, r, train)
 	}
-	in := models.Input{Unpadded: q.Unpadded && r.Unpadded}
-	err := torch.Catch("stack the two views", func() error {
-		if q.IDs.MustSize()[1] != r.IDs.MustSize()[1] {
-			return fmt.Errorf("the two views must have the same width (the same utterances), got %v and %v", q.IDs.MustSize(), r.IDs.MustSize())
-		}
-		in.IDs = ts.MustCat([]*ts.Tensor{q.IDs, r.IDs}, 0)
-		in.Mask = ts.MustCat([]*ts.Tensor{q.Mask, r.Mask}, 0)
-		if q.TypeIDs != nil && r.TypeIDs != nil {
-			in.TypeIDs = ts.MustCat([]*ts.Tensor{q.TypeIDs, r.TypeIDs}, 0)
-		}
-		return nil
-	})
-	defer torch.Drop(in.IDs, in.Mask, in.TypeIDs)
-	if err != nil {
-		return nil, err
+	if qs, rs := torch.Of(q.IDs).Size(), torch.Of(r.IDs).Size(); qs[1] != rs[1] {
+		return torch.Tensor{}, fmt.Errorf("the two views must have the same width (the same utterances), got %v and %v", qs, rs)
 	}
-	out, err := m.Forward(in, train)
+	out, err := m.Forward(dse.StackViews(q, r), train)
 	if err != nil {
-		return nil, err
+		return torch.Tensor{}, err
 	}
-	defer out.Drop()
-	var e *ts.Tensor
-	err = torch.Catch("simcse pooler", func() error {
-		cls := out.Last.MustSelect(1, 0, false)
-		if o.w == nil {
-			e = cls
-			return nil
-		}
-		e = ts.MustLinear(cls, o.w, o.b).MustTanh(true)
-		cls.MustDrop()
-		return nil
-	})
-	return e, err
+	defer out.Drop() // the hidden states, once the [CLS] row is taken
+	cls := torch.Of(out.Last).Select(1, 0)
+	if o.w == nil {
+		return cls, nil
+	}
+	return torch.Linear(cls, torch.Of(o.w), torch.Of(o.b)).Tanh(), nil
 }
 
 // Embedding: the [CLS] state for the cls poolers (the MLP is dropped at test time, §3), the mean for avg;
