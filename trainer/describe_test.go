@@ -49,7 +49,7 @@ func TestRunDescribesItself(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(string(guide), "go run ./cmd/train --resume "+exp) || !strings.Contains(string(guide), "`model/`") {
+			if !strings.Contains(string(guide), "convrep train --resume "+exp) || !strings.Contains(string(guide), "`model/`") {
 				t.Errorf("run README:\n%s", guide)
 			}
 		})

@@ -7,7 +7,6 @@ import (
 	"convrep/datasets"
 	"convrep/experiment"
 	"convrep/objectives"
-	"convrep/objectives/dse"
 )
 
 // dryRunReadBytes bounds the data a dry run reads, corpora and files together: what it reads in seconds (the
@@ -23,39 +22,41 @@ type dataPlan struct {
 	// held is the number of dialogues train.valid_share holds out; split is the hold-out's own failure.
 	held  int
 	split error
-	// pairs counts each side's DSE pairs (train, valid), for a dse objective; false for the others, whose
-	// examples come of tokens and are counted when the run builds them.
+	// pairs counts each side's examples (train, valid), for an objective whose examples come of the dialogues
+	// alone (objectives.DialogueExamples: DSE's pairs); false for the others, whose examples come of tokens and
+	// are counted when the run builds them.
 	pairs        bool
 	train, valid int
 }
 
 // readPlan reads the experiment's corpora and files, skipping and noting malformed records whatever
 // data.skip_bad says, splits them as train.valid_share does (objectives.Holdout: the streamed rule for files
-// alone, round(share·n) chosen from the whole list otherwise) and counts each side's DSE pairs as the dse
-// objective builds them.
+// alone, round(share·n) chosen from the whole list otherwise) and counts each side's examples where the
+// objective makes them of the dialogues alone (DSE's pairs).
 func readPlan(e *experiment.Experiment) (*dataPlan, error) {
 	start := time.Now()
 	p := &dataPlan{}
-	var train, valid *datasets.PairCounter
-	if name, _ := e.Objective["name"].(string); name == dse.Name {
-		opt := dse.PairOptions{Variant: e.Data.Pairs, MinWords: e.Data.MinWords, BothDirections: e.Data.BothDirections}
-		for _, c := range []**datasets.PairCounter{&train, &valid} {
-			b, err := dse.NewPairBuilder(opt)
-			if err != nil {
-				return nil, fmt.Errorf("data.pairs: %w", err)
+	var train, valid func(datasets.Dialogue) int
+	if cfg, err := objectives.Parse(e.Objective); err == nil {
+		if c, ok := cfg.(objectives.DialogueExamples); ok {
+			env := objectives.DataEnv{Pairs: e.Data.Pairs, MinWords: e.Data.MinWords, BothDirections: e.Data.BothDirections}
+			if train, err = c.ExampleCounter(env); err != nil {
+				return nil, err
 			}
-			*c = datasets.NewPairCounter(b)
+			if valid, err = c.ExampleCounter(env); err != nil {
+				return nil, err
+			}
+			p.pairs = true
 		}
-		p.pairs = true
 	}
 	count := func(d datasets.Dialogue, heldOut bool) {
 		if !p.pairs {
 			return
 		}
 		if heldOut {
-			p.valid += valid.Add(d)
+			p.valid += valid(d)
 		} else {
-			p.train += train.Add(d)
+			p.train += train(d)
 		}
 	}
 	share, seed := e.Train.ValidShare, e.Seed
