@@ -97,8 +97,8 @@ eval_every = 20
 		problem bool
 	}{
 		{"bad rows and too few to validate", nil, append([]string{
-			"paths       ", "  model.backbone " + backbone, "  model.tokenizer" + backbone, "  output_dir     " + filepath.Join(dir, "runs", "support"),
-			"  data.cache_dir " + filepath.Join(dir, "runs", "cache"), "  data.files     " + csv,
+			"paths       ", "  model.backbone  " + backbone, "  model.tokenizer " + backbone, "  output_dir      " + filepath.Join(dir, "runs", "support"),
+			"  data.cache_dir  " + filepath.Join(dir, "runs", "cache"), "  data.files      " + csv,
 			"notice      " + csv + `: column "turn_no" looks like a turn order`,
 			"dialogues, 3 malformed records", "malformed   the run stops at the first (data.skip_bad = false):"},
 			append(malformed,

@@ -244,7 +244,7 @@ func writePaths(w io.Writer, e *experiment.Experiment, modelDir, tokDir string) 
 		}
 		return p
 	}
-	line := func(key, value string) { fmt.Fprintf(w, "  %-15s%s\n", key, value) }
+	line := func(key, value string) { fmt.Fprintf(w, "  %-16s%s\n", key, value) }
 	fmt.Fprintf(w, "paths       (relative ones in the experiment file are read from its folder)\n")
 	switch {
 	case e.Model.Random != nil:
