@@ -126,3 +126,28 @@ func TestCommandMain(t *testing.T) {
 		}
 	}
 }
+
+// Exec writes a failure to a stderr that is not a file as the plain lines a terminal shows.
+func TestCommandExecPlain(t *testing.T) {
+	c := Command[string]{
+		Name:  "claims check",
+		Parse: func(args []string, _ io.Writer) (string, error) { return strings.Join(args, " "), nil },
+		Run: func(_ context.Context, msg string, _ *zap.Logger) error {
+			if msg == "" {
+				return nil
+			}
+			return errors.New(msg)
+		},
+	}
+	var stderr bytes.Buffer
+	if code := c.Exec([]string{`spec.toml: worse "x"` + "\nis not a model"}, &stderr, zap.NewNop()); code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if want := "claims check: spec.toml: worse \"x\"\n  is not a model\n"; stderr.String() != want {
+		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+	stderr.Reset()
+	if code := c.Exec(nil, &stderr, zap.NewNop()); code != 0 || stderr.Len() != 0 {
+		t.Errorf("exit %d, stderr %q; want 0 and nothing", code, stderr.String())
+	}
+}

@@ -45,7 +45,8 @@ func (c Command[O]) Main(args []string) int {
 	return c.run(o, os.Stderr, log)
 }
 
-// Exec is Main with the standard error and the logger given, for tests.
+// Exec is Main with the standard error and the logger given, for tests. A failure is written to a stderr that
+// is not a file as plain lines, as to a terminal.
 func (c Command[O]) Exec(args []string, stderr io.Writer, log *zap.Logger) int {
 	o, err := c.Parse(args, stderr)
 	switch {
@@ -75,7 +76,7 @@ func (c Command[O]) run(o O, stderr io.Writer, log *zap.Logger) int {
 	if f, ok := stderr.(*os.File); ok {
 		Fail(f, log, c.Name, err)
 	} else {
-		log.Error(c.Name+" failed", zap.Error(err))
+		writePlain(stderr, c.Name, err) // a writer that is no file (a test's buffer) is read as a terminal is
 	}
 	return 1
 }
