@@ -127,7 +127,7 @@ func TestCommandMain(t *testing.T) {
 	}
 }
 
-// Exec writes a failure to a stderr that is not a file as the plain lines a terminal shows.
+// Exec logs a failure and writes it to a stderr that is not a file as the plain lines a terminal shows.
 func TestCommandExecPlain(t *testing.T) {
 	c := Command[string]{
 		Name:  "claims check",
@@ -139,12 +139,16 @@ func TestCommandExecPlain(t *testing.T) {
 			return errors.New(msg)
 		},
 	}
-	var stderr bytes.Buffer
-	if code := c.Exec([]string{`spec.toml: worse "x"` + "\nis not a model"}, &stderr, zap.NewNop()); code != 1 {
+	var stderr, logged bytes.Buffer
+	log := zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(&logged), zapcore.InfoLevel))
+	if code := c.Exec([]string{`spec.toml: worse "x"` + "\nis not a model"}, &stderr, log); code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
 	if want := "claims check: spec.toml: worse \"x\"\n  is not a model\n"; stderr.String() != want {
 		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+	if s := logged.String(); !strings.Contains(s, `"msg":"claims check failed"`) || !strings.Contains(s, `is not a model`) {
+		t.Errorf("log %q, want the failure", s)
 	}
 	stderr.Reset()
 	if code := c.Exec(nil, &stderr, zap.NewNop()); code != 0 || stderr.Len() != 0 {

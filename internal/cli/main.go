@@ -45,8 +45,8 @@ func (c Command[O]) Main(args []string) int {
 	return c.run(o, os.Stderr, log)
 }
 
-// Exec is Main with the standard error and the logger given, for tests. A failure is written to a stderr that
-// is not a file as plain lines, as to a terminal.
+// Exec is Main with the standard error and the logger given, for tests. A failure is logged and, to a stderr
+// that is not a file, also written as the plain lines a terminal shows.
 func (c Command[O]) Exec(args []string, stderr io.Writer, log *zap.Logger) int {
 	o, err := c.Parse(args, stderr)
 	switch {
@@ -76,7 +76,8 @@ func (c Command[O]) run(o O, stderr io.Writer, log *zap.Logger) int {
 	if f, ok := stderr.(*os.File); ok {
 		Fail(f, log, c.Name, err)
 	} else {
-		writePlain(stderr, c.Name, err) // a writer that is no file (a test's buffer) is read as a terminal is
+		log.Error(c.Name+" failed", zap.Error(err))
+		writePlain(stderr, c.Name, err) // a writer that is no file (a test's buffer) is read as a terminal is too
 	}
 	return 1
 }

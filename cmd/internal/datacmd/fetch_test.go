@@ -18,47 +18,9 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"convrep/datasets/fetch"
 	"convrep/internal/shared"
 )
-
-// The manifest in the repository is the one ../shared/data gives today: every file, size and hash.
-func TestManifestIsCurrent(t *testing.T) {
-	es, skipped, err := buildManifest(shared.MustPath(t, "data"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(skipped) > 0 {
-		t.Errorf("files without a source: %v", skipped)
-	}
-	var b bytes.Buffer
-	if err := writeManifest(&b, es); err != nil {
-		t.Fatal(err)
-	}
-	if b.String() != manifestTSV {
-		t.Error("cmd/internal/datacmd/manifest.tsv is stale: go run ./cmd/data manifest > cmd/internal/datacmd/manifest.tsv")
-	}
-	got, err := parseManifest(manifestTSV)
-	if err != nil || len(got) != len(es) {
-		t.Fatalf("parse: %d entries, %v", len(got), err)
-	}
-}
-
-func TestParseManifestRejects(t *testing.T) {
-	h := manifestHeader + "\n"
-	sum := strings.Repeat("a", 64)
-	for _, tc := range []struct{ src, want string }{
-		{"path\tsize\n", "line 1: header"},
-		{h + "a\t1\t" + sum + "\tr/x\tc\n", "line 2: 5 fields"},
-		{h + "a\t-1\t" + sum + "\tr/x\tc\tu\n", "line 2: size"},
-		{h + "a\t1\tnothex\tr/x\tc\tu\n", "line 2: sha256"},
-		{h + "../a\t1\t" + sum + "\tr/x\tc\tu\n", "stay inside"},
-		{h + "a\t1\t" + sum + "\tr/x\tc\t/etc/passwd\n", "stay inside"},
-	} {
-		if _, err := parseManifest(tc.src); err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%q: %v, want %q", tc.src, err, tc.want)
-		}
-	}
-}
 
 // upstream is a fake of the public sources: it serves each manifest entry at /OWNER/REPO/COMMIT/PATH with
 // the bytes upstream has (the ../shared copy, decompressed where ../shared gzipped it), honouring ranges.
@@ -76,7 +38,7 @@ type upstream struct {
 func newUpstream(t *testing.T) *upstream {
 	t.Helper()
 	root := shared.MustPath(t, "data")
-	es, err := parseManifest(manifestTSV)
+	es, err := fetch.Manifest()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,6 @@ import (
 // once they are parsed, exactly nargs of them when nargs is above 0. An interruptible command's action
 // watches ctx, which SIGINT and SIGTERM cancel.
 type command struct {
-	name, summary string
 	setup         func(fs *flag.FlagSet) action
 	setupArgs     func(fs *flag.FlagSet, args *[]string) action
 	nargs         int
@@ -40,13 +39,25 @@ type command struct {
 // action is a parsed command's work, writing its output to stdout.
 type action func(ctx context.Context, stdout io.Writer, log *zap.Logger) error
 
-var commands = []command{
-	{name: "convert", summary: "write the corpora as one JSON-lines file of dialogues", setup: setupConvert},
-	{name: "stats", summary: "print dialogues, turns and words per corpus", setup: setupStats},
-	{name: "check", summary: "validate dialogue files of one's own (data.files) and print their stats", setupArgs: setupCheck},
-	{name: "fetch", summary: "download the corpora and evaluation sets from their public sources, checked against the manifest", setup: setupFetch},
-	{name: "manifest", summary: "write the manifest (path, size, SHA-256, source) of a data folder such as ../shared/data", setup: setupManifest},
-	{name: "prepare", summary: "build an experiment's dataset ahead of its run, through the run's caches, and print its report", setupArgs: setupPrepare, nargs: 1, interruptible: true},
+// commands is data's table of subcommands.
+func commands() cli.Table[command] {
+	return cli.Table[command]{
+		Name:     "data",
+		Synopsis: "data <command> [flags]",
+		About: "Reads the pretraining corpora in their upstream layouts, archives and .json.gz in place:\n  " +
+			strings.Join(datasets.Corpora(), ", ") + "\n" +
+			"and dialogue files of one's own (check); builds an experiment's dataset as its run would (prepare).",
+		Footer: "Run 'data <command> --help' for its flags.",
+		Entries: []cli.Entry[command]{
+			{Name: "convert", Summary: "write the corpora as one JSON-lines file of dialogues", Sub: command{setup: setupConvert}},
+			{Name: "stats", Summary: "print dialogues, turns and words per corpus", Sub: command{setup: setupStats}},
+			{Name: "check", Summary: "validate dialogue files of one's own (data.files) and print their stats", Sub: command{setupArgs: setupCheck}},
+			{Name: "fetch", Summary: "download the corpora and evaluation sets from their public sources, checked against the manifest", Sub: command{setup: setupFetch}},
+			{Name: "manifest", Summary: "write the manifest (path, size, SHA-256, source) of a data folder such as ../shared/data", Sub: command{setup: setupManifest}},
+			{Name: "prepare", Summary: "build an experiment's dataset ahead of its run, through the run's caches, and print its report",
+				Sub: command{setupArgs: setupPrepare, nargs: 1, interruptible: true}},
+		},
+	}
 }
 
 // Main runs data on args, the command line after the command's name, and returns the exit status: 0, 1 for a
@@ -67,8 +78,8 @@ func commandLine(args []string, stdout io.Writer) cli.Command[action] {
 	name, interruptible := "data", false
 	if len(args) > 0 {
 		name += " " + args[0]
-		if i := slices.IndexFunc(commands, func(c command) bool { return c.name == args[0] }); i >= 0 {
-			interruptible = commands[i].interruptible
+		if c, err := commands().Find(args[0]); err == nil {
+			interruptible = c.Sub.interruptible
 		}
 	}
 	return cli.Command[action]{Name: name, Parse: parse, Interruptible: interruptible,
@@ -77,62 +88,40 @@ func commandLine(args []string, stdout io.Writer) cli.Command[action] {
 		}}
 }
 
-// parse finds the command args[0] and parses its flags; usage and flag errors are printed to stderr. It returns
-// what runs the command, or flag.ErrHelp for -h / --help.
+// parse finds the command args[0] and parses its flags; the usage, asked for or not, and flag errors are
+// printed to stderr. It returns what runs the command, or flag.ErrHelp for -h / --help.
 func parse(args []string, stderr io.Writer) (action, error) {
-	if len(args) == 0 {
-		usage(stderr)
-		return nil, errors.New("no command")
+	e, rest, err := commands().Lookup(args, stderr, stderr)
+	if err != nil {
+		return nil, err
 	}
-	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(stderr)
-		return nil, flag.ErrHelp
+	c := e.Sub
+	fs := flag.NewFlagSet("data "+e.Name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var positional []string
+	var do action
+	if c.setupArgs != nil {
+		do = c.setupArgs(fs, &positional)
+	} else {
+		do = c.setup(fs)
 	}
-	for _, c := range commands {
-		if c.name != args[0] {
-			continue
+	rest, err = cli.Parse(fs, rest)
+	if err != nil {
+		return nil, err
+	}
+	if c.setupArgs != nil {
+		if c.nargs > 0 && len(rest) != c.nargs {
+			fmt.Fprintf(stderr, "data %s: got %d arguments %q, want %d (see --help)\n", e.Name, len(rest), rest, c.nargs)
+			return nil, fmt.Errorf("data %s: got %d arguments %q, want %d", e.Name, len(rest), rest, c.nargs)
 		}
-		fs := flag.NewFlagSet("data "+c.name, flag.ContinueOnError)
-		fs.SetOutput(stderr)
-		var positional []string
-		var do action
-		if c.setupArgs != nil {
-			do = c.setupArgs(fs, &positional)
-		} else {
-			do = c.setup(fs)
-		}
-		rest, err := cli.Parse(fs, args[1:])
-		if err != nil {
-			return nil, err
-		}
-		if c.setupArgs != nil {
-			if c.nargs > 0 && len(rest) != c.nargs {
-				fmt.Fprintf(stderr, "data %s: got %d arguments %q, want %d (see --help)\n", c.name, len(rest), rest, c.nargs)
-				return nil, fmt.Errorf("data %s: got %d arguments %q, want %d", c.name, len(rest), rest, c.nargs)
-			}
-			positional = rest
-			return do, nil
-		}
-		if len(rest) > 0 {
-			fmt.Fprintf(stderr, "data %s: unexpected arguments %q (see --help)\n", c.name, rest)
-			return nil, fmt.Errorf("data %s: unexpected arguments %q", c.name, rest)
-		}
+		positional = rest
 		return do, nil
 	}
-	fmt.Fprintf(stderr, "data: unknown command %q\n\n", args[0])
-	usage(stderr)
-	return nil, fmt.Errorf("data: unknown command %q", args[0])
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: data <command> [flags]\n\n"+
-		"Reads the pretraining corpora in their upstream layouts, archives and .json.gz in place:\n  %s\n"+
-		"and dialogue files of one's own (check); builds an experiment's dataset as its run would (prepare).\n\ncommands:\n",
-		strings.Join(datasets.Corpora(), ", "))
-	for _, c := range commands {
-		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	if len(rest) > 0 {
+		fmt.Fprintf(stderr, "data %s: unexpected arguments %q (see --help)\n", e.Name, rest)
+		return nil, fmt.Errorf("data %s: unexpected arguments %q", e.Name, rest)
 	}
-	fmt.Fprintf(w, "\nRun 'data <command> --help' for its flags.\n")
+	return do, nil
 }
 
 // readFlags are the flags both commands share: what to read and how.
