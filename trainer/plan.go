@@ -230,7 +230,11 @@ func DryRun(ctx context.Context, e *experiment.Experiment, w io.Writer, log *zap
 	}
 	pf("writes nothing (a dry run)")
 	if len(problems) > 0 {
-		return fmt.Errorf("%s: the run would stop: %d problems (listed above)", e.Path(), len(problems))
+		noun := "problems"
+		if len(problems) == 1 {
+			noun = "problem"
+		}
+		return fmt.Errorf("%s: the run would stop: %d %s (listed above)", e.Path(), len(problems), noun)
 	}
 	return nil
 }
