@@ -23,6 +23,7 @@ type Card struct {
 	ExperimentFile string   // the experiment file's path
 	Experiment     string   // its text
 	Objective      string   // the registered objective name
+	Paper          string   // the objective's paper, title and venue, as it registered it; "" for none
 	BaseModel      string   // the backbone's hub name; "" for a local folder or a random initialisation
 	Datasets       []string // the pretraining corpora
 	Files          []string // the user's own dialogue files (data.files), named in the card by their base names
@@ -33,19 +34,6 @@ type Card struct {
 	Normalize      bool     // whether vectors are L2-normalised
 	MaxLength      int      // tokens per text in training
 	Results        string   // a Markdown results table from cmd/evaluate, or ""
-}
-
-// paper is an objective's paper.
-type paper struct{ title, venue string }
-
-var papers = map[string]paper{
-	"dse":         {"Learning Dialogue Representations from Consecutive Utterances (Zhou et al.)", "NAACL 2022"},
-	"futuretod":   {"FutureTOD: Teaching Future Knowledge to Pre-trained Language Model for Task-Oriented Dialogue (Zeng et al.)", "ACL 2023"},
-	"dialoguecse": {"DialogueCSE: Dialogue-based Contrastive Learning of Sentence Embeddings (Liu et al.)", "EMNLP 2021"},
-	"mgt":         {"Multi-Granularity Representations of Dialog (Mehri and Eskenazi)", "EMNLP 2019"},
-	"mlm":         {"BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding (Devlin et al.), masked LM over dialogues as in TOD-BERT", "NAACL 2019"},
-	"simcse":      {"SimCSE: Simple Contrastive Learning of Sentence Embeddings (Gao et al.), unsupervised", "EMNLP 2021"},
-	"rcl":         {"TOD-BERT: Pre-trained Natural Language Understanding for Task-Oriented Dialogue (Wu et al.)", "EMNLP 2020"},
 }
 
 // Markdown is the card: YAML front matter the hub reads, then the sections.
@@ -66,11 +54,11 @@ func (c Card) Markdown() string {
 	}
 	b.WriteString("# license: choose the licence of the weights, within the terms of the corpora above\n---\n\n")
 	fmt.Fprintf(&b, "# %s\n\n", c.Name)
-	p, ok := papers[c.Objective]
-	if !ok {
-		p = paper{"(no paper recorded for this objective)", ""}
+	paper := c.Paper
+	if paper == "" {
+		paper = "(no paper recorded for this objective)"
 	}
-	fmt.Fprintf(&b, "A dialogue encoder trained by convrep with the `%s` objective: %s, %s.\n\n", c.Objective, p.title, p.venue)
+	fmt.Fprintf(&b, "A dialogue encoder trained by convrep with the `%s` objective: %s.\n\n", c.Objective, paper)
 	norm := "not normalised (compare by dot product)"
 	if c.Normalize {
 		norm = "L2-normalised (compare by cosine)"

@@ -44,7 +44,7 @@ func frontMatter(t *testing.T, md string) map[string][]string {
 }
 
 func TestCard(t *testing.T) {
-	c := Card{Name: "dse_small_cpu", ExperimentFile: "experiments/dse_small_cpu.toml", Experiment: "name = \"dse_small_cpu\"\n",
+	c := Card{Name: "dse_small_cpu", Paper: "Learning Dialogue Representations from Consecutive Utterances (Zhou et al.), NAACL 2022", ExperimentFile: "experiments/dse_small_cpu.toml", Experiment: "name = \"dse_small_cpu\"\n",
 		Objective: "dse", BaseModel: "bert-base-uncased", Datasets: []string{"woz2", "camrest676"}, Examples: 25600, Steps: 200,
 		FinalLoss: 4.51, Pooling: "mean", Normalize: true, MaxLength: 32, Results: "| task | score |\n|---|---|\n| clinc150 1-shot | 41.2 |"}
 	md := c.Markdown()

@@ -21,7 +21,7 @@ func fakeParser(name string) Parser {
 }
 
 func TestRegistry(t *testing.T) {
-	r := &registry{parsers: map[string]Parser{}}
+	r := &registry{parsers: map[string]Parser{}, papers: map[string]Paper{}}
 	for _, tc := range []struct {
 		name string
 		p    Parser
@@ -33,7 +33,7 @@ func TestRegistry(t *testing.T) {
 		{"  ", fakeParser("blank"), "empty"},
 		{"gamma", nil, "nil parser"},
 	} {
-		err := r.register(tc.name, tc.p)
+		err := r.register(tc.name, Paper{Title: tc.name}, tc.p)
 		if (tc.want == "" && err != nil) || (tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want))) {
 			t.Errorf("register(%q): got %v, want %q", tc.name, err, tc.want)
 		}

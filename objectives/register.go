@@ -14,19 +14,35 @@ import (
 // error naming the key, so a typo cannot silently fall back to a default.
 type Parser func(s Settings) (Config, error)
 
-// registry maps lower-case names to parsers. A refused registration is kept and reported by every later
-// Parse, since it usually happens in an init function that has no caller to return an error to.
+// Paper is the paper an objective comes from, as a trained model's card cites it.
+type Paper struct {
+	Title string // with its authors: "Learning Dialogue Representations from Consecutive Utterances (Zhou et al.)"
+	Venue string // "NAACL 2022"
+}
+
+// registry maps lower-case names to parsers and papers. A refused registration is kept and reported by every
+// later Parse, since it usually happens in an init function that has no caller to return an error to.
 type registry struct {
 	mu      sync.RWMutex
 	parsers map[string]Parser
+	papers  map[string]Paper
 	refused []error
 }
 
-var builtin = &registry{parsers: map[string]Parser{}}
+var builtin = &registry{parsers: map[string]Parser{}, papers: map[string]Paper{}}
 
-// Register makes an objective available under name (matched case-insensitively). An empty name, a nil parser
-// or a name already taken is refused: the error is returned and also reported by Parse.
-func Register(name string, p Parser) error { return builtin.register(name, p) }
+// Register makes an objective available under name (matched case-insensitively), citing paper (Paper{} for
+// none). An empty name, a nil parser or a name already taken is refused: the error is returned and also
+// reported by Parse.
+func Register(name string, paper Paper, p Parser) error { return builtin.register(name, paper, p) }
+
+// PaperOf is the paper the objective name registered with; false for an unknown name or one that cites none.
+func PaperOf(name string) (Paper, bool) {
+	builtin.mu.RLock()
+	defer builtin.mu.RUnlock()
+	p, ok := builtin.papers[strings.ToLower(strings.TrimSpace(name))]
+	return p, ok && p.Title != ""
+}
 
 // Parse reads an experiment's [objective] table: name picks the objective, which reads the other keys.
 func Parse(table map[string]any) (Config, error) { return builtin.parse(table) }
@@ -34,7 +50,7 @@ func Parse(table map[string]any) (Config, error) { return builtin.parse(table) }
 // Names lists the registered objectives, sorted.
 func Names() []string { return builtin.names() }
 
-func (r *registry) register(name string, p Parser) error {
+func (r *registry) register(name string, paper Paper, p Parser) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	key := strings.ToLower(strings.TrimSpace(name))
@@ -48,6 +64,7 @@ func (r *registry) register(name string, p Parser) error {
 		err = fmt.Errorf("objectives: register %q: the name is already taken", name)
 	default:
 		r.parsers[key] = p
+		r.papers[key] = paper
 		return nil
 	}
 	r.refused = append(r.refused, err)

@@ -23,7 +23,7 @@ import (
 
 // Toy: consecutive turns of a dialogue should embed alike. Each example is a turn and the next one; the
 // loss is 1 − cos between their mean-pooled embeddings. Everything a run needs of an objective is here.
-func init() { objectives.Register("toy", parseToy) }
+func init() { objectives.Register("toy", objectives.Paper{}, parseToy) }
 
 // toyConfig is the toy's settings: it has none, so any key of [objective] besides name is an error.
 type toyConfig struct{}

@@ -27,6 +27,9 @@ func (t *Trainer) describeModel(dir string) error {
 	card := modelcard.Card{Name: e.Name, ExperimentFile: e.Path(), Experiment: string(src), Objective: t.obj.Name(),
 		Datasets: e.Data.Corpora, Files: e.Data.Files, Examples: t.data.Len(), Steps: t.pos.Step, FinalLoss: t.win.lastLoss,
 		Pooling: string(pooling), Normalize: normalize, MaxLength: e.Model.MaxLength}
+	if p, ok := objectives.PaperOf(t.obj.Name()); ok {
+		card.Paper = p.Title + ", " + p.Venue
+	}
 	if e.Model.Random == nil && t.bb.ModelDir != e.Model.Backbone {
 		card.BaseModel = e.Model.Backbone // a hub name, resolved into the cache
 	}

@@ -37,7 +37,7 @@ var probeSeen sync.Map
 
 func init() {
 	// A refused registration would make every objectives.Parse fail, which the tests would report.
-	_ = objectives.Register(probeName, parseProbe)
+	_ = objectives.Register(probeName, objectives.Paper{}, parseProbe)
 }
 
 // probeConfig is the probe's settings around DSE's.

@@ -42,7 +42,7 @@ type watchLog struct {
 }
 
 func init() {
-	_ = objectives.Register(watchedName, parseWatched)
+	_ = objectives.Register(watchedName, objectives.Paper{}, parseWatched)
 }
 
 type watchedConfig struct {

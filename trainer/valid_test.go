@@ -166,7 +166,7 @@ type scriptedObjective struct {
 const scriptedName = "scripted_validation"
 
 func init() {
-	_ = objectives.Register(scriptedName, func(s objectives.Settings) (objectives.Config, error) {
+	_ = objectives.Register(scriptedName, objectives.Paper{}, func(s objectives.Settings) (objectives.Config, error) {
 		c := scriptedConfig{script: map[int64]float64{}}
 		rest := map[string]any{}
 		for k, v := range s {

@@ -45,8 +45,11 @@ type Batch struct {
 	layout *layout
 }
 
+// paper is what a model trained with this objective cites.
+var paper = objectives.Paper{Title: "DialogueCSE: Dialogue-based Contrastive Learning of Sentence Embeddings (Liu et al.)", Venue: "EMNLP 2021"}
+
 func init() {
-	objectives.Register(Name, func(s objectives.Settings) (objectives.Config, error) { return Parse(s) })
+	objectives.Register(Name, paper, func(s objectives.Settings) (objectives.Config, error) { return Parse(s) })
 }
 
 // dialogueCSEAttention is the VarStore prefix of I1's FFN.

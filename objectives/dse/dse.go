@@ -65,9 +65,12 @@ func (b Batch) Tensors() []*ts.Tensor {
 
 var _ objectives.Static = Batch{}
 
+// paper is what a model trained with this objective cites.
+var paper = objectives.Paper{Title: "Learning Dialogue Representations from Consecutive Utterances (Zhou et al.)", Venue: "NAACL 2022"}
+
 // A refused registration is reported by Parse, so the error needs no handling here.
 func init() {
-	objectives.Register(Name, parseDSE)
+	objectives.Register(Name, paper, parseDSE)
 	if err := objectives.RegisterEvaluation(Name, evaluation{}); err != nil {
 		panic(err)
 	}

@@ -148,8 +148,11 @@ func readFutureLength(r *objectives.SettingsReader) (FutureLength, error) {
 	return FutureLength{}, fmt.Errorf("setting %s = %v (%T): want a whole number ≥ 1, \"all\" or \"fix\"", key, v, v)
 }
 
+// paper is what a model trained with this objective cites.
+var paper = objectives.Paper{Title: "FutureTOD: Teaching Future Knowledge to Pre-trained Language Model for Task-Oriented Dialogue (Zeng et al.)", Venue: "ACL 2023"}
+
 func init() {
-	objectives.Register(Name, func(s objectives.Settings) (objectives.Config, error) { return Parse(s) })
+	objectives.Register(Name, paper, func(s objectives.Settings) (objectives.Config, error) { return Parse(s) })
 }
 
 // Needs: what every MLM objective over flattened dialogues needs, the MLM head and the role tokens.

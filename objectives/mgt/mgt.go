@@ -41,8 +41,11 @@ type Batch struct {
 	K                   int64
 }
 
+// paper is what a model trained with this objective cites.
+var paper = objectives.Paper{Title: "Multi-Granularity Representations of Dialog (Mehri and Eskenazi)", Venue: "EMNLP 2019"}
+
 func init() {
-	objectives.Register(Name, func(s objectives.Settings) (objectives.Config, error) { return Parse(s) })
+	objectives.Register(Name, paper, func(s objectives.Settings) (objectives.Config, error) { return Parse(s) })
 	if err := objectives.RegisterEvaluation(Name, evaluation{}); err != nil {
 		panic(err)
 	}

@@ -40,7 +40,10 @@ type Batch struct {
 // and the role tokens.
 var Requirements = objectives.Requirements{Heads: models.Heads{MLM: true}, SpecialTokens: []string{"[USR]", "[SYS]"}}
 
-func init() { objectives.Register(Name, parseMLM) }
+// paper is what a model trained with this objective cites.
+var paper = objectives.Paper{Title: "BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding (Devlin et al.), masked LM over dialogues as in TOD-BERT", Venue: "NAACL 2019"}
+
+func init() { objectives.Register(Name, paper, parseMLM) }
 
 // DefaultMaskProb is BERT's share of chosen tokens.
 const DefaultMaskProb = 0.15

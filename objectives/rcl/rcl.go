@@ -36,7 +36,10 @@ type Batch struct {
 	Response models.Input
 }
 
-func init() { objectives.Register(Name, parseRCL) }
+// paper is what a model trained with this objective cites.
+var paper = objectives.Paper{Title: "TOD-BERT: Pre-trained Natural Language Understanding for Task-Oriented Dialogue (Wu et al.)", Venue: "EMNLP 2020"}
+
+func init() { objectives.Register(Name, paper, parseRCL) }
 
 // Config are TOD-BERT's settings.
 type Config struct {

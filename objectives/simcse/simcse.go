@@ -29,7 +29,10 @@ import (
 // Name is the name SimCSE registers under.
 const Name = "simcse"
 
-func init() { objectives.Register(Name, parseSimCSE) }
+// paper is what a model trained with this objective cites.
+var paper = objectives.Paper{Title: "SimCSE: Simple Contrastive Learning of Sentence Embeddings (Gao et al.), unsupervised", Venue: "EMNLP 2021"}
+
+func init() { objectives.Register(Name, paper, parseSimCSE) }
 
 // Config are SimCSE's settings.
 type Config struct {
