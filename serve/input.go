@@ -42,6 +42,43 @@ func decodeBody(body []byte, v any) *apiError {
 // parseInputs reads raw, the JSON of the field named field: a string, a list of strings, or when ids is
 // true a list of token ids or a list of such lists. A missing field or an empty list is 400; a list of
 // mixed kinds or an id that is not a whole number ≥ 0 is 422.
+// checkModel refuses a request that names a model this server does not serve ("" names none), in the words of
+// the route's API (format takes the name asked for and the name served).
+func (s *Server) checkModel(name, format string) *apiError {
+	if name == "" || s.names[name] {
+		return nil
+	}
+	return fail(http.StatusNotFound, KindModel, "model_not_found", "model", format, name, s.cfg.ModelName)
+}
+
+// request is a route's request body, pointed to: it says which of its fields holds the inputs, how the route
+// names it, and whether token ids are taken there.
+type request[R any] interface {
+	*R
+	inputsField() (raw json.RawMessage, field string, ids bool)
+}
+
+// decodeRequest reads body as a request of type R and parses its inputs.
+func decodeRequest[R any, P request[R]](body []byte) (R, inputs, *apiError) {
+	var req R
+	if aerr := decodeBody(body, &req); aerr != nil {
+		return req, inputs{}, aerr
+	}
+	raw, field, ids := P(&req).inputsField()
+	in, aerr := parseInputs(raw, field, ids)
+	return req, in, aerr
+}
+
+// readRequest reads r's body (bounded by the payload limit) as a request of type R and parses its inputs.
+func readRequest[R any, P request[R]](s *Server, w http.ResponseWriter, r *http.Request) (R, inputs, *apiError) {
+	body, aerr := s.readBody(w, r)
+	if aerr != nil {
+		var zero R
+		return zero, inputs{}, aerr
+	}
+	return decodeRequest[R, P](body)
+}
+
 func parseInputs(raw json.RawMessage, field string, ids bool) (inputs, *apiError) {
 	raw = bytes.TrimSpace(raw)
 	want := "a string or a list of strings"

@@ -98,11 +98,11 @@ func FuzzDecodeRequest(f *testing.F) {
 				}
 			}
 		}
-		_, in, aerr := decodeOpenAI(body)
+		_, in, aerr := decodeRequest[openAIRequest](body)
 		check("openai", in, aerr)
-		_, in, aerr = decodeTEIEmbed(body)
+		_, in, aerr = decodeRequest[teiEmbedRequest](body)
 		check("tei", in, aerr)
-		_, in, aerr = decodeOllama(body)
+		_, in, aerr = decodeRequest[ollamaRequest](body)
 		check("ollama", in, aerr)
 	})
 }

@@ -24,29 +24,18 @@ type ollamaResponse struct {
 	PromptEvalCount int         `json:"prompt_eval_count"`
 }
 
-func decodeOllama(body []byte) (ollamaRequest, inputs, *apiError) {
-	var req ollamaRequest
-	if aerr := decodeBody(body, &req); aerr != nil {
-		return req, inputs{}, aerr
-	}
-	in, aerr := parseInputs(req.Input, "input", false)
-	return req, in, aerr
-}
+// inputsField: Ollama's input, strings only.
+func (r *ollamaRequest) inputsField() (json.RawMessage, string, bool) { return r.Input, "input", false }
 
 // ollamaEmbed answers POST /api/embed as Ollama does: unit vectors, cut to dimensions first.
 func (s *Server) ollamaEmbed(w http.ResponseWriter, r *http.Request) *apiError {
 	start := time.Now()
-	body, aerr := s.readBody(w, r)
+	req, in, aerr := readRequest[ollamaRequest](s, w, r)
 	if aerr != nil {
 		return aerr
 	}
-	req, in, aerr := decodeOllama(body)
-	if aerr != nil {
+	if aerr := s.checkModel(req.Model, "model %q not found; this server serves %q"); aerr != nil {
 		return aerr
-	}
-	if req.Model != "" && !s.names[req.Model] {
-		return fail(http.StatusNotFound, KindModel, "model_not_found", "model",
-			"model %q not found; this server serves %q", req.Model, s.cfg.ModelName)
 	}
 	dims, aerr := s.dimensions(req.Dimensions)
 	if aerr != nil {

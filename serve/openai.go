@@ -35,32 +35,20 @@ type openAIResponse struct {
 	Usage  openAIUsage       `json:"usage"`
 }
 
-// decodeOpenAI reads an OpenAI embeddings body and its input.
-func decodeOpenAI(body []byte) (openAIRequest, inputs, *apiError) {
-	var req openAIRequest
-	if aerr := decodeBody(body, &req); aerr != nil {
-		return req, inputs{}, aerr
-	}
-	in, aerr := parseInputs(req.Input, "input", true)
-	return req, in, aerr
-}
+// inputsField: OpenAI's input, strings or token ids.
+func (r *openAIRequest) inputsField() (json.RawMessage, string, bool) { return r.Input, "input", true }
 
 // openAIEmbeddings answers POST /v1/embeddings (and /embeddings) as OpenAI does: the vectors as convrep
 // embed writes them (unit length when the model normalises), cut to dimensions and normalised again when
 // the model normalises, as floats or base64 little-endian float32s.
 func (s *Server) openAIEmbeddings(w http.ResponseWriter, r *http.Request) *apiError {
 	start := time.Now()
-	body, aerr := s.readBody(w, r)
+	req, in, aerr := readRequest[openAIRequest](s, w, r)
 	if aerr != nil {
 		return aerr
 	}
-	req, in, aerr := decodeOpenAI(body)
-	if aerr != nil {
+	if aerr := s.checkModel(req.Model, "the model %q is not served here; this server serves %q"); aerr != nil {
 		return aerr
-	}
-	if req.Model != "" && !s.names[req.Model] {
-		return fail(http.StatusNotFound, KindModel, "model_not_found", "model",
-			"the model %q is not served here; this server serves %q", req.Model, s.cfg.ModelName)
 	}
 	base64 := false
 	switch req.EncodingFormat {

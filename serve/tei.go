@@ -37,23 +37,15 @@ type teiToken struct {
 	Stop    *int   `json:"stop"`
 }
 
-func decodeTEIEmbed(body []byte) (teiEmbedRequest, inputs, *apiError) {
-	var req teiEmbedRequest
-	if aerr := decodeBody(body, &req); aerr != nil {
-		return req, inputs{}, aerr
-	}
-	in, aerr := parseInputs(req.Inputs, "inputs", true)
-	return req, in, aerr
+// inputsField: TEI's inputs, strings or token ids.
+func (r *teiEmbedRequest) inputsField() (json.RawMessage, string, bool) {
+	return r.Inputs, "inputs", true
 }
 
 // teiEmbed answers POST /embed: [[float]], unit length unless normalize is false, cut to dimensions first.
 func (s *Server) teiEmbed(w http.ResponseWriter, r *http.Request) *apiError {
 	start := time.Now()
-	body, aerr := s.readBody(w, r)
-	if aerr != nil {
-		return aerr
-	}
-	req, in, aerr := decodeTEIEmbed(body)
+	req, in, aerr := readRequest[teiEmbedRequest](s, w, r)
 	if aerr != nil {
 		return aerr
 	}
