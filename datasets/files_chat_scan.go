@@ -80,35 +80,10 @@ func (s *recordScanner) messages() bool {
 		return true
 	}
 	s.rec.list = listPresent
-	if s.i >= len(s.b) || s.b[s.i] != '[' {
-		return false
-	}
-	s.i++
-	s.space()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
-		s.i++
-		return true
-	}
-	for {
+	return s.seq('[', ']', func() bool {
 		s.rec.msgs = append(s.rec.msgs, [msgFields][]byte{})
-		if !s.object(s.messageField) {
-			return false
-		}
-		s.space()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.space()
-		case ']':
-			s.i++
-			return true
-		default:
-			return false
-		}
-	}
+		return s.object(s.messageField)
+	})
 }
 
 // messageField reads the value of a message's key.
@@ -154,20 +129,7 @@ func (s *recordScanner) spanInto(dst *[]byte) bool {
 // object reads an object, handing each key (unquoted; a key with an escape gives up) to field, which reads
 // its value.
 func (s *recordScanner) object(field func(key []byte) bool) bool {
-	if s.i >= len(s.b) || s.b[s.i] != '{' {
-		return false
-	}
-	s.i++
-	if s.depth++; s.depth > maxScanDepth {
-		return false
-	}
-	s.space()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
-		s.depth--
-		return true
-	}
-	for {
+	return s.seq('{', '}', func() bool {
 		start := s.i
 		escaped, ok := s.str()
 		if !ok || escaped {
@@ -180,7 +142,28 @@ func (s *recordScanner) object(field func(key []byte) bool) bool {
 		}
 		s.i++
 		s.space()
-		if !field(key) {
+		return field(key)
+	})
+}
+
+// seq reads what open and end enclose, an object's members or an array's elements, each read by item and
+// separated by commas; the nesting counts against maxScanDepth.
+func (s *recordScanner) seq(open, end byte, item func() bool) bool {
+	if s.i >= len(s.b) || s.b[s.i] != open {
+		return false
+	}
+	s.i++
+	if s.depth++; s.depth > maxScanDepth {
+		return false
+	}
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == end {
+		s.i++
+		s.depth--
+		return true
+	}
+	for {
+		if !item() {
 			return false
 		}
 		s.space()
@@ -191,7 +174,7 @@ func (s *recordScanner) object(field func(key []byte) bool) bool {
 		case ',':
 			s.i++
 			s.space()
-		case '}':
+		case end:
 			s.i++
 			s.depth--
 			return true
@@ -210,36 +193,7 @@ func (s *recordScanner) value() bool {
 	case c == '{':
 		return s.object(func([]byte) bool { return s.value() })
 	case c == '[':
-		s.i++
-		if s.depth++; s.depth > maxScanDepth {
-			return false
-		}
-		s.space()
-		if s.i < len(s.b) && s.b[s.i] == ']' {
-			s.i++
-			s.depth--
-			return true
-		}
-		for {
-			if !s.value() {
-				return false
-			}
-			s.space()
-			if s.i >= len(s.b) {
-				return false
-			}
-			switch s.b[s.i] {
-			case ',':
-				s.i++
-				s.space()
-			case ']':
-				s.i++
-				s.depth--
-				return true
-			default:
-				return false
-			}
-		}
+		return s.seq('[', ']', s.value)
 	case c == '"':
 		_, ok := s.str()
 		return ok
