@@ -168,18 +168,23 @@ func TestImportsRespectFloors(t *testing.T) {
 	}
 	slices.Sort(names)
 	up := 0
+	onFloor := map[int][]string{}
 	for _, p := range names {
 		n, _ := floorOf(fs, p)
 		if n < 0 {
 			t.Errorf("%s is on no floor of docs/design.md", p)
 			continue
 		}
+		onFloor[n] = append(onFloor[n], p)
 		for _, i := range pkgs[p] {
 			if m, pat := floorOf(fs, i); m > n {
 				up++
 				t.Errorf("%s (floor %d) imports %s (floor %d, by `%s`): an import from a lower floor up", p, n, i, m, pat)
 			}
 		}
+	}
+	for _, f := range fs {
+		t.Logf("floor %d: %s", f.n, strings.Join(onFloor[f.n], " "))
 	}
 	t.Logf("%d packages on %d floors, %d imports running up", len(names), len(fs), up)
 }
