@@ -9,14 +9,12 @@ import (
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
-	"go.uber.org/zap/zaptest"
 
 	"convrep/experiment"
-	"convrep/internal/shared"
 	"convrep/models"
 	"convrep/objectives"
 	"convrep/tokenizers"
-	"convrep/trainer"
+	"convrep/trainer/trainertest"
 )
 
 // docs/objectives.md: Adding an objective (the page shows this code, from here to the end mark, verbatim).
@@ -134,48 +132,13 @@ func (o *toy) Loss(batch any, train bool) (*ts.Tensor, map[string]*ts.Tensor, er
 // experiment file that names it; docs/objectives.md's "Adding an objective" shows its code verbatim.
 func TestToyObjectiveTrainsEndToEnd(t *testing.T) {
 	dir := t.TempDir()
-	exp := filepath.Join(dir, "toy.toml")
-	body := fmt.Sprintf(`name = "toy"
-output_dir = %q
-seed = 1
-
-[model]
-tokenizer = %q
-max_length = 16
-
-[model.random]
-layers = 2
-hidden = 32
-heads = 2
-intermediate = 64
-max_positions = 64
-
-[data]
-root = %q
-corpora = ["woz2"]
-
-[objective]
-name = "toy"
-
-[train]
-batch_size = 8
-max_steps = 3
-lr = 1e-3
-threads = 1
-log_every = 1
-`, filepath.Join(dir, "out"), shared.MustPath(t, "data", "vocab", "bert-base-uncased"), shared.MustPath(t, "data", "pretrain"))
-	if err := os.WriteFile(exp, []byte(body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	e, err := experiment.Load(exp, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := trainer.New(t.Context(), e, trainer.Options{}, zaptest.NewLogger(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tr.Run(t.Context(), trainer.Options{}); err != nil {
+	exp := trainertest.Tiny{
+		Name:      "toy",
+		Seed:      1,
+		Objective: `name = "toy"`,
+		Train:     "batch_size = 8\nmax_steps = 3\nlr = 1e-3\nthreads = 1\nlog_every = 1",
+	}.Write(t, dir)
+	if err := trainertest.Run(t, exp, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	metrics, err := os.ReadFile(filepath.Join(dir, "out", "metrics.jsonl"))

@@ -1,4 +1,4 @@
-package trainer
+package trainer_test
 
 import (
 	"fmt"
@@ -36,7 +36,7 @@ func TestBaselinesTrainAndResumeExactly(t *testing.T) {
 			full := filepath.Join(dir, "out")
 			set := append([]string{"data.max_examples=64", "train.max_steps=24", "train.epochs=10",
 				"train.checkpoint_every=10", "train.keep_checkpoints=10"}, o.set...) // the objective's own last
-			if err := train(t, exp, set, false); err != nil {
+			if err := trainertest.Run(t, exp, set, false); err != nil {
 				t.Fatal(err)
 			}
 			ref := readMetricLines(t, full)
@@ -62,7 +62,7 @@ func TestBaselinesTrainAndResumeExactly(t *testing.T) {
 			if err := os.WriteFile(rundir.At(out).CheckpointPath(10), b, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			if err := train(t, exp, append(set, fmt.Sprintf("output_dir=%q", out)), true); err != nil {
+			if err := trainertest.Run(t, exp, append(set, fmt.Sprintf("output_dir=%q", out)), true); err != nil {
 				t.Fatal(err)
 			}
 			trainertest.SameFiles(t, filepath.Join(full, "model", "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
@@ -85,7 +85,7 @@ func TestBaselinesTrainAndResumeExactly(t *testing.T) {
 func TestMLMRunSavesRoleTokensAndHead(t *testing.T) {
 	dir := t.TempDir()
 	exp := trainertest.Experiment(t, dir, "")
-	if err := train(t, exp, []string{"objective.name=mlm", "data.max_examples=32", "train.max_steps=2"}, false); err != nil {
+	if err := trainertest.Run(t, exp, []string{"objective.name=mlm", "data.max_examples=32", "train.max_steps=2"}, false); err != nil {
 		t.Fatal(err)
 	}
 	model := filepath.Join(dir, "out", "model")
@@ -100,22 +100,22 @@ func TestMLMRunSavesRoleTokensAndHead(t *testing.T) {
 			t.Errorf("the saved tokenizer does not list %s", want)
 		}
 	}
-	tr, err := newTrainer(t, exp, []string{"objective.name=mlm", "data.max_examples=32", "train.max_steps=2",
+	tr, err := trainertest.New(t, exp, []string{"objective.name=mlm", "data.max_examples=32", "train.max_steps=2",
 		fmt.Sprintf("output_dir=%q", filepath.Join(dir, "again"))}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := tr.bb.Model
+	m := tr.Backbone().Model
 	if !m.Heads.MLM {
 		t.Error("the mlm objective's model has no MLM head")
 	}
-	if got, want := m.Config.VocabSize, int64(tr.bb.Tok.VocabSize()); got != want || want != 30522+2 {
+	if got, want := m.Config.VocabSize, int64(tr.Backbone().Tok.VocabSize()); got != want || want != 30522+2 {
 		t.Errorf("model vocabulary %d, tokenizer %d, want 30524", got, want)
 	}
 	if _, err := m.VS.Root().Get("cls.predictions.bias"); err != nil {
 		t.Errorf("no MLM bias: %v", err)
 	}
-	if tr.obj.Name() != mlm.Name {
-		t.Errorf("objective %q", tr.obj.Name())
+	if tr.Objective().Name() != mlm.Name {
+		t.Errorf("objective %q", tr.Objective().Name())
 	}
 }

@@ -1,4 +1,4 @@
-package trainer
+package trainer_test
 
 import (
 	"bytes"
@@ -91,7 +91,7 @@ func TestResumeRefusesCorruptCheckpoint(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := trainertest.HashFiles(t, rundir.At(moved).CheckpointDir())
-			_, err := newTrainer(t, exp, []string{"output_dir=" + quote(moved)}, true)
+			_, err := trainertest.New(t, exp, []string{"output_dir=" + quote(moved)}, true)
 			if err == nil {
 				t.Fatalf("resume from a checkpoint %s succeeded", tc.name)
 			}

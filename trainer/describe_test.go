@@ -1,4 +1,4 @@
-package trainer
+package trainer_test
 
 import (
 	"os"
@@ -27,7 +27,7 @@ func TestRunDescribesItself(t *testing.T) {
 		t.Run(tc.objective, func(t *testing.T) {
 			dir := t.TempDir()
 			exp := trainertest.Experiment(t, dir, "")
-			if err := train(t, exp, append(tc.set, "train.max_steps=2"), false); err != nil {
+			if err := trainertest.Run(t, exp, append(tc.set, "train.max_steps=2"), false); err != nil {
 				t.Fatal(err)
 			}
 			out := filepath.Join(dir, "out")

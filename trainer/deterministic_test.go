@@ -1,4 +1,4 @@
-package trainer
+package trainer_test
 
 import (
 	"testing"
@@ -16,14 +16,14 @@ import (
 func TestDeterministicRunMatchesDefault(t *testing.T) {
 	sets := []string{"train.max_steps=6", "train.checkpoint_every=6", "train.deterministic=false"}
 	plain := trainertest.Experiment(t, t.TempDir(), "")
-	if err := train(t, plain, sets, false); err != nil {
+	if err := trainertest.Run(t, plain, sets, false); err != nil {
 		t.Fatal(err)
 	}
 	if torch.Deterministic() {
 		t.Fatal("a run with train.deterministic=false turned the switch on")
 	}
 	det := trainertest.Experiment(t, t.TempDir(), "")
-	if err := train(t, det, append(sets[:2:2], "train.deterministic=true"), false); err != nil {
+	if err := trainertest.Run(t, det, append(sets[:2:2], "train.deterministic=true"), false); err != nil {
 		t.Fatal(err)
 	}
 	sameLosses(t, outOf(plain), outOf(det), 6)
@@ -32,7 +32,7 @@ func TestDeterministicRunMatchesDefault(t *testing.T) {
 		t.Fatal("the deterministic run left the switch off")
 	}
 	again := trainertest.Experiment(t, t.TempDir(), "")
-	if err := train(t, again, sets, false); err != nil {
+	if err := trainertest.Run(t, again, sets, false); err != nil {
 		t.Fatal(err)
 	}
 	if torch.Deterministic() {

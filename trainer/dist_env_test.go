@@ -3,11 +3,6 @@ package trainer
 import (
 	"strings"
 	"testing"
-
-	"github.com/sugarme/gotch"
-
-	"convrep/experiment"
-	"convrep/trainer/trainertest"
 )
 
 func TestReadDistEnv(t *testing.T) {
@@ -40,21 +35,6 @@ func TestReadDistEnv(t *testing.T) {
 		case c.err == "" && got != c.want:
 			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
 		}
-	}
-}
-
-// The global batch must split evenly: the error comes before any rendezvous, naming the file.
-func TestGlobalBatchMustDivideOverTheRanks(t *testing.T) {
-	path := trainertest.Experiment(t, t.TempDir(), "")
-	e, err := experiment.Load(path, []string{"train.batch_size=10"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("WORLD_SIZE", "4")
-	t.Setenv("RANK", "0")
-	_, err = joinCluster(e, gotch.CPU)
-	if err == nil || !strings.Contains(err.Error(), "batch_size 10") || !strings.Contains(err.Error(), path) {
-		t.Fatalf("batch 10 over 4 ranks: %v", err)
 	}
 }
 
@@ -103,22 +83,6 @@ func TestBindRank(t *testing.T) {
 		case c.err == "" && (backend != c.wantBackend || gpu != c.wantGPU):
 			t.Errorf("%s: backend %q on GPU %d, want %q on %d", c.name, backend, gpu, c.wantBackend, c.wantGPU)
 		}
-	}
-}
-
-// NCCL with a CPU model fails at once, naming the experiment file, before any rendezvous would wait.
-func TestNCCLWithACPUModelIsRefused(t *testing.T) {
-	path := trainertest.Experiment(t, t.TempDir(), "")
-	e, err := experiment.Load(path, []string{"distributed.backend=nccl"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("WORLD_SIZE", "2")
-	t.Setenv("RANK", "0")
-	t.Setenv("LOCAL_RANK", "0")
-	_, err = joinCluster(e, gotch.CPU)
-	if err == nil || !strings.Contains(err.Error(), `needs model.device = "cuda"`) || !strings.Contains(err.Error(), path) {
-		t.Fatalf("NCCL on the CPU: %v", err)
 	}
 }
 

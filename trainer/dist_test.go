@@ -1,4 +1,4 @@
-package trainer
+package trainer_test
 
 import (
 	"fmt"
@@ -11,9 +11,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sugarme/gotch"
+
 	"convrep/checkpoint"
+	"convrep/experiment"
 	"convrep/rundir"
 	"convrep/safetensors"
+	"convrep/trainer"
 	"convrep/trainer/trainertest"
 )
 
@@ -52,7 +56,7 @@ func TestTwoGlooWorkersFollowOneProcess(t *testing.T) {
 				steps = 10
 			}
 			single := trainertest.Experiment(t, t.TempDir(), "")
-			if err := train(t, single, sets, false); err != nil {
+			if err := trainertest.Run(t, single, sets, false); err != nil {
 				t.Fatal(err)
 			}
 			pair := trainertest.Experiment(t, t.TempDir(), "")
@@ -67,13 +71,13 @@ func TestTwoGlooWorkersFollowOneProcess(t *testing.T) {
 // sequence does not depend on the number of ranks, so the run ends where the uninterrupted one does.
 func TestResumeOnAnotherNumberOfRanks(t *testing.T) {
 	single := trainertest.Experiment(t, t.TempDir(), "")
-	if err := train(t, single, equalRunSettings, false); err != nil {
+	if err := trainertest.Run(t, single, equalRunSettings, false); err != nil {
 		t.Fatal(err)
 	}
 	moved := trainertest.Experiment(t, t.TempDir(), "")
 	first := append(append([]string{}, equalRunSettings...), "train.max_steps=10")
 	runWorkers(t, 2, moved, first, false)
-	if err := train(t, moved, equalRunSettings, true); err != nil {
+	if err := trainertest.Run(t, moved, equalRunSettings, true); err != nil {
 		t.Fatal(err)
 	}
 	sameLosses(t, outOf(single), outOf(moved), 20)
@@ -85,13 +89,13 @@ func TestResumeOnAnotherNumberOfRanks(t *testing.T) {
 func TestLocalNegativesStayOnTheirRank(t *testing.T) {
 	sets := []string{"model.random.dropout=0.0", "train.max_steps=2", "train.checkpoint_every=10"}
 	single := trainertest.Experiment(t, t.TempDir(), "")
-	if err := train(t, single, sets, false); err != nil {
+	if err := trainertest.Run(t, single, sets, false); err != nil {
 		t.Fatal(err)
 	}
 	local := trainertest.Experiment(t, t.TempDir(), "")
 	runWorkers(t, 2, local, append(sets, "distributed.local_negatives=true"), false)
-	a, err1 := readMetrics(filepath.Join(outOf(single), "metrics.jsonl"))
-	b, err2 := readMetrics(filepath.Join(outOf(local), "metrics.jsonl"))
+	a, err1 := trainer.ReadMetrics(filepath.Join(outOf(single), "metrics.jsonl"))
+	b, err2 := trainer.ReadMetrics(filepath.Join(outOf(local), "metrics.jsonl"))
 	if err1 != nil || err2 != nil || len(a) == 0 || len(b) == 0 {
 		t.Fatalf("metrics: %v %v (%d and %d lines)", err1, err2, len(a), len(b))
 	}
@@ -112,7 +116,7 @@ func TestDistWorkerMain(t *testing.T) {
 		drawMask(t, path, sets, resume, dir)
 		return
 	}
-	if err := train(t, path, sets, resume); err != nil {
+	if err := trainertest.Run(t, path, sets, resume); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -190,11 +194,11 @@ func outOf(experiment string) string { return filepath.Join(filepath.Dir(experim
 // their fourth digit: rounding in sums that nearly cancel.)
 func sameLosses(t *testing.T, a, b string, steps int) {
 	t.Helper()
-	ma, err := readMetrics(filepath.Join(a, "metrics.jsonl"))
+	ma, err := trainer.ReadMetrics(filepath.Join(a, "metrics.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	mb, err := readMetrics(filepath.Join(b, "metrics.jsonl"))
+	mb, err := trainer.ReadMetrics(filepath.Join(b, "metrics.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,4 +254,35 @@ func sameParams(t *testing.T, a, b string) {
 		t.Errorf("final weights differ by up to %g over %d tensors (want ≤ 1e-5), at %s", worst, compared, worstAt)
 	}
 	t.Logf("%d tensors, largest difference %g at %s", compared, worst, worstAt)
+}
+
+// The global batch must split evenly: the error comes before any rendezvous, naming the file.
+func TestGlobalBatchMustDivideOverTheRanks(t *testing.T) {
+	path := trainertest.Experiment(t, t.TempDir(), "")
+	e, err := experiment.Load(path, []string{"train.batch_size=10"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("WORLD_SIZE", "4")
+	t.Setenv("RANK", "0")
+	_, err = trainer.JoinCluster(e, gotch.CPU)
+	if err == nil || !strings.Contains(err.Error(), "batch_size 10") || !strings.Contains(err.Error(), path) {
+		t.Fatalf("batch 10 over 4 ranks: %v", err)
+	}
+}
+
+// NCCL with a CPU model fails at once, naming the experiment file, before any rendezvous would wait.
+func TestNCCLWithACPUModelIsRefused(t *testing.T) {
+	path := trainertest.Experiment(t, t.TempDir(), "")
+	e, err := experiment.Load(path, []string{"distributed.backend=nccl"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("WORLD_SIZE", "2")
+	t.Setenv("RANK", "0")
+	t.Setenv("LOCAL_RANK", "0")
+	_, err = trainer.JoinCluster(e, gotch.CPU)
+	if err == nil || !strings.Contains(err.Error(), `needs model.device = "cuda"`) || !strings.Contains(err.Error(), path) {
+		t.Fatalf("NCCL on the CPU: %v", err)
+	}
 }

@@ -1,4 +1,4 @@
-package trainer
+package trainer_test
 
 import (
 	"encoding/json"
@@ -13,13 +13,14 @@ import (
 
 	"convrep/rundir"
 	"convrep/tensorboard"
+	"convrep/trainer"
 	"convrep/trainer/trainertest"
 )
 
 // readEvents reads a run's event file back: its events of scalars, by step, each step once.
 func readEvents(t *testing.T, out string) (steps []int64, byStep map[int64][]tensorboard.Scalar) {
 	t.Helper()
-	path, err := EventFile(out)
+	path, err := trainer.EventFile(out)
 	if err != nil || path == "" {
 		t.Fatalf("no event file in %s (%v)", out, err)
 	}
@@ -44,7 +45,7 @@ func TestEventFileHoldsEveryMetricsLine(t *testing.T) {
 	dir := t.TempDir()
 	exp := trainertest.Experiment(t, dir, "")
 	out := filepath.Join(dir, "out")
-	if err := train(t, exp, []string{"train.max_steps=4", "train.checkpoint_every=2"}, false); err != nil {
+	if err := trainertest.Run(t, exp, []string{"train.max_steps=4", "train.checkpoint_every=2"}, false); err != nil {
 		t.Fatal(err)
 	}
 	ms := readMetricLines(t, out)
@@ -55,8 +56,8 @@ func TestEventFileHoldsEveryMetricsLine(t *testing.T) {
 	}
 	for _, m := range ms {
 		got := byStep[m.Step]
-		if !reflect.DeepEqual(got, metricScalars(m)) {
-			t.Errorf("step %d: events %+v, want %+v", m.Step, got, metricScalars(m))
+		if !reflect.DeepEqual(got, trainer.MetricScalars(m)) {
+			t.Errorf("step %d: events %+v, want %+v", m.Step, got, trainer.MetricScalars(m))
 		}
 		if len(got) == 0 || got[0].Tag != "train/loss" || got[0].Value != float32(m.Loss) {
 			t.Errorf("step %d: loss event %+v, metrics.jsonl's loss %v", m.Step, got, m.Loss)
@@ -75,7 +76,7 @@ func TestEventFileHoldsEveryMetricsLine(t *testing.T) {
 			t.Errorf("no %s among the tags %v", tag, tags)
 		}
 	}
-	if n, err := VerifyEventFile(out); n != 4 || err != nil {
+	if n, err := trainer.VerifyEventFile(out); n != 4 || err != nil {
 		t.Errorf("VerifyEventFile: %d steps, %v", n, err)
 	}
 }
@@ -89,7 +90,7 @@ func TestResumedEventFileHasEachStepOnce(t *testing.T) {
 	exp := trainertest.Experiment(t, dir, "")
 	full := filepath.Join(dir, "out")
 	set := []string{"data.max_examples=64", "train.max_steps=4", "train.checkpoint_every=2", "train.keep_checkpoints=10"}
-	if err := train(t, exp, set, false); err != nil {
+	if err := trainertest.Run(t, exp, set, false); err != nil {
 		t.Fatal(err)
 	}
 	refSteps, ref := readEvents(t, full)
@@ -104,13 +105,13 @@ func TestResumedEventFileHasEachStepOnce(t *testing.T) {
 	}{
 		{name: "killed after step 4", prepare: func(string) {}},
 		{name: "event file lost", prepare: func(out string) {
-			p, _ := EventFile(out)
+			p, _ := trainer.EventFile(out)
 			if err := os.Remove(p); err != nil {
 				t.Fatal(err)
 			}
 		}},
 		{name: "tensorboard off", sets: []string{"train.tensorboard=false"}, noEvents: true, prepare: func(out string) {
-			p, _ := EventFile(out)
+			p, _ := trainer.EventFile(out)
 			if err := os.Remove(p); err != nil {
 				t.Fatal(err)
 			}
@@ -127,17 +128,17 @@ func TestResumedEventFileHasEachStepOnce(t *testing.T) {
 			}
 			c.prepare(out)
 			sets := append(slices.Clone(set), fmt.Sprintf("output_dir=%q", out))
-			if err := train(t, exp, append(sets, c.sets...), true); err != nil {
+			if err := trainertest.Run(t, exp, append(sets, c.sets...), true); err != nil {
 				t.Fatal(err)
 			}
 			checkSteps(t, "the resumed run", readMetricLines(t, out), 4)
 			if c.noEvents {
-				if p, err := EventFile(out); p != "" || err != nil {
+				if p, err := trainer.EventFile(out); p != "" || err != nil {
 					t.Errorf("train.tensorboard false wrote %s (%v)", p, err)
 				}
 				return
 			}
-			if n, err := VerifyEventFile(out); n != 4 || err != nil {
+			if n, err := trainer.VerifyEventFile(out); n != 4 || err != nil {
 				t.Errorf("VerifyEventFile: %d steps, %v", n, err)
 			}
 			steps, got := readEvents(t, out)
@@ -169,7 +170,7 @@ func trajectoryScalars(s []tensorboard.Scalar) map[string]float32 {
 // VerifyEventFile reports a step written twice, a step missing, a loss that differs and a step metrics.jsonl
 // lacks.
 func TestVerifyEventFileFindsMismatches(t *testing.T) {
-	ms := []Metric{{Step: 1, Loss: 2.5, LR: 1e-3}, {Step: 2, Loss: 2.25, LR: 1e-3, Objective: map[string]float64{"acc": 0.5}}}
+	ms := []trainer.Metric{{Step: 1, Loss: 2.5, LR: 1e-3}, {Step: 2, Loss: 2.25, LR: 1e-3, Objective: map[string]float64{"acc": 0.5}}}
 	for _, c := range []struct {
 		name  string
 		steps []int64
@@ -197,11 +198,11 @@ func TestVerifyEventFileFindsMismatches(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, s := range c.steps {
-				m := Metric{Step: s}
+				m := trainer.Metric{Step: s}
 				if int(s) <= len(ms) {
 					m = ms[s-1]
 				}
-				sc := metricScalars(m)
+				sc := trainer.MetricScalars(m)
 				if s == 2 && c.loss != 0 {
 					sc[0].Value = c.loss
 				}
@@ -210,7 +211,7 @@ func TestVerifyEventFileFindsMismatches(t *testing.T) {
 				}
 			}
 			w.Close()
-			_, err = VerifyEventFile(out)
+			_, err = trainer.VerifyEventFile(out)
 			if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
 				t.Errorf("VerifyEventFile: %v, want %q", err, c.want)
 			}

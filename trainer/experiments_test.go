@@ -1,4 +1,4 @@
-package trainer
+package trainer_test
 
 import (
 	"fmt"
@@ -14,6 +14,7 @@ import (
 	"convrep/experiment"
 	"convrep/internal/shared"
 	"convrep/objectives"
+	"convrep/trainer"
 )
 
 // tinyOverrides scale an experiment file down to a tiny backbone and a few woz2 dialogues: the sizes that
@@ -90,14 +91,14 @@ func TestExperimentFilesBuild(t *testing.T) {
 			if obj.Name() != name {
 				t.Errorf("objective %q calls itself %q", name, obj.Name())
 			}
-			if _, _, err := optimGroups(obj, bb.Model, e.Train); err != nil {
+			if _, _, err := trainer.OptimGroups(obj, bb.Model, e.Train); err != nil {
 				t.Fatalf("parameter groups: %v", err)
 			}
-			files, err := corpusFiles(e.Data)
+			files, err := trainer.CorpusFiles(e.Data)
 			if err != nil {
 				t.Fatal(err)
 			}
-			data, err := obj.Dataset(dataEnv(e, bb, files, 1, gotch.CPU, log))
+			data, err := obj.Dataset(trainer.DataEnv(e, bb, files, 1, gotch.CPU, log))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,22 +1,35 @@
-package trainer
+package trainer_test
 
 import (
 	"testing"
 
 	"convrep/objectives"
+	"convrep/trainer"
 	"convrep/trainer/trainertest"
 )
+
+// dialogueCSE is DialogueCSE on a tiny random 3-layer BERT (the bottom layer frozen with the embeddings) and
+// woz2's dialogues.
+var dialogueCSE = trainertest.Tiny{
+	Name:      "tiny-dialoguecse",
+	Seed:      11,
+	Layers:    3,
+	Dropout:   0.1,
+	Data:      "merge_same_speaker = true\nmax_examples = 480",
+	Objective: "name = \"dialoguecse\"\ntemperature = 0.1\naggregation = \"attention\"\nnegatives = 4\ncontext_turns = 2\nfreeze_layers = 1",
+	Train:     "batch_size = 8\nmax_steps = 30\nlr = 1e-3\nhead_lr = 1e-3\ncheckpoint_every = 3\nlog_every = 1\nthreads = 1",
+}
 
 // DialogueCSE freezes its bottom layers (freeze_layers = 1): the embeddings and layer 0 are in the checkpoints
 // but in no optimiser group, and do not move; layers 1-2 and I1's FFN do.
 func TestDialogueCSEFreezes(t *testing.T) {
 	dir := t.TempDir()
-	tr, err := newTrainer(t, trainertest.DialogueCSE(t, dir, ""), []string{"train.max_steps=4"}, false)
+	tr, err := trainertest.New(t, dialogueCSE.Write(t, dir), []string{"train.max_steps=4"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	frozen := map[string]bool{}
-	for _, g := range tr.obj.Groups() {
+	for _, g := range tr.Objective().Groups() {
 		for _, name := range g.Params {
 			if g.Rate == objectives.Frozen {
 				frozen[name] = true
@@ -33,7 +46,7 @@ func TestDialogueCSEFreezes(t *testing.T) {
 		t.Fatalf("frozen: %v", frozen)
 	}
 	inGroup := map[string]bool{}
-	for _, g := range tr.groups {
+	for _, g := range tr.Groups() {
 		for _, n := range g.ParamNames {
 			inGroup[n] = true
 		}
@@ -42,7 +55,7 @@ func TestDialogueCSEFreezes(t *testing.T) {
 		if inGroup[name] {
 			t.Errorf("frozen %s is in an optimiser group", name)
 		}
-		if tr.params[name] == nil {
+		if tr.Params()[name] == nil {
 			t.Errorf("frozen %s is not checkpointed", name)
 		}
 	}
@@ -52,13 +65,13 @@ func TestDialogueCSEFreezes(t *testing.T) {
 		}
 	}
 	before := map[string][]float64{}
-	for name, p := range tr.params {
+	for name, p := range tr.Params() {
 		before[name] = p.Float64Values()
 	}
-	if err := tr.Run(t.Context(), Options{}); err != nil {
+	if err := tr.Run(t.Context(), trainer.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	for name, p := range tr.params {
+	for name, p := range tr.Params() {
 		// I1's last bias gets no gradient: a softmax does not change when every score shifts alike.
 		moved := maxAbsDiff(p.Float64Values(), before[name]) > 0
 		if moved == frozen[name] && name != "dialoguecse_attention.2.bias" {

@@ -1,4 +1,4 @@
-package trainer
+package trainer_test
 
 import (
 	"bytes"
@@ -9,15 +9,13 @@ import (
 	"testing"
 
 	"github.com/sugarme/gotch"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest/observer"
 
 	"convrep/checkpoint"
-	"convrep/experiment"
 	"convrep/internal/devtest"
 	"convrep/internal/torch"
 	"convrep/rundir"
 	"convrep/safetensors"
+	"convrep/trainer"
 	"convrep/trainer/trainertest"
 )
 
@@ -27,17 +25,17 @@ func graphRun(t *testing.T, warmup int) (string, *devtest.RerunGraph) {
 	t.Helper()
 	stand := &devtest.RerunGraph{}
 	if devtest.Name() == "cpu" {
-		old := newStepGraph
-		newStepGraph = func(gotch.Device) (torch.StepGraph, error) { return stand, nil }
-		t.Cleanup(func() { newStepGraph = old })
+		old := *trainer.NewStepGraph
+		*trainer.NewStepGraph = func(gotch.Device) (torch.StepGraph, error) { return stand, nil }
+		t.Cleanup(func() { *trainer.NewStepGraph = old })
 	}
-	oldWarmup := graphWarmup
-	graphWarmup = warmup
-	t.Cleanup(func() { graphWarmup = oldWarmup })
+	oldWarmup := *trainer.GraphWarmup
+	*trainer.GraphWarmup = warmup
+	t.Cleanup(func() { *trainer.GraphWarmup = oldWarmup })
 	exp := trainertest.Experiment(t, t.TempDir(), "")
 	// 200 pairs in batches of 16: 12 full steps and a partial 13th an epoch (DSE keeps it), then epoch 2.
 	sets := []string{"data.max_examples=200", "train.epochs=2", "train.max_steps=14", "train.checkpoint_every=100", "train.cuda_graphs=true"}
-	if err := train(t, exp, sets, false); err != nil {
+	if err := trainertest.Run(t, exp, sets, false); err != nil {
 		t.Fatal(err)
 	}
 	return outOf(exp), stand
@@ -61,11 +59,11 @@ func TestGraphedStepsMatchEagerSteps(t *testing.T) {
 	if devtest.Name() != "cpu" {
 		tol = 1e-6
 	}
-	mg, err := readMetrics(filepath.Join(graphed, "metrics.jsonl"))
+	mg, err := trainer.ReadMetrics(filepath.Join(graphed, "metrics.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	me, err := readMetrics(filepath.Join(eager, "metrics.jsonl"))
+	me, err := trainer.ReadMetrics(filepath.Join(eager, "metrics.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,38 +110,5 @@ func sameParamBits(t *testing.T, a, b string) {
 	}
 	if n == 0 {
 		t.Fatalf("%s holds no parameters", a)
-	}
-}
-
-// Where a graph cannot replay the step, the run says why once and steps eagerly.
-func TestGraphsOffSayWhy(t *testing.T) {
-	for _, c := range []struct {
-		name  string
-		world int
-		accum int
-		dev   gotch.Device
-		why   string
-	}{
-		{"the CPU", 1, 1, gotch.CPU, "the device is the CPU"},
-		{"several ranks", 2, 1, gotch.CPU, "2 data-parallel ranks"},
-		{"gradient accumulation", 1, 4, gotch.CPU, "train.grad_accumulation = 4"},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			core, logs := observer.New(zap.InfoLevel)
-			e := &experiment.Experiment{}
-			e.Train.CUDAGraphs, e.Train.GradAccumulation = true, c.accum
-			if gs := newGraphSteps(e, c.dev, c.world, zap.New(core)); gs != nil {
-				t.Fatal("a graph was made")
-			}
-			all := logs.All()
-			if len(all) != 1 || !strings.Contains(all[0].Message, "stepping eagerly") ||
-				!strings.Contains(all[0].ContextMap()["why"].(string), c.why) {
-				t.Errorf("logged %v, want one line saying %q", all, c.why)
-			}
-		})
-	}
-	e := &experiment.Experiment{}
-	if gs := newGraphSteps(e, gotch.CPU, 1, zap.NewNop()); gs != nil {
-		t.Error("a graph was made without train.cuda_graphs")
 	}
 }

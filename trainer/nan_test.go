@@ -1,4 +1,4 @@
-package trainer
+package trainer_test
 
 import (
 	"fmt"
@@ -118,7 +118,7 @@ func TestNaNStopsTheRun(t *testing.T) {
 			dir := t.TempDir()
 			exp := trainertest.Experiment(t, dir, "")
 			out := filepath.Join(dir, "out")
-			err := train(t, exp, []string{"objective.name=" + probeName, fmt.Sprintf("objective.probe_at=%d", k),
+			err := trainertest.Run(t, exp, []string{"objective.name=" + probeName, fmt.Sprintf("objective.probe_at=%d", k),
 				fmt.Sprintf("objective.probe_kind=%q", tc.kind), fmt.Sprintf("objective.probe_watch=%q", out),
 				fmt.Sprintf("train.checkpoint_every=%d", tc.every), "train.max_steps=10"}, false)
 			if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("step %d:", k)) || !strings.Contains(err.Error(), tc.want) {
@@ -172,7 +172,7 @@ func TestDivergingRunStops(t *testing.T) {
 			dir := t.TempDir()
 			exp := trainertest.Experiment(t, dir, "")
 			out := filepath.Join(dir, "out")
-			err := train(t, exp, append(tc.set, "train.checkpoint_every=1", "train.max_steps=6"), false)
+			err := trainertest.Run(t, exp, append(tc.set, "train.checkpoint_every=1", "train.max_steps=6"), false)
 			var k int64
 			if err == nil {
 				t.Fatal("Run succeeded; want the loss to blow up")

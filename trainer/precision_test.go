@@ -1,4 +1,4 @@
-package trainer
+package trainer_test
 
 import (
 	"math"
@@ -9,6 +9,7 @@ import (
 	"convrep/experiment"
 	"convrep/rundir"
 	"convrep/safetensors"
+	"convrep/trainer"
 	"convrep/trainer/trainertest"
 )
 
@@ -16,13 +17,13 @@ import (
 // (autocast acted) by no more than the encoder's bf16 rounding, the weights the optimiser keeps, and the
 // checkpoint holds, stay fp32, the objective's metrics are logged, and the loss still falls.
 func TestBF16KeepsFP32MasterWeights(t *testing.T) {
-	var runs [2][]Metric
+	var runs [2][]trainer.Metric
 	for i, precision := range []string{"fp32", "bf16"} {
 		path := trainertest.Experiment(t, t.TempDir(), "")
-		if err := train(t, path, []string{"train.precision=" + precision, "train.max_steps=12", "train.checkpoint_every=100"}, false); err != nil {
+		if err := trainertest.Run(t, path, []string{"train.precision=" + precision, "train.max_steps=12", "train.checkpoint_every=100"}, false); err != nil {
 			t.Fatal(err)
 		}
-		m, err := readMetrics(outOf(path) + "/metrics.jsonl")
+		m, err := trainer.ReadMetrics(outOf(path) + "/metrics.jsonl")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package trainer
+package trainer_test
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ import (
 func TestRefusesExistingRunWithoutResume(t *testing.T) {
 	exp, out := finishedRun(t)
 	before, metrics := trainertest.HashFiles(t, rundir.At(out).CheckpointDir()), trainertest.HashFiles(t, out)
-	_, err := newTrainer(t, exp, nil, false)
+	_, err := trainertest.New(t, exp, nil, false)
 	if err == nil || !strings.Contains(err.Error(), out) || !strings.Contains(err.Error(), "--resume") ||
 		!strings.Contains(err.Error(), "step-000000003.safetensors") {
 		t.Fatalf("New without resume over a run: %v; want an error naming %s, its newest checkpoint and --resume", err, out)
@@ -36,7 +36,7 @@ func TestResumeRefusesOtherExperiment(t *testing.T) {
 	for _, set := range []string{"train.lr=2e-3", "seed=8", "objective.temperature=0.1", "model.random.dropout=0.2",
 		"data.max_examples=256", "train.batch_size=8", "objective.mode=orig", "data.pairs=dse2-1", "train.optimizer=adamw"} {
 		t.Run(set, func(t *testing.T) {
-			_, err := newTrainer(t, exp, []string{set}, true)
+			_, err := trainertest.New(t, exp, []string{set}, true)
 			if err == nil || !strings.Contains(err.Error(), newestPath) || !strings.Contains(err.Error(), "another experiment") {
 				t.Fatalf("resume with %s: %v; want an error naming %s as another experiment's", set, err, newestPath)
 			}
@@ -49,7 +49,7 @@ func TestResumeRefusesOtherExperiment(t *testing.T) {
 	moved := trainertest.CopyRun(t, out)
 	set := []string{"train.max_steps=5", "train.log_every=2", "train.checkpoint_every=4", "train.keep_checkpoints=3",
 		fmt.Sprintf("output_dir=%q", moved), fmt.Sprintf("data.cache_dir=%q", filepath.Join(t.TempDir(), "cache"))}
-	if err := train(t, exp, set, true); err != nil {
+	if err := trainertest.Run(t, exp, set, true); err != nil {
 		t.Fatalf("resume with %v: %v", set, err)
 	}
 	if got := trainertest.CheckpointSteps(t, moved); fmt.Sprint(got) != "[3 4 5]" {
@@ -95,7 +95,7 @@ func TestMissingInputsFailBeforeTraining(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			_, err := newTrainer(t, exp, tc.set, false)
+			_, err := trainertest.New(t, exp, tc.set, false)
 			if err == nil {
 				t.Fatal("New succeeded")
 			}

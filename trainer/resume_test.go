@@ -1,4 +1,4 @@
-package trainer
+package trainer_test
 
 import (
 	"fmt"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"convrep/rundir"
+	"convrep/trainer"
 	"convrep/trainer/trainertest"
 )
 
@@ -111,9 +112,9 @@ func TestKillAndResumeIsBitIdentical(t *testing.T) {
 	}
 }
 
-func readMetricLines(t *testing.T, out string) []Metric {
+func readMetricLines(t *testing.T, out string) []trainer.Metric {
 	t.Helper()
-	return trainertest.MetricLines[Metric](t, out)
+	return trainertest.MetricLines[trainer.Metric](t, out)
 }
 
 func metricSteps(t *testing.T, out string) []int64 {
@@ -125,7 +126,7 @@ func metricSteps(t *testing.T, out string) []int64 {
 }
 
 // checkSteps wants one metrics line per step, 1..n in order (log_every is 1).
-func checkSteps(t *testing.T, run string, ms []Metric, n int64) {
+func checkSteps(t *testing.T, run string, ms []trainer.Metric, n int64) {
 	t.Helper()
 	var steps []int64
 	for _, m := range ms {
@@ -135,7 +136,7 @@ func checkSteps(t *testing.T, run string, ms []Metric, n int64) {
 }
 
 // sameTrajectory compares what a metrics line says about training, leaving out the timings.
-func sameTrajectory(a, b Metric) bool {
+func sameTrajectory(a, b trainer.Metric) bool {
 	return a.Step == b.Step && a.Epoch == b.Epoch && a.Loss == b.Loss && a.LR == b.LR && a.HeadLR == b.HeadLR &&
 		a.GradNorm == b.GradNorm && reflect.DeepEqual(a.Objective, b.Objective) &&
 		reflect.DeepEqual(a.ValidLoss, b.ValidLoss) && reflect.DeepEqual(a.ValidPPL, b.ValidPPL) && a.BestStep == b.BestStep
@@ -149,7 +150,7 @@ func TestResumeFromEveryCheckpoint(t *testing.T) {
 	exp := trainertest.Experiment(t, dir, "")
 	full := filepath.Join(dir, "out")
 	set := []string{"data.max_examples=64", "train.max_steps=10", "train.epochs=3", "train.checkpoint_every=2", "train.keep_checkpoints=10"}
-	if err := train(t, exp, set, false); err != nil {
+	if err := trainertest.Run(t, exp, set, false); err != nil {
 		t.Fatal(err)
 	}
 	if got := trainertest.CheckpointSteps(t, full); fmt.Sprint(got) != "[2 4 6 8 10]" {
@@ -163,7 +164,7 @@ func TestResumeFromEveryCheckpoint(t *testing.T) {
 	for _, from := range []int64{2, 4, 6, 8} {
 		t.Run(fmt.Sprintf("from step %d", from), func(t *testing.T) {
 			out := trainertest.ResumeFolder(t, full, from)
-			if err := train(t, exp, append(set, fmt.Sprintf("output_dir=%q", out)), true); err != nil {
+			if err := trainertest.Run(t, exp, append(set, fmt.Sprintf("output_dir=%q", out)), true); err != nil {
 				t.Fatal(err)
 			}
 			trainertest.SameFiles(t, filepath.Join(full, "model", "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))

@@ -1,4 +1,4 @@
-package trainer
+package trainer_test
 
 import (
 	"bytes"
@@ -89,7 +89,7 @@ func TestRanksDrawDifferentDropoutMasks(t *testing.T) {
 	differ(t, "resumed two-rank run", drawMasks(t, resumed, sets, true))
 
 	single := trainertest.Experiment(t, t.TempDir(), "")
-	if err := train(t, single, sets, false); err != nil {
+	if err := trainertest.Run(t, single, sets, false); err != nil {
 		t.Fatal(err)
 	}
 	differ(t, "two ranks resumed from one process", drawMasks(t, single, sets, true))
@@ -122,11 +122,11 @@ func differ(t *testing.T, what string, masks [][]byte) {
 // drawMask is a worker of drawMasks: it builds the trainer as a run does and writes the mask of a dropout
 // (p = 0.5 over 4096 ones) drawn right after, as rank-<r>.mask under dir.
 func drawMask(t *testing.T, path string, sets []string, resume bool, dir string) {
-	tr, err := newTrainer(t, path, sets, resume)
+	tr, err := trainertest.New(t, path, sets, resume)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tr.cl.close()
+	defer tr.CloseCluster()
 	ones := ts.MustOnes([]int64{4096}, gotch.Float, gotch.CPU)
 	kept := ts.MustDropout(ones, 0.5, true)
 	mask := make([]byte, 4096)
@@ -136,7 +136,7 @@ func drawMask(t *testing.T, path string, sets []string, resume bool, dir string)
 		}
 	}
 	torch.Drop(ones, kept)
-	if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("rank-%d.mask", tr.cl.rank())), mask, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("rank-%d.mask", tr.Rank())), mask, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,4 +1,4 @@
-package trainer
+package trainer_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"convrep/models"
 	"convrep/objectives"
 	"convrep/rundir"
+	"convrep/trainer"
 	"convrep/trainer/trainertest"
 )
 
@@ -128,7 +129,7 @@ func TestNoReadsBetweenLogSteps(t *testing.T) {
 	}
 }
 
-func metricStepsOf(ms []Metric) []int64 {
+func metricStepsOf(ms []trainer.Metric) []int64 {
 	var s []int64
 	for _, m := range ms {
 		s = append(s, m.Step)
@@ -172,14 +173,14 @@ func TestNonFiniteBetweenReadings(t *testing.T) {
 				cancelAt = k
 				watched.Store(key, &watchLog{cancel: cancel})
 			}
-			tr, err := newTrainer(t, exp, append([]string{"objective.name=" + watchedName, `objective.inner="` + probeName + `"`,
+			tr, err := trainertest.New(t, exp, append([]string{"objective.name=" + watchedName, `objective.inner="` + probeName + `"`,
 				fmt.Sprintf("objective.watch_key=%q", key), fmt.Sprintf("objective.cancel_at=%d", cancelAt),
 				fmt.Sprintf("objective.probe_at=%d", k), fmt.Sprintf("objective.probe_kind=%q", tc.kind),
 				fmt.Sprintf("objective.probe_watch=%q", out), "train.max_steps=12"}, tc.set...), false)
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = tr.Run(ctx, Options{})
+			err = tr.Run(ctx, trainer.Options{})
 			if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 				t.Fatalf("Run: %v; want an error beginning %q", err, tc.want)
 			}
@@ -206,7 +207,7 @@ func TestStepScopeFreesWhatAStepLeaves(t *testing.T) {
 	dir := t.TempDir()
 	exp := trainertest.Experiment(t, dir, "")
 	key := t.Name()
-	err := train(t, exp, []string{"objective.name=" + watchedName, `objective.inner="dse"`, fmt.Sprintf("objective.watch_key=%q", key),
+	err := trainertest.Run(t, exp, []string{"objective.name=" + watchedName, `objective.inner="dse"`, fmt.Sprintf("objective.watch_key=%q", key),
 		"objective.leak=true", "train.max_steps=8", "train.log_every=4", "train.checkpoint_every=4"}, false)
 	if err != nil {
 		t.Fatal(err)
@@ -234,7 +235,7 @@ func checkReadsPerStep(t *testing.T, dir string, want func(step int) int64, sets
 	t.Helper()
 	exp := trainertest.Experiment(t, dir, "")
 	key := t.Name()
-	err := train(t, exp, append([]string{"objective.name=" + watchedName, `objective.inner="dse"`, fmt.Sprintf("objective.watch_key=%q", key)},
+	err := trainertest.Run(t, exp, append([]string{"objective.name=" + watchedName, `objective.inner="dse"`, fmt.Sprintf("objective.watch_key=%q", key)},
 		sets...), false)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package trainer
+package trainer_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"convrep/experiment"
 	"convrep/models"
 	"convrep/rundir"
+	"convrep/trainer"
 	"convrep/trainer/trainertest"
 )
 
@@ -28,11 +29,11 @@ func TestUntrainedIsTheStartingPoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := bb.Model
-	tr, err := New(context.Background(), e, Options{}, zaptest.NewLogger(t))
+	tr, err := trainer.New(context.Background(), e, trainer.Options{}, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	start := tr.bb.Model.Params()
+	start := tr.Backbone().Model.Params()
 	if len(start) == 0 || len(start) != len(base.Params()) {
 		t.Fatalf("%d parameters at the start of training, %d in the untrained backbone", len(start), len(base.Params()))
 	}
@@ -51,7 +52,7 @@ func TestUntrainedIsTheStartingPoint(t *testing.T) {
 func TestAtCheckpointGivesTheSavedModel(t *testing.T) {
 	dir := t.TempDir()
 	path := trainertest.Experiment(t, dir, "")
-	if err := train(t, path, nil, false); err != nil {
+	if err := trainertest.Run(t, path, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	e, err := experiment.Load(path, nil)
@@ -86,7 +87,7 @@ func TestRunTurnsAutogradOnForItsThread(t *testing.T) {
 	runtime.LockOSThread() // Run locks the goroutine's thread again: this one, with autograd off
 	defer runtime.UnlockOSThread()
 	path := trainertest.Experiment(t, t.TempDir(), "")
-	tr, err := newTrainer(t, path, []string{"train.max_steps=3"}, false)
+	tr, err := trainertest.New(t, path, []string{"train.max_steps=3"}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +95,7 @@ func TestRunTurnsAutogradOnForItsThread(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ts.GradSetEnabled(true)
-	if err := tr.Run(context.Background(), Options{}); err != nil {
+	if err := tr.Run(context.Background(), trainer.Options{}); err != nil {
 		t.Fatalf("training on a thread with autograd off: %v", err)
 	}
 }

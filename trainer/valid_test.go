@@ -1,4 +1,4 @@
-package trainer
+package trainer_test
 
 import (
 	"encoding/json"
@@ -19,6 +19,7 @@ import (
 	"convrep/models"
 	"convrep/objectives"
 	"convrep/rundir"
+	"convrep/trainer"
 	"convrep/trainer/trainertest"
 )
 
@@ -26,15 +27,27 @@ import (
 // out, an evaluation every 2 steps.
 var validSet = []string{"train.valid_share=0.05", "train.eval_every=2"}
 
+// futureTOD is FutureTOD (a teacher refreshed each epoch) on a tiny random BERT and 64 woz2 dialogues, eight
+// batches of eight per epoch, with dropout on: a run whose objective keeps state of its own beside the weights.
+var futureTOD = trainertest.Tiny{
+	Name:      "tiny_futuretod",
+	Seed:      11,
+	MaxLength: 48,
+	Dropout:   0.2,
+	Data:      "max_examples = 64",
+	Objective: "name = \"futuretod\"\ntop_k_layers = 2\nrefresh_every = 1",
+	Train:     "batch_size = 8\nepochs = 3\nmax_steps = 12\nlr = 2e-3\ncheckpoint_every = 2\nkeep_checkpoints = 20\nlog_every = 1\nthreads = 1",
+}
+
 // TestValidationRun trains FutureTOD with a held-out share: the held-out dialogues are the seeded split's,
 // written into the run folder; valid_loss (the masked tokens' NLL) and valid_ppl appear at every eval_every
 // step and nowhere else; the run's model is best/'s. A resume from a checkpoint before and after the best
 // evaluation ends in the same bytes and the same metrics, validation included.
 func TestValidationRun(t *testing.T) {
 	dir := t.TempDir()
-	exp := trainertest.FutureTOD(t, dir, "refresh_every = 1")
+	exp := futureTOD.Write(t, dir)
 	full := filepath.Join(dir, "out")
-	if err := train(t, exp, validSet, false); err != nil {
+	if err := trainertest.Run(t, exp, validSet, false); err != nil {
 		t.Fatal(err)
 	}
 	keys := readValidKeys(t, full)
@@ -48,11 +61,11 @@ func TestValidationRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(keys) != len(held) || len(keys) == 0 {
-		t.Fatalf("%s lists %d dialogues, the split holds out %d", validFile, len(keys), len(held))
+		t.Fatalf("%s lists %d dialogues, the split holds out %d", trainer.ValidFile, len(keys), len(held))
 	}
 	for _, k := range keys {
 		if !held[k] {
-			t.Fatalf("%s lists %s, which the seeded split does not hold out", validFile, k)
+			t.Fatalf("%s lists %s, which the seeded split does not hold out", trainer.ValidFile, k)
 		}
 	}
 
@@ -79,7 +92,7 @@ func TestValidationRun(t *testing.T) {
 	if rec := readBest(t, full); rec.Step != best || rec.ValidLoss != bestLoss {
 		t.Fatalf("best/ holds %+v, want step %d at %v", rec, best, bestLoss)
 	}
-	trainertest.SameFiles(t, filepath.Join(full, bestDir, "model.safetensors"), filepath.Join(full, "model", "model.safetensors"))
+	trainertest.SameFiles(t, filepath.Join(full, trainer.BestDir, "model.safetensors"), filepath.Join(full, "model", "model.safetensors"))
 	t.Logf("valid_loss best at step %d (%.4f)", best, bestLoss)
 
 	// A resume before the best evaluation writes best/ again; one after it finds best/ as the run left it.
@@ -87,13 +100,13 @@ func TestValidationRun(t *testing.T) {
 		t.Run(fmt.Sprintf("from step %d", from), func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "out")
 			copyInto(t, rundir.At(full).CheckpointPath(from), rundir.At(out).CheckpointPath(from))
-			copyInto(t, filepath.Join(full, validFile), filepath.Join(out, validFile))
+			copyInto(t, filepath.Join(full, trainer.ValidFile), filepath.Join(out, trainer.ValidFile))
 			if best <= from { // best/ as a crash after this checkpoint left it
-				if err := copyFiles(filepath.Join(full, bestDir), filepath.Join(out, bestDir), ""); err != nil {
+				if err := trainer.CopyFiles(filepath.Join(full, trainer.BestDir), filepath.Join(out, trainer.BestDir), ""); err != nil {
 					t.Fatal(err)
 				}
 			}
-			if err := train(t, exp, append(slices.Clone(validSet), fmt.Sprintf("output_dir=%q", out)), true); err != nil {
+			if err := trainertest.Run(t, exp, append(slices.Clone(validSet), fmt.Sprintf("output_dir=%q", out)), true); err != nil {
 				t.Fatal(err)
 			}
 			trainertest.SameFiles(t, rundir.At(full).CheckpointPath(12), rundir.At(out).CheckpointPath(12))
@@ -109,19 +122,19 @@ func TestValidationRun(t *testing.T) {
 	t.Run("other held-out list", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "out")
 		copyInto(t, rundir.At(full).CheckpointPath(10), rundir.At(out).CheckpointPath(10))
-		if err := os.WriteFile(filepath.Join(out, validFile), []byte(`["woz2/none"]`), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(out, trainer.ValidFile), []byte(`["woz2/none"]`), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		_, err := newTrainer(t, exp, append(slices.Clone(validSet), fmt.Sprintf("output_dir=%q", out)), true)
-		if err == nil || !strings.Contains(err.Error(), validFile) {
-			t.Fatalf("resuming with another held-out list: %v, want a refusal naming %s", err, validFile)
+		_, err := trainertest.New(t, exp, append(slices.Clone(validSet), fmt.Sprintf("output_dir=%q", out)), true)
+		if err == nil || !strings.Contains(err.Error(), trainer.ValidFile) {
+			t.Fatalf("resuming with another held-out list: %v, want a refusal naming %s", err, trainer.ValidFile)
 		}
 	})
 }
 
 func readValidKeys(t *testing.T, out string) []string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(out, validFile))
+	b, err := os.ReadFile(filepath.Join(out, trainer.ValidFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,13 +145,13 @@ func readValidKeys(t *testing.T, out string) []string {
 	return keys
 }
 
-func readBest(t *testing.T, out string) best {
+func readBest(t *testing.T, out string) trainer.Best {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(out, bestDir, bestRecord))
+	b, err := os.ReadFile(filepath.Join(out, trainer.BestDir, trainer.BestRecord))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rec best
+	var rec trainer.Best
 	if err := json.Unmarshal(b, &rec); err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +163,7 @@ func copyInto(t *testing.T, src, dst string) {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := copyFile(src, dst); err != nil {
+	if err := trainer.CopyFile(src, dst); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -223,7 +236,7 @@ func TestEarlyStopping(t *testing.T) {
 	set := []string{"objective.name=" + `"` + scriptedName + `"`, `objective.inner="dse"`,
 		`objective.script="2:5,4:3,6:4,8:3.5,10:1,12:1"`, "train.valid_share=0.02", "train.eval_every=2",
 		"train.early_stopping_patience=2", "train.max_steps=12", "train.checkpoint_every=5", "train.keep_checkpoints=10"}
-	if err := train(t, exp, set, false); err != nil {
+	if err := trainertest.Run(t, exp, set, false); err != nil {
 		t.Fatal(err)
 	}
 	ms := readMetricLines(t, out)
@@ -250,8 +263,8 @@ func TestEarlyStopping(t *testing.T) {
 	if rec := readBest(t, out); rec.Step != 4 {
 		t.Fatalf("best/ holds step %d's model, want 4", rec.Step)
 	}
-	trainertest.SameFiles(t, filepath.Join(out, bestDir, "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
-	if err := train(t, exp, set, true); err != nil {
+	trainertest.SameFiles(t, filepath.Join(out, trainer.BestDir, "model.safetensors"), filepath.Join(out, "model", "model.safetensors"))
+	if err := trainertest.Run(t, exp, set, true); err != nil {
 		t.Fatal(err)
 	}
 	if after := readMetricLines(t, out); len(after) != 8 {

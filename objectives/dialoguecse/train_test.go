@@ -1,16 +1,28 @@
 package dialoguecse_test
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 
-	"convrep/experiment"
-	"convrep/trainer"
 	"convrep/trainer/trainertest"
-
-	"go.uber.org/zap"
 )
+
+// dialogueCSE writes a tiny DialogueCSE experiment (a random 3-layer BERT, the bottom layer frozen with the
+// embeddings, or the model folder backbone when given; woz2's dialogues) with its output in dir/out and returns
+// the file's path.
+func dialogueCSE(t *testing.T, dir, backbone string) string {
+	t.Helper()
+	return trainertest.Tiny{
+		Name:      "tiny-dialoguecse",
+		Seed:      11,
+		Backbone:  backbone,
+		Layers:    3,
+		Dropout:   0.1,
+		Data:      "merge_same_speaker = true\nmax_examples = 480",
+		Objective: "name = \"dialoguecse\"\ntemperature = 0.1\naggregation = \"attention\"\nnegatives = 4\ncontext_turns = 2\nfreeze_layers = 1",
+		Train:     "batch_size = 8\nmax_steps = 30\nlr = 1e-3\nhead_lr = 1e-3\ncheckpoint_every = 3\nlog_every = 1\nthreads = 1",
+	}.Write(t, dir)
+}
 
 // The loss falls. As in the paper, DialogueCSE starts from a pretrained encoder: from a random one every
 // cosine sits near 1 and the loss at its trivial value log(K+1), and it stays there (measured: 1.6094 for 4
@@ -21,11 +33,11 @@ import (
 // (measured: 1.6093 over the first ten steps, 1.6073 over the last ten).
 func TestDialogueCSELossFalls(t *testing.T) {
 	pre := t.TempDir()
-	if err := trainertest.Run(t, runTrainer, trainertest.Experiment(t, pre, ""), []string{"train.max_steps=60", "train.checkpoint_every=60", "objective.head_init=uniform"}, false); err != nil {
+	if err := trainertest.Run(t, trainertest.Experiment(t, pre, ""), []string{"train.max_steps=60", "train.checkpoint_every=60", "objective.head_init=uniform"}, false); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	if err := trainertest.Run(t, runTrainer, trainertest.DialogueCSE(t, dir, filepath.Join(pre, "out", "model")), []string{"train.max_steps=40", "objective.freeze_layers=0"}, false); err != nil {
+	if err := trainertest.Run(t, dialogueCSE(t, dir, filepath.Join(pre, "out", "model")), []string{"train.max_steps=40", "objective.freeze_layers=0"}, false); err != nil {
 		t.Fatal(err)
 	}
 	ms := trainertest.Lines(t, filepath.Join(dir, "out"))
@@ -45,16 +57,5 @@ func TestDialogueCSELossFalls(t *testing.T) {
 
 // A run SIGKILLed at a random moment and resumed ends in the same bytes as one left alone.
 func TestDialogueCSEKillAndResume(t *testing.T) {
-	trainertest.KillAndResume(t, 30, func(dir string) string { return trainertest.DialogueCSE(t, dir, "") })
-}
-
-// The end-to-end tests train DialogueCSE through the trainer, with the harness the trainer's own tests use.
-
-// runTrainer trains as cmd/train does (trainertest.Trainer).
-func runTrainer(ctx context.Context, e *experiment.Experiment, resume bool, log *zap.Logger) error {
-	tr, err := trainer.New(ctx, e, trainer.Options{Resume: resume}, log)
-	if err != nil {
-		return err
-	}
-	return tr.Run(ctx, trainer.Options{Resume: resume})
+	trainertest.KillAndResume(t, 30, func(dir string) string { return dialogueCSE(t, dir, "") })
 }

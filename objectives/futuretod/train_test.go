@@ -2,7 +2,6 @@ package futuretod_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -17,9 +16,24 @@ import (
 	"convrep/trainer"
 	"convrep/trainer/trainertest"
 
-	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 )
+
+// futureTOD writes a FutureTOD experiment on a tiny random BERT and 64 woz2 dialogues (eight batches of eight
+// per epoch), with dropout on, and returns its path; output goes to dir/out. objective is more of the
+// [objective] table's lines.
+func futureTOD(t *testing.T, dir, objective string) string {
+	t.Helper()
+	return trainertest.Tiny{
+		Name:      "tiny_futuretod",
+		Seed:      11,
+		MaxLength: 48,
+		Dropout:   0.2,
+		Data:      "max_examples = 64",
+		Objective: "name = \"futuretod\"\ntop_k_layers = 2\n" + objective,
+		Train:     "batch_size = 8\nepochs = 3\nmax_steps = 12\nlr = 2e-3\ncheckpoint_every = 2\nkeep_checkpoints = 20\nlog_every = 1\nthreads = 1",
+	}.Write(t, dir)
+}
 
 // ckptTensors reads one checkpoint's tensors by name.
 func ckptTensors(t *testing.T, path string) map[string][]byte {
@@ -73,9 +87,9 @@ func TestFutureTODTeacherInCheckpoints(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			exp := trainertest.FutureTOD(t, dir, tc.objective)
+			exp := futureTOD(t, dir, tc.objective)
 			out := filepath.Join(dir, "out")
-			if err := trainertest.Run(t, runTrainer, exp, []string{"train.checkpoint_every=1"}, false); err != nil {
+			if err := trainertest.Run(t, exp, []string{"train.checkpoint_every=1"}, false); err != nil {
 				t.Fatal(err)
 			}
 			last := map[string][]byte{} // the teacher as last refreshed
@@ -110,9 +124,9 @@ func TestFutureTODTeacherInCheckpoints(t *testing.T) {
 // after the refresh), ends in the same bytes as the uninterrupted run, teacher included.
 func TestFutureTODResumeIsBitIdentical(t *testing.T) {
 	dir := t.TempDir()
-	exp := trainertest.FutureTOD(t, dir, "refresh_every = 1")
+	exp := futureTOD(t, dir, "refresh_every = 1")
 	full := filepath.Join(dir, "out")
-	if err := trainertest.Run(t, runTrainer, exp, nil, false); err != nil {
+	if err := trainertest.Run(t, exp, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	ref := trainertest.Lines(t, full)
@@ -123,7 +137,7 @@ func TestFutureTODResumeIsBitIdentical(t *testing.T) {
 	for _, from := range []int64{4, 8, 10} {
 		t.Run(fmt.Sprintf("from step %d", from), func(t *testing.T) {
 			out := trainertest.ResumeFolder(t, full, from)
-			if err := trainertest.Run(t, runTrainer, exp, []string{fmt.Sprintf("output_dir=%q", out)}, true); err != nil {
+			if err := trainertest.Run(t, exp, []string{fmt.Sprintf("output_dir=%q", out)}, true); err != nil {
 				t.Fatal(err)
 			}
 			trainertest.SameFiles(t, rundir.At(full).CheckpointPath(12), rundir.At(out).CheckpointPath(12))
@@ -177,8 +191,8 @@ func hasPrefix(m map[string][]byte, prefix string) bool {
 // Thirty steps of the tiny run lower the loss, both of its parts included.
 func TestFutureTODLossFalls(t *testing.T) {
 	dir := t.TempDir()
-	exp := trainertest.FutureTOD(t, dir, "refresh_every = 2")
-	if err := trainertest.Run(t, runTrainer, exp, []string{"train.max_steps=24", "train.checkpoint_every=100"}, false); err != nil {
+	exp := futureTOD(t, dir, "refresh_every = 2")
+	if err := trainertest.Run(t, exp, []string{"train.max_steps=24", "train.checkpoint_every=100"}, false); err != nil {
 		t.Fatal(err)
 	}
 	ms := trainertest.Lines(t, filepath.Join(dir, "out"))
@@ -201,15 +215,4 @@ func TestFutureTODLossFalls(t *testing.T) {
 			t.Errorf("%q did not fall: first four steps %.4f, last four %.4f", key, first, last)
 		}
 	}
-}
-
-// The end-to-end tests train FutureTOD through the trainer, with the harness the trainer's own tests use.
-
-// runTrainer trains as cmd/train does (trainertest.Trainer).
-func runTrainer(ctx context.Context, e *experiment.Experiment, resume bool, log *zap.Logger) error {
-	tr, err := trainer.New(ctx, e, trainer.Options{Resume: resume}, log)
-	if err != nil {
-		return err
-	}
-	return tr.Run(ctx, trainer.Options{Resume: resume})
 }

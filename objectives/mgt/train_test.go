@@ -1,21 +1,17 @@
 package mgt_test
 
 import (
-	"context"
 	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"convrep/experiment"
 	"convrep/objectives"
 	"convrep/objectives/internal/testutil"
 	"convrep/objectives/mgt"
-	"convrep/trainer"
 	"convrep/trainer/trainertest"
 
 	"github.com/sugarme/gotch"
-	"go.uber.org/zap"
 
 	"convrep/checkpoint"
 	"convrep/models"
@@ -27,50 +23,27 @@ import (
 // caches under cache, and returns the file's path.
 func mgtExperiment(t *testing.T, dir, cache string, steps int) string {
 	t.Helper()
-	tok, root := trainertest.Data(t)
-	body := fmt.Sprintf(`name = "tiny_mgt"
-output_dir = %q
-seed = 7
-
-[model]
-tokenizer = %q
-max_length = 24
-
-[model.random]
-arch = "bert"
-layers = 2
-hidden = 32
-heads = 2
-intermediate = 64
-max_positions = 64
-dropout = 0.1
-
-[data]
-root = %q
-corpora = ["woz2"]
-max_examples = 320
-cache_dir = %q
-
-[objective]
-name = "mgt"
+	return trainertest.Tiny{
+		Name:      "tiny_mgt",
+		MaxLength: 24,
+		Dropout:   0.1,
+		Data:      fmt.Sprintf("max_examples = 320\ncache_dir = %q", cache),
+		Objective: `name = "mgt"
 variant = "mgt"
 segment = 3
 models = 3
 candidates = 4
 max_context_turns = 1
-bucket_sample = 60
-
-[train]
-batch_size = 8
+bucket_sample = 60`,
+		Train: fmt.Sprintf(`batch_size = 8
 epochs = 2
 max_steps = %d
 lr = 3e-3
 head_lr = 3e-3
 checkpoint_every = 3
 log_every = 1
-threads = 1
-`, filepath.Join(dir, "out"), tok, root, cache, steps)
-	return trainertest.WriteExperiment(t, dir, body)
+threads = 1`, steps),
+	}.Write(t, dir)
 }
 
 // TestMGTTrainsWithFallingLoss trains the tiny MGT experiment for 60 steps and wants the mean loss of the last
@@ -78,7 +51,7 @@ threads = 1
 func TestMGTTrainsWithFallingLoss(t *testing.T) {
 	dir := t.TempDir()
 	exp := mgtExperiment(t, dir, filepath.Join(dir, "cache"), 60)
-	if err := trainertest.Run(t, runTrainer, exp, nil, false); err != nil {
+	if err := trainertest.Run(t, exp, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
@@ -147,15 +120,4 @@ func TestMGTResponseEncoderTrainsAtLR(t *testing.T) {
 	if resp == 0 || resp != enc {
 		t.Errorf("%d response-encoder and %d context-encoder tensors: want two encoders of one size", resp, enc)
 	}
-}
-
-// The end-to-end tests train MGT through the trainer, with the harness the trainer's own tests use.
-
-// runTrainer trains as cmd/train does (trainertest.Trainer).
-func runTrainer(ctx context.Context, e *experiment.Experiment, resume bool, log *zap.Logger) error {
-	tr, err := trainer.New(ctx, e, trainer.Options{Resume: resume}, log)
-	if err != nil {
-		return err
-	}
-	return tr.Run(ctx, trainer.Options{Resume: resume})
 }

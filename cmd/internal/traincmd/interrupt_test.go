@@ -8,15 +8,18 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"convrep/trainer/trainertest"
 )
 
 // SIGTERM while a run builds its data (four corpora's pairs, tokenised into a new cache) ends it within 2 s,
 // with a non-zero exit, leaving no temporary or partial file in the cache folder and no checkpoint.
 func TestSignalWhileBuildingTheDataStopsAtOnce(t *testing.T) {
 	dir := t.TempDir()
-	r := tinyRun{Dir: dir, Device: "cpu", Layers: 1, Hidden: 16, Heads: 2, Intermediate: 32,
-		Corpora: `["woz2", "camrest676", "frames", "kvret", "msr_e2e", "taskmaster"]`, Train: "batch_size = 8\nmax_steps = 10\nlr = 1e-3\n"}
-	exp, out, cache := r.write(t), r.out(), filepath.Join(dir, "cache")
+	exp := trainertest.Tiny{Device: "cpu", Layers: 1, Hidden: 16, Heads: 2, Intermediate: 32,
+		Corpora: `["woz2", "camrest676", "frames", "kvret", "msr_e2e", "taskmaster"]`, Data: cacheIn(dir), Objective: dse,
+		Train: "batch_size = 8\nmax_steps = 10\nlr = 1e-3"}.Write(t, dir)
+	out, cache := filepath.Join(dir, "out"), filepath.Join(dir, "cache")
 	cmd := trainCommand(exp)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

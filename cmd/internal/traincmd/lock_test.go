@@ -14,6 +14,7 @@ import (
 
 	"convrep/internal/devtest"
 	"convrep/rundir"
+	"convrep/trainer/trainertest"
 )
 
 // Two convrep train of one experiment, the second started while the first runs and with another seed and
@@ -22,9 +23,10 @@ import (
 // it always does, its metrics one unbroken sequence of its own steps, its lock file naming it.
 func TestSecondRunOnAFolderStopsAtOnce(t *testing.T) {
 	dir := t.TempDir()
-	r := tinyRun{Dir: dir, Device: devtest.Name(), Layers: 1, Hidden: 16, Heads: 2, Intermediate: 32, Corpora: `["woz2"]`,
-		MaxExamples: 256, Train: "batch_size = 8\nepochs = 100000\nmax_steps = 1000000\nlr = 1e-3\ncheckpoint_every = 1000000\nlog_every = 5\nthreads = 1\n"}
-	exp, out := r.write(t), r.out()
+	exp := trainertest.Tiny{Device: devtest.Name(), Layers: 1, Hidden: 16, Heads: 2, Intermediate: 32,
+		Data: "max_examples = 256\n" + cacheIn(dir), Objective: dse,
+		Train: "batch_size = 8\nepochs = 100000\nmax_steps = 1000000\nlr = 1e-3\ncheckpoint_every = 1000000\nlog_every = 5\nthreads = 1"}.Write(t, dir)
+	out := filepath.Join(dir, "out")
 	train := trainCommand
 	first := train(exp)
 	var firstErr bytes.Buffer

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"convrep/trainer/trainertest"
 )
 
 // An experiment far beyond this machine's memory (a thousand layers of 4,096: about 200 billion parameters,
@@ -16,9 +18,9 @@ import (
 // With train.skip_memory_check the same check lets it through to the model's construction (not run here).
 func TestFarBeyondMemoryIsRefusedAtOnce(t *testing.T) {
 	dir := t.TempDir()
-	r := tinyRun{Dir: dir, Device: "cpu", Layers: 1000, Hidden: 4096, Heads: 64, Intermediate: 16384, Corpora: `["woz2"]`,
-		Train: "batch_size = 64\nmax_steps = 10\nlr = 1e-4\n"}
-	exp, out := r.write(t), r.out()
+	exp := trainertest.Tiny{Device: "cpu", Layers: 1000, Hidden: 4096, Heads: 64, Intermediate: 16384,
+		Data: cacheIn(dir), Objective: dse, Train: "batch_size = 64\nmax_steps = 10\nlr = 1e-4"}.Write(t, dir)
+	out := filepath.Join(dir, "out")
 	cmd := trainCommand(exp)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

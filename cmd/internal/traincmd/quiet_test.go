@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"convrep/internal/devtest"
+	"convrep/trainer/trainertest"
 )
 
 // A training run's standard error holds the run's log and nothing per step: no libtorch warning repeated at
@@ -17,9 +18,9 @@ import (
 func TestStderrDoesNotGrowWithSteps(t *testing.T) {
 	lines := map[int][]string{}
 	for _, steps := range []int{3, 12} {
-		r := tinyRun{Dir: t.TempDir(), Device: devtest.Name(), Layers: 2, Hidden: 32, Heads: 2, Intermediate: 64, Corpora: `["woz2"]`,
-			MaxExamples: 256, Train: fmt.Sprintf("batch_size = 8\nmax_steps = %d\nlr = 1e-3\ncheckpoint_every = 1000\nlog_every = 1\nthreads = 1\n", steps)}
-		cmd := trainCommand(r.write(t))
+		dir := t.TempDir()
+		cmd := trainCommand(trainertest.Tiny{Device: devtest.Name(), Data: "max_examples = 256\n" + cacheIn(dir), Objective: dse,
+			Train: fmt.Sprintf("batch_size = 8\nmax_steps = %d\nlr = 1e-3\ncheckpoint_every = 1000\nlog_every = 1\nthreads = 1", steps)}.Write(t, dir))
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
 		if err := cmd.Run(); err != nil {
