@@ -22,36 +22,20 @@ import (
 
 // goRunChecks are the parse-only checks of the programs under cmd/: convrep and its subcommands.
 func goRunChecks() map[string]func([]string) error {
-	m := map[string]func([]string) error{"convrep": func(args []string) error {
-		_, err := checkConvrep(args)
-		return err
-	}}
-	for _, c := range commands() {
-		m[c.name] = c.check
+	m := map[string]func([]string) error{"convrep": checkConvrep}
+	for _, c := range commands().Entries {
+		m[c.Name] = c.Sub.check
 	}
 	return m
 }
 
-// checkConvrep checks a convrep command line (after "convrep"); run says whether arguments were checked
-// beyond the subcommand's name.
-func checkConvrep(args []string) (run bool, err error) {
+// checkConvrep checks a convrep command line (after "convrep"): the subcommand's name by convrep's table, its
+// arguments by the subcommand's own check. `convrep` alone names the program: nothing to check.
+func checkConvrep(args []string) error {
 	if len(args) == 0 {
-		return false, nil
+		return nil
 	}
-	switch args[0] {
-	case "-h", "-help", "--help":
-		return false, nil
-	case "help":
-		if len(args) > 1 {
-			_, err = lookup(args[1])
-		}
-		return false, err
-	}
-	c, err := lookup(args[0])
-	if err != nil {
-		return false, err
-	}
-	return true, c.check(args[1:])
+	return commands().Check(args, func(c command, args []string) error { return c.check(args) })
 }
 
 // snippet is a piece of code in a Markdown file: a line of a fenced code block (with its continuation lines
@@ -366,7 +350,7 @@ func checkSnippet(root string, s snippet, checks map[string]func([]string) error
 		// `go run ./cmd/x` or `convrep` in prose names the program; it has nothing to parse
 	case s.inline && prog == "convrep" && len(args) == 1:
 		// `convrep train` in prose names the subcommand
-		if _, err := lookup(args[0]); err != nil && !slices.Contains([]string{"help", "-h", "--help"}, args[0]) {
+		if _, err := commands().Find(args[0]); err != nil && !slices.Contains([]string{"help", "-h", "--help"}, args[0]) {
 			problems = append(problems, err.Error())
 		}
 	default:

@@ -9,10 +9,11 @@
 package main
 
 import (
-	"fmt"
+	"context"
 	"io"
 	"os"
-	"strings"
+
+	"go.uber.org/zap"
 
 	"convrep/cmd/internal/benchcmd"
 	"convrep/cmd/internal/claimscmd"
@@ -23,28 +24,35 @@ import (
 	"convrep/cmd/internal/servecmd"
 	"convrep/cmd/internal/setupcmd"
 	"convrep/cmd/internal/traincmd"
+	"convrep/internal/cli"
 )
 
 // command is one subcommand: main runs it on the arguments after its name and returns the exit status; check
 // parses them as main would and returns what main would reject, without running anything (the docs' test).
 type command struct {
-	name, summary string
-	main          func(args []string) int
-	check         func(args []string) error
+	main  func(args []string) int
+	check func(args []string) error
 }
 
-func commands() []command {
-	return []command{
-		{"train", "train what an experiment file names: convrep train experiments/dse_mini_cpu.toml",
-			func(args []string) int { return traincmd.Main([]string{"train"}, args) }, traincmd.Check},
-		{"evaluate", "evaluate a model on the papers' tasks and lay the results side by side", evaluatecmd.Main, evaluatecmd.Check},
-		{"embed", "write one embedding per input text with a convrep or HuggingFace model", embedcmd.Main, embedcmd.Check},
-		{"serve", "serve embeddings over HTTP: OpenAI's /v1/embeddings, TEI's /embed, Ollama's /api/embed", servecmd.Main, servecmd.Check},
-		{"data", "convert or count the pretraining corpora; fetch them and the evaluation sets; prepare an experiment's dataset", datacmd.Main, datacmd.Check},
-		{"bench", "time one DSE training step (pairs/s, tokens/s, MFU), or load convrep serve (bench serve)", benchcmd.Main, benchcmd.Check},
-		{"claims", "check the papers' claims against the evaluation results and write the report", claimscmd.Main, claimscmd.Check},
-		{"device", "run one tiny step through convrep's shim on a GPU (the set-up's last check on a CUDA host)", devicecmd.Command.Main, devicecmd.Command.Check},
-		{"setup", "install libtorch when missing and prepare the patched gotch in third_party/gotch", setupcmd.Main, setupcmd.Check},
+// commands is convrep's table of subcommands.
+func commands() cli.Table[command] {
+	return cli.Table[command]{
+		Name:     "convrep",
+		Synopsis: "convrep <command> [arguments]",
+		About:    "Pretraining and evaluation of dialogue representation models on libtorch.",
+		Footer:   "Run 'convrep help <command>' or 'convrep <command> --help' for its flags and arguments.",
+		Entries: []cli.Entry[command]{
+			{Name: "train", Summary: "train what an experiment file names: convrep train experiments/dse_mini_cpu.toml",
+				Sub: command{func(args []string) int { return traincmd.Main([]string{"train"}, args) }, traincmd.Check}},
+			{Name: "evaluate", Summary: "evaluate a model on the papers' tasks and lay the results side by side", Sub: command{evaluatecmd.Main, evaluatecmd.Check}},
+			{Name: "embed", Summary: "write one embedding per input text with a convrep or HuggingFace model", Sub: command{embedcmd.Main, embedcmd.Check}},
+			{Name: "serve", Summary: "serve embeddings over HTTP: OpenAI's /v1/embeddings, TEI's /embed, Ollama's /api/embed", Sub: command{servecmd.Main, servecmd.Check}},
+			{Name: "data", Summary: "convert or count the pretraining corpora; fetch them and the evaluation sets; prepare an experiment's dataset", Sub: command{datacmd.Main, datacmd.Check}},
+			{Name: "bench", Summary: "time one DSE training step (pairs/s, tokens/s, MFU), or load convrep serve (bench serve)", Sub: command{benchcmd.Main, benchcmd.Check}},
+			{Name: "claims", Summary: "check the papers' claims against the evaluation results and write the report", Sub: command{claimscmd.Main, claimscmd.Check}},
+			{Name: "device", Summary: "run one tiny step through convrep's shim on a GPU (the set-up's last check on a CUDA host)", Sub: command{devicecmd.Command.Main, devicecmd.Command.Check}},
+			{Name: "setup", Summary: "install libtorch when missing and prepare the patched gotch in third_party/gotch", Sub: command{func(args []string) int { return setup(args).Main(args) }, func(args []string) error { return setup(args).Check(args) }}},
+		},
 	}
 }
 
@@ -55,51 +63,12 @@ func main() {
 // run runs the command line args (after the program's name) and returns the exit status: the subcommand's, or
 // 2 for a command line that names none.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		usage(stderr)
-		return 2
-	}
-	switch args[0] {
-	case "-h", "-help", "--help":
-		usage(stdout)
-		return 0
-	case "help":
-		if len(args) == 1 {
-			usage(stdout)
-			return 0
-		}
-		c, err := lookup(args[1])
-		if err != nil {
-			fmt.Fprintf(stderr, "convrep help: %v\n", err)
-			return 2
-		}
-		return c.main([]string{"--help"})
-	}
-	c, err := lookup(args[0])
-	if err != nil {
-		fmt.Fprintf(stderr, "convrep: %v\nRun 'convrep --help' for what each does.\n", err)
-		return 2
-	}
-	return c.main(args[1:])
+	return commands().Main(args, stdout, stderr, func(c command, args []string) int { return c.main(args) })
 }
 
-// lookup finds the subcommand name; its error names the valid ones.
-func lookup(name string) (command, error) {
-	var names []string
-	for _, c := range commands() {
-		if c.name == name {
-			return c, nil
-		}
-		names = append(names, c.name)
-	}
-	return command{}, fmt.Errorf("unknown command %q; the commands are %s", name, strings.Join(names, ", "))
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: convrep <command> [arguments]\n\n"+
-		"Pretraining and evaluation of dialogue representation models on libtorch.\n\ncommands:\n")
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
-	}
-	fmt.Fprintf(w, "\nRun 'convrep help <command>' or 'convrep <command> --help' for its flags and arguments.\n")
+// setup is the set-up as a cli.Command, from setupcmd's Parse and Run: cmd/setup runs before the modules are
+// there, so setupcmd imports the standard library only and cannot build one itself.
+func setup(args []string) cli.Command[setupcmd.Options] {
+	return cli.Command[setupcmd.Options]{Name: setupcmd.Name(args), Parse: setupcmd.Parse,
+		Run: func(ctx context.Context, o setupcmd.Options, _ *zap.Logger) error { return setupcmd.Run(ctx, o) }}
 }

@@ -33,16 +33,17 @@ func TestRun(t *testing.T) {
 
 // Every subcommand answers --help with exit 0, and rejects an unknown flag in its parse-only check.
 func TestSubcommandsHelpAndCheck(t *testing.T) {
-	for _, c := range commands() {
+	for _, e := range commands().Entries {
+		c := e.Sub
 		args := []string{"--nosuchflag"}
-		if c.name == "evaluate" || c.name == "data" || c.name == "claims" {
+		if e.Name == "evaluate" || e.Name == "data" || e.Name == "claims" {
 			args = []string{"nosuchcommand"}
 		}
 		if err := c.check(args); err == nil {
-			t.Errorf("%s: check accepted %q", c.name, args)
+			t.Errorf("%s: check accepted %q", e.Name, args)
 		}
 		if err := c.check([]string{"--help"}); err != nil {
-			t.Errorf("%s: check --help: %v", c.name, err)
+			t.Errorf("%s: check --help: %v", e.Name, err)
 		}
 	}
 }

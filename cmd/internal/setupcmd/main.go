@@ -22,6 +22,7 @@
 package setupcmd
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -37,15 +38,36 @@ import (
 	"convrep/internal/build/offline"
 )
 
-// options are the set-up's flags.
-type options struct{ force, noInstall, build bool }
+// Options are the set-up's command line: its flags, or bundle's.
+type Options struct {
+	force, noInstall, build bool
+	bundle                  bool   // setup bundle: write what a host with no network needs, and nothing else
+	to                      string // bundle's folder
+	withGo                  bool   // bundle the Go toolchain too
+}
 
-// parse reads the set-up's command line args (after the command's name); usage and flag errors are printed to
-// out. It returns flag.ErrHelp for -h / --help.
-func parse(args []string, out io.Writer) (options, error) {
-	var o options
+// The set-up has the shape of every convrep command (internal/cli's Command: Parse, then Run), but cmd/setup
+// cannot import internal/cli: it runs before the modules are unpacked, so it imports the standard library only
+// (imports_test.go). Main and Check below are that skeleton for cmd/setup; convrep's `setup` wraps Parse and Run
+// in a cli.Command.
+
+// Name is the command a command line args (after "setup") runs, as failures name it: "setup" or "setup bundle".
+func Name(args []string) string {
+	if len(args) > 0 && args[0] == "bundle" {
+		return "setup bundle"
+	}
+	return "setup"
+}
+
+// Parse reads the set-up's command line args (after the command's name): its flags, or bundle and bundle's
+// flags. Usage and flag errors are printed to stderr. It returns flag.ErrHelp for -h / --help.
+func Parse(args []string, stderr io.Writer) (Options, error) {
+	if len(args) > 0 && args[0] == "bundle" {
+		return parseBundle(args[1:], stderr)
+	}
+	var o Options
 	fs := flag.NewFlagSet("setup", flag.ContinueOnError)
-	fs.SetOutput(out)
+	fs.SetOutput(stderr)
 	fs.BoolVar(&o.force, "force", false, "rebuild the patched gotch copy even when it is up to date")
 	fs.BoolVar(&o.noInstall, "no-install", false, "never run apt-get; fail when libtorch is missing")
 	fs.BoolVar(&o.build, "build", true, "compile gotch's C++ wrappers and the shim once, so the first test run does not pay for it")
@@ -62,12 +84,13 @@ func parse(args []string, out io.Writer) (options, error) {
 }
 
 // parseBundle reads the command line of setup bundle (after "bundle"); usage and flag errors are printed to
-// out. It returns flag.ErrHelp for -h / --help.
-func parseBundle(args []string, out io.Writer) (to string, withGo bool, err error) {
+// stderr. It returns flag.ErrHelp for -h / --help.
+func parseBundle(args []string, stderr io.Writer) (Options, error) {
+	o := Options{bundle: true}
 	fl := flag.NewFlagSet("bundle", flag.ContinueOnError)
-	fl.SetOutput(out)
-	fl.StringVar(&to, "to", "", "the folder to write the bundle into (created; its bundle files are replaced)")
-	fl.BoolVar(&withGo, "go", false, "also pack this Go toolchain ("+offline.GoFile+", needs the xz program): for hosts without Go "+runtime.Version())
+	fl.SetOutput(stderr)
+	fl.StringVar(&o.to, "to", "", "the folder to write the bundle into (created; its bundle files are replaced)")
+	fl.BoolVar(&o.withGo, "go", false, "also pack this Go toolchain ("+offline.GoFile+", needs the xz program): for hosts without Go "+runtime.Version())
 	fl.Usage = func() {
 		fmt.Fprintf(fl.Output(), "usage: go run ./cmd/setup bundle --to DIR [--go]\n\n"+
 			"Writes what a host with no network needs to build convrep from a clone: the vendored Go modules (%s),\n"+
@@ -77,46 +100,41 @@ func parseBundle(args []string, out io.Writer) (to string, withGo bool, err erro
 		fl.PrintDefaults()
 	}
 	if err := fl.Parse(args); err != nil {
-		return "", false, err
+		return o, err
 	}
-	if to == "" || fl.NArg() > 0 {
+	if o.to == "" || fl.NArg() > 0 {
 		fl.Usage()
-		return "", false, fmt.Errorf("bundle needs --to DIR and no other arguments")
+		err := errors.New("bundle needs --to DIR and no other arguments")
+		fmt.Fprintf(stderr, "setup bundle: %v\n", err)
+		return o, err
 	}
-	return to, withGo, nil
+	return o, nil
+}
+
+// Run sets up (or writes the bundle) as o says.
+func Run(_ context.Context, o Options) error {
+	if !o.bundle {
+		return run(o.force, o.noInstall, o.build)
+	}
+	root, err := repoRoot()
+	if err != nil {
+		return err
+	}
+	return offline.Write(root, o.to, o.withGo)
 }
 
 // Main runs the set-up on args, the command line after the command's name, and returns the exit status: 0, 1
-// for a failure, 2 for a command line that does not parse.
+// for a failure, 2 for a command line that does not parse (0 for --help).
 func Main(args []string) int {
-	if len(args) > 0 && args[0] == "bundle" {
-		to, withGo, err := parseBundle(args[1:], os.Stderr)
-		switch {
-		case errors.Is(err, flag.ErrHelp):
-			return 0
-		case err != nil:
-			fmt.Fprintln(os.Stderr, "setup bundle:", err)
-			return 1
-		}
-		root, err := repoRoot()
-		if err == nil {
-			err = offline.Write(root, to, withGo)
-		}
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "setup bundle:", err)
-			return 1
-		}
-		return 0
-	}
-	o, err := parse(args, os.Stderr)
+	o, err := Parse(args, os.Stderr)
 	switch {
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case err != nil:
 		return 2
 	}
-	if err := run(o.force, o.noInstall, o.build); err != nil {
-		fmt.Fprintln(os.Stderr, "setup:", err)
+	if err := Run(context.Background(), o); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", Name(args), err)
 		return 1
 	}
 	return 0
@@ -124,12 +142,7 @@ func Main(args []string) int {
 
 // Check parses args as Main does and returns what it would reject, without setting anything up.
 func Check(args []string) error {
-	var err error
-	if len(args) > 0 && args[0] == "bundle" {
-		_, _, err = parseBundle(args[1:], io.Discard)
-	} else {
-		_, err = parse(args, io.Discard)
-	}
+	_, err := Parse(args, io.Discard)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
 	}
