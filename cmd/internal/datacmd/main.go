@@ -1,6 +1,7 @@
 // Package datacmd is the data command (cmd/data, convrep data): it reads the pretraining corpora in their
 // upstream layouts and writes them as one JSON-lines file of dialogues, or prints how much text each holds;
-// and it builds an experiment's dataset ahead of its run, through the run's caches.
+// and it builds an experiment's dataset ahead of its run, through the run's caches. Its subcommands parse their
+// flags here and call the libraries: datasets for reading, datasets/fetch for downloading and the manifest.
 //
 //	go run ./cmd/data convert --data ../shared/data/pretrain --corpora sgd,woz2 --out dialogues.jsonl [--merge-speakers] [--skip-bad]
 //	go run ./cmd/data stats [--data DIR] [--corpora LIST]
