@@ -4,6 +4,7 @@
 package scripts
 
 import (
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"convrep/evaluate/suite"
 )
 
 var papers = []string{"dse", "futuretod", "dialoguecse", "mgt"}
@@ -35,29 +38,14 @@ func repoRoot(t *testing.T) string {
 	}
 }
 
-// evaluateTasks reads cmd/evaluate's task table, and the flags its tasks define.
-func evaluateTasks(t *testing.T, root string) (tasks, flags []string) {
+// evaluateTasks lists cmd/evaluate's tasks (those package suite registers) and the flags its tasks define.
+func evaluateTasks(t *testing.T, _ string) (tasks, flags []string) {
 	t.Helper()
-	src, err := os.ReadFile(filepath.Join(root, "cmd/internal/evaluatecmd/main.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range regexp.MustCompile(`\{"([a-z-]+)", "`).FindAllStringSubmatch(string(src), -1) {
-		tasks = append(tasks, m[1])
-	}
-	files, err := filepath.Glob(filepath.Join(root, "cmd/internal/evaluatecmd/*.go"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	flagRe := regexp.MustCompile(`fs\.(?:String|Int|Bool|Float64|Uint64|Var|Func)(?:Var)?\([^"\n]*"([a-z][a-z0-9-]*)"`)
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range flagRe.FindAllStringSubmatch(string(b), -1) {
-			flags = append(flags, m[1])
-		}
+	for _, task := range suite.All() {
+		tasks = append(tasks, task.Name)
+		fs := flag.NewFlagSet(task.Name, flag.ContinueOnError)
+		task.New().Flags(suite.NewFlags(fs))
+		fs.VisitAll(func(f *flag.Flag) { flags = append(flags, f.Name) })
 	}
 	if len(tasks) < 8 || !slices.Contains(flags, "model") || !slices.Contains(flags, "output") {
 		t.Fatalf("could not read cmd/evaluate's tasks (%v) and flags (%v)", tasks, flags)

@@ -3,12 +3,8 @@ package suite
 import (
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
-	"time"
 
 	"go.uber.org/zap"
 
@@ -38,9 +34,9 @@ type actsTask struct {
 	format    finetune.Format
 }
 
-// openActs reads the act set c names and the model's dialogue format; shots is acts's --shots ("" for none).
-func openActs(ctx context.Context, c *Common, shots string, log *zap.Logger) (*actsTask, error) {
-	p, err := prepare(c, shots != "", shots)
+// openActs reads the act set c names and the model's dialogue format.
+func openActs(ctx context.Context, c *Common, log *zap.Logger) (*actsTask, error) {
+	p, err := prepare(c)
 	if err != nil {
 		return nil, err
 	}
@@ -79,64 +75,6 @@ func readActs(d Data) (*evaluate.ActSet, error) {
 		return evaluate.ReadMultiWOZActs(filepath.Join(root, "multiwoz21"))
 	}
 	return nil, fmt.Errorf("--dataset %q has no dialogue acts (known: dstc2, gsim, multiwoz)", d.Dataset)
-}
-
-// Acts runs evaluate acts with c and the task's own settings (cmd/internal/evaluatecmd parses them).
-func Acts(ctx context.Context, c *Common, cfg finetune.Config, settings map[string]any, shots string, fractions string, log *zap.Logger) error {
-	a, err := openActs(ctx, c, shots, log)
-	if err != nil {
-		return err
-	}
-	p, set, pool, val, format := a.p, a.set, a.pool, a.val, a.format
-	build := func(ex []evaluate.ActExample) []finetune.Example { return finetune.ActExamples(ex, set.Labels, format) }
-	var runs []finetune.Trial
-	test := build(set.Test)
-	switch {
-	case shots != "" && fractions != "":
-		return fmt.Errorf("give --shots or --fractions, not both")
-	case shots != "":
-		for _, k := range p.shots {
-			for _, seed := range p.seeds {
-				tr, va, err := set.FewShotSplits(k, seed)
-				if err != nil {
-					return err
-				}
-				runs = append(runs, finetune.Trial{Variant: fmt.Sprintf("%d-shot", k), Seed: seed, Train: build(tr), Val: build(va)})
-			}
-		}
-	default:
-		fr := fractions
-		if fr == "" {
-			fr = "1"
-		}
-		for _, part := range strings.Split(fr, ",") {
-			x, err := strconv.ParseFloat(strings.TrimSpace(part), 64)
-			if err != nil || x <= 0 || x > 1 {
-				return fmt.Errorf("--fractions %q: %q is not in (0, 1]", fr, part)
-			}
-			for _, seed := range p.seeds {
-				order := rand.New(rand.NewPCG(seed, 0x6672616374696f6e)).Perm(len(pool)) // "fraction"
-				n := max(1, int(x*float64(len(pool))+0.5))
-				tr := make([]evaluate.ActExample, n)
-				for i := range tr {
-					tr[i] = pool[order[i]]
-				}
-				runs = append(runs, finetune.Trial{Variant: fmt.Sprintf("%g%% of train", 100*x), Seed: seed, Train: build(tr), Val: build(val)})
-			}
-		}
-	}
-	start := time.Now()
-	cfg.Classes, cfg.MultiLabel, cfg.Truncation = len(set.Labels), true, tokenizers.TruncateLeft
-	settings["labels"], settings["test_examples"], settings["role_tokens"] = len(set.Labels), len(test), format.Roles()
-	rows, model, err := fineTune(ctx, c, cfg, runs, actsF1(test), set.Dataset, "dialogue-acts", []string{"micro_f1", "macro_f1"}, settings, log)
-	if err != nil {
-		return err
-	}
-	res := &evaluate.Result{Model: model, Task: "dialogue-acts", Rows: rows, Notes: append(append([]string{}, set.Notes...), nonEmpty(a.note)...)}
-	res.Notes = append(res.Notes, "Inputs as TOD-BERT's utils/dataloader_dm.py builds them (history, system turn, answering user turn); "+
-		"a system turn that ends its dialogue is no example, as in TOD-BERT's readers.")
-	res.WallSeconds = time.Since(start).Seconds()
-	return writeResult(res, c.Output)
 }
 
 func nonEmpty(s string) []string {

@@ -14,12 +14,42 @@ import (
 	"convrep/tokenizers"
 )
 
-// FinetuneIntent runs evaluate finetuneintent with c and the task's own settings (cmd/internal/evaluatecmd parses them).
-func FinetuneIntent(ctx context.Context, c *Common, cfg finetune.Config, settings map[string]any, shots string, full bool, log *zap.Logger) error {
+func init() {
+	Register(Task{Name: "finetune-intent", Section: FineTuning,
+		Summary:  "intent classification by fine-tuning: k-shot and full, CLINC150 with oos as class 151",
+		Synopsis: "--model M [--dataset clinc150|snips | --train F --test F] [--shots 1,5] [--full] [flags]",
+		About: "Intent classification by fine-tuning a softmax classifier on the pooled representation (FutureTOD §3.2, Table 1;\n" +
+			"DSE App. B.1); --protocol dse|futuretod sets the defaults (pooling, dropout, batch size, epochs, validation steps).\n" +
+			"On CLINC150 out-of-scope is a 151st class (as TOD-BERT and FutureTOD): k-shot runs draw k examples per intent\n" +
+			"(oos included) from the training split with the seed; --full trains on all of it. Reports Acc(all), Acc(in),\n" +
+			"Acc(out) (in/out decision) and Recall(out); early stopping on the validation split when the data have one.",
+		Data: "CLINC150 (clinc150/data/data_full.json) or SNIPS (snips/) under --data-root, or --train/--test files",
+		New:  func() Options { return new(FinetuneIntentOptions) }})
+}
+
+// FinetuneIntentOptions are evaluate finetune-intent's settings.
+type FinetuneIntentOptions struct {
+	Common
+	Tuning Tuning
+	Shots  []int // training examples per intent, one run per seed each
+	Full   bool  // also train on the whole training split
+}
+
+// Flags declares evaluate finetune-intent's flags.
+func (o *FinetuneIntentOptions) Flags(f *Flags) {
+	o.flags(f, -1)
+	tuningFlag(f, &o.Common, &o.Tuning, finetune.TaskIntent, nil)
+	shotsFlag(f, &o.Shots, "1,5", "shots per intent, a list (empty: none)", true)
+	f.BoolVar(&o.Full, "full", false, "also train on the whole training split (one run per seed)")
+}
+
+// Run fine-tunes a fresh classifier per variant and seed, and writes the intent scores.
+func (o *FinetuneIntentOptions) Run(ctx context.Context, log *zap.Logger) error {
+	c, cfg, settings, full := &o.Common, o.Tuning.Config, o.Tuning.settings(), o.Full
 	if c.Data.Dataset == "" && c.Data.Train == "" {
 		c.Data.Dataset = "clinc150"
 	}
-	p, err := prepare(c, shots != "", shots)
+	p, err := prepare(c)
 	if err != nil {
 		return err
 	}
@@ -40,8 +70,8 @@ func FinetuneIntent(ctx context.Context, c *Common, cfg finetune.Config, setting
 	if err := evaluate.CheckQueryLabels(train, test); err != nil {
 		return fmt.Errorf("%s: test %w", name, err)
 	}
-	if len(p.shots) > 0 {
-		if err := checkShots(log, source, train, p.shots); err != nil {
+	if len(o.Shots) > 0 {
+		if err := checkShots(log, source, train, o.Shots); err != nil {
 			return err
 		}
 	}
@@ -62,7 +92,7 @@ func FinetuneIntent(ctx context.Context, c *Common, cfg finetune.Config, setting
 	}
 	shotsByVariant := map[string]shotsOf{}
 	var notes []string
-	for _, k := range p.shots {
+	for _, k := range o.Shots {
 		var drawn [][]evaluate.Support
 		for _, seed := range p.seeds {
 			sets, err := c.splitIO().Support(name, "finetune-intent", source, train, k, seed)

@@ -16,9 +16,41 @@ import (
 	"convrep/tokenizers"
 )
 
-// FinetuneResponse runs evaluate finetuneresponse with c and the task's own settings (cmd/internal/evaluatecmd parses them).
-func FinetuneResponse(ctx context.Context, c *Common, cfg0 finetune.Config, settings map[string]any, size int, temperature float64, log *zap.Logger) error {
-	p, err := prepare(c, false, "")
+func init() {
+	Register(Task{Name: "finetune-response", Section: FineTuning,
+		Summary:  "response selection after fine-tuning a dual encoder with in-batch negatives (Ubuntu, MultiWOZ)",
+		Synopsis: "--model M (--dataset ubuntu|multiwoz | --train F --test F) [flags]",
+		About: "Response selection after fine-tuning a dual encoder (one shared encoder, in-batch negatives, softmax over cosines /\n" +
+			"temperature) on the dataset's training pairs; then, as the similarity-based task, each test query ranks its\n" +
+			"response among --candidates (MGT's next-utterance retrieval: 20 candidates, MRR and Hits@1 = Top-1; R10@1 and R2@1\n" +
+			"with --candidates 10 or 2). One fresh model per seed; the seed also draws the candidates. --protocol dse|futuretod\n" +
+			"sets the defaults (DSE App. B.1: batch 100, max length 128; FutureTOD App. B: batch 100, [CLS]); early stopping\n" +
+			"on the in-batch loss of a fixed held-out tenth of the training pairs.",
+		Data: "Ubuntu IRC (ubuntu_irc/) or MultiWOZ 2.1 (multiwoz21/) under --data-root, or --train/--test files of queries and responses",
+		New:  func() Options { return new(FinetuneResponseOptions) }})
+}
+
+// FinetuneResponseOptions are evaluate finetune-response's settings.
+type FinetuneResponseOptions struct {
+	Common
+	Tuning      Tuning
+	Candidates  int     // candidates per test query, the true response included
+	Temperature float64 // softmax temperature of the in-batch loss
+}
+
+// Flags declares evaluate finetune-response's flags.
+func (o *FinetuneResponseOptions) Flags(f *Flags) {
+	o.flags(f, -1)
+	tuningFlag(f, &o.Common, &o.Tuning, finetune.TaskResponse, nil)
+	f.IntVar(&o.Candidates, "candidates", 100, "candidates per test query, the true response included")
+	f.Float64Var(&o.Temperature, "temperature", 0.05, "softmax temperature of the in-batch loss")
+	f.Uint64Var(&o.Data.SplitSeed, "split-seed", 1, "seed choosing each Ubuntu IRC conversation's split point")
+}
+
+// Run fine-tunes a fresh dual encoder per seed and writes its response-selection scores.
+func (o *FinetuneResponseOptions) Run(ctx context.Context, log *zap.Logger) error {
+	c, cfg0, settings, size, temperature := &o.Common, o.Tuning.Config, o.Tuning.settings(), o.Candidates, o.Temperature
+	p, err := prepare(c)
 	if err != nil {
 		return err
 	}

@@ -12,15 +12,41 @@ import (
 	"convrep/tokenizers"
 )
 
-// Probe runs evaluate probe with c and the task's own settings (cmd/internal/evaluatecmd parses them).
-func Probe(ctx context.Context, c *Common, cfg finetune.Config, settings map[string]any, probe string, log *zap.Logger) error {
+func init() {
+	Register(Task{Name: "probe", Section: FineTuning,
+		Summary:  "linear probes on frozen representations: bag-of-words and dialogue acts on MultiWOZ (MGT §5.2-5.3)",
+		Synopsis: "--model M --probe bow|acts [--dataset multiwoz] [flags]",
+		About: "Linear probes on frozen representations (MGT §5.2-5.3): the encoder embeds each MultiWOZ dialogue context (the\n" +
+			"turns before a system response) once, and only a linear layer trains. bow predicts the words of the context's\n" +
+			"last utterance; acts predicts the dialogue acts of the next system response. Micro and macro F1 on the test split.",
+		Data: "MultiWOZ 2.1 (multiwoz21/) under --data-root (or DSTC2, GSIM: any set of dialogue acts)",
+		New:  func() Options { return new(ProbeOptions) }})
+}
+
+// ProbeOptions are evaluate probe's settings.
+type ProbeOptions struct {
+	Common
+	Tuning Tuning
+	Probe  string // bow or acts
+}
+
+// Flags declares evaluate probe's flags.
+func (o *ProbeOptions) Flags(f *Flags) {
+	o.flags(f, -1)
+	tuningFlag(f, &o.Common, &o.Tuning, "probe", &ProbeProtocol)
+	f.StringVar(&o.Probe, "probe", "bow", "bow or acts")
+}
+
+// Run trains a linear layer on the frozen encoder's embeddings per seed, and writes the probe's F1 scores.
+func (o *ProbeOptions) Run(ctx context.Context, log *zap.Logger) error {
+	c, cfg, settings, probe := &o.Common, o.Tuning.Config, o.Tuning.settings(), o.Probe
 	if probe != "bow" && probe != "acts" {
 		return fmt.Errorf("--probe %q is not bow or acts", probe)
 	}
 	if c.Data.Dataset == "" {
 		c.Data.Dataset = "multiwoz"
 	}
-	a, err := openActs(ctx, c, "", log)
+	a, err := openActs(ctx, c, log)
 	if err != nil {
 		return err
 	}

@@ -57,9 +57,47 @@ type Selection struct {
 	WallSeconds float64            `json:"wall_seconds"`
 }
 
-// Select runs evaluate select with c and the task's own settings (cmd/internal/evaluatecmd parses them).
-func Select(ctx context.Context, c *Common, ckpts string, val string, split string, size int, top int, metric string, log *zap.Logger) error {
-	sel, members, err := checkSelect(c, ckpts, val, split, metric, top, size)
+func init() {
+	Register(Task{Name: "select", Section: Similarity,
+		Summary:  "choose checkpoints by response selection on MultiWOZ's validation split (MGT §4.2's checkpoint selection)",
+		Synopsis: "--model EXP.toml|RUN --checkpoints RUN|DIR|A,B,... (--dataset multiwoz | --val F) --top N --output chosen.json [flags]",
+		About: "Chooses checkpoints on validation data, as MGT §4.2 does: \"the highest performing checkpoint at each granularity is\n" +
+			"selected using the validation score. For the ensemble method, the top performing checkpoints are selected from a\n" +
+			"single run.\" Each checkpoint alone ranks 1 of --candidates on MultiWOZ 2.1's validation dialogues (as evaluate\n" +
+			"response, an MGT checkpoint by cᵀr with both its encoders); checkpoints are ranked by --metric, mean over --seeds,\n" +
+			"ties going to the earlier step. Writes the ranked list and the --top best as JSON, and the chosen paths as one\n" +
+			"comma-separated line (for evaluate response --checkpoint) beside it (.txt) and on stdout. Never reads a test split.",
+		Data: "MultiWOZ 2.1's validation dialogues (multiwoz21/) under --data-root, or a --val file; never a test split",
+		New:  func() Options { return new(SelectOptions) }})
+}
+
+// SelectOptions are evaluate select's settings.
+type SelectOptions struct {
+	Common
+	Checkpoints []string // a run folder (its checkpoints/), a folder of checkpoints, or the checkpoint files
+	Val         string   // a file of validation queries and responses, instead of Data.Dataset
+	Split       string   // the dataset's split to choose on: only "val" is accepted
+	Candidates  int      // candidates per query, the true response included
+	Top         int      // how many checkpoints to choose
+	Metric      string   // what ranks them: top1 or mrr
+}
+
+// Flags declares evaluate select's flags.
+func (o *SelectOptions) Flags(f *Flags) {
+	o.flags(f, 128) // DSE App. B.1: 128 for response selection
+	f.Parsed("checkpoints", "", "the checkpoints to choose from: a run folder (its checkpoints/), a folder of step-N.safetensors files, or a comma-separated list of them (required)",
+		func(s string) error { o.Checkpoints = splitList(s); return nil })
+	f.StringVar(&o.Val, "val", "", "a CSV or JSON lines file of validation queries and responses, instead of --dataset")
+	f.StringVar(&o.Split, "split", "val", "the dataset's split to choose on: only val (choosing on test would report a test score that chose itself)")
+	f.IntVar(&o.Candidates, "candidates", 100, "candidates per query, the true response included")
+	f.IntVar(&o.Top, "top", 1, "how many checkpoints to choose (MGT: 1 per granularity; 5 for the Ensemble (5) baseline)")
+	f.StringVar(&o.Metric, "metric", "top1", "what ranks the checkpoints: top1 or mrr")
+}
+
+// Run scores each checkpoint alone on the validation data and writes the ranking and the choice.
+func (o *SelectOptions) Run(ctx context.Context, log *zap.Logger) error {
+	c, size := &o.Common, o.Candidates
+	sel, members, err := checkSelect(c, o.Checkpoints, o.Val, o.Split, o.Metric, o.Top, size)
 	if err != nil {
 		return err
 	}
@@ -99,7 +137,7 @@ func Select(ctx context.Context, c *Common, ckpts string, val string, split stri
 
 // checkSelect checks evaluate select's flags before any data are read or model loaded, and returns the
 // Selection to fill and one member (model and checkpoint) per checkpoint.
-func checkSelect(c *Common, ckpts, val, split, metric string, top, size int) (*Selection, []Model, error) {
+func checkSelect(c *Common, ckpts []string, val, split, metric string, top, size int) (*Selection, []Model, error) {
 	switch {
 	case split != "val":
 		return nil, nil, fmt.Errorf("--split %q: evaluate select chooses on validation data only (val); a checkpoint chosen on the test split would be scored on the data that chose it", split)
@@ -127,12 +165,9 @@ func checkSelect(c *Common, ckpts, val, split, metric string, top, size int) (*S
 		return nil, nil, err
 	}
 	if top < 1 || top > len(paths) {
-		return nil, nil, fmt.Errorf("--top %d: want 1 to %d (the number of checkpoints in --checkpoints %s)", top, len(paths), ckpts)
+		return nil, nil, fmt.Errorf("--top %d: want 1 to %d (the number of checkpoints in --checkpoints %s)", top, len(paths), strings.Join(ckpts, ","))
 	}
-	seeds, err := ParseSeeds(c.Seeds)
-	if err != nil {
-		return nil, nil, err
-	}
+	seeds := c.Seeds
 	members := make([]Model, len(paths))
 	for i, p := range paths {
 		members[i] = c.Model
@@ -154,9 +189,9 @@ func CheckpointStep(path string) (int64, error) {
 }
 
 // checkpointList expands --checkpoints: a run folder (its checkpoints/ folder), a folder of checkpoints, or a
-// comma-separated list of files; every entry must exist, be named step-N.safetensors and appear once.
-func checkpointList(arg string) ([]string, error) {
-	entries := splitList(arg)
+// list of files; every entry must exist, be named step-N.safetensors and appear once.
+func checkpointList(entries []string) ([]string, error) {
+	arg := strings.Join(entries, ",")
 	if len(entries) == 0 {
 		return nil, fmt.Errorf("--checkpoints is required: a run folder, a folder of step-N.safetensors files, or a comma-separated list of them")
 	}

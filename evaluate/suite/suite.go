@@ -1,9 +1,3 @@
-// Package suite is convrep's evaluation suite (DSE §4.2 and Appendix B, MGT §4.2 and §5.2-5.3, DialogueCSE
-// §5.1.2) as a library: each task (Intent, OOS, Response, SR, Suite, Select, Acts, FinetuneIntent,
-// FinetuneResponse, Probe, TSNE, Report) reads its data, loads the model that Common.Model names (package
-// modelref resolves --model), runs package evaluate's measures and writes the result as JSON and Markdown.
-// Checkpoint selection on validation (Select, MGT §4.2) and ensembles (Response with several members, MGT
-// Eq. 7) live here too. cmd/internal/evaluatecmd parses the command line and calls these functions.
 package suite
 
 import (
@@ -27,19 +21,54 @@ import (
 // Tasks are the similarity-based evaluations of DSE's tables, in the order they run.
 var Tasks = []string{"intent:clinc150", "intent:snips", "oos:clinc150", "response:amazonqa", "response:ubuntu", "response:multiwoz"}
 
-// Suite runs evaluate suite with c and the task's own settings (cmd/internal/evaluatecmd parses them).
-func Suite(ctx context.Context, c *Common, shots string, size int, outDir string, protocol string, only string, log *zap.Logger) error {
+func init() {
+	Register(Task{Name: "suite", Section: Similarity,
+		Summary:  "every similarity-based task of the papers' tables, one JSON and Markdown file each",
+		Synopsis: "--model M --output-dir DIR [flags]",
+		About: "Runs every similarity-based task of the papers' tables with one model, sharing its embeddings: " + strings.Join(Tasks, ", ") + ".\n" +
+			"Writes DIR/TASK-DATASET.json and .md per task, and DIR/suite.json and DIR/suite.md with every row and the wall time;\n" +
+			"and each row's mean as a TensorBoard scalar eval/TASK/DATASET/VARIANT/METRIC at the model's training step\n" +
+			"(its checkpoint's, or its model card's; 0 when unknown) in DIR's event file, beside the other steps' there.",
+		Data: "the datasets of --tasks under --data-root (as evaluate intent, oos and response read them)",
+		New:  func() Options { return new(SuiteOptions) }})
+}
+
+// SuiteOptions are evaluate suite's settings.
+type SuiteOptions struct {
+	Common
+	Shots       []int    // support rows per label, for intent and oos
+	Candidates  int      // candidates per response-selection query
+	OutputDir   string   // where the results go
+	OOSProtocol string   // evaluate.OOSAuthors or evaluate.OOSPaper
+	Tasks       []string // the tasks to run, TASK:DATASET, from Tasks
+}
+
+// Flags declares evaluate suite's flags.
+func (o *SuiteOptions) Flags(f *Flags) {
+	o.flags(f, PerTaskLength)
+	o.headFlag(f)
+	shotsFlag(f, &o.Shots, "1,5", "shots per label for intent and oos", false)
+	f.IntVar(&o.Candidates, "candidates", 100, "candidates per response-selection query")
+	f.StringVar(&o.OutputDir, "output-dir", "", "folder for the results (required)")
+	f.StringVar(&o.OOSProtocol, "oos-protocol", evaluate.OOSAuthors, "out-of-scope protocol: authors (the DSE authors' code) or paper (the paper's text); see evaluate oos --help")
+	f.Parsed("tasks", strings.Join(Tasks, ","), "the tasks to run, a list of TASK:DATASET", func(s string) error { o.Tasks = strings.Split(s, ","); return nil })
+	f.Uint64Var(&o.Data.SplitSeed, "split-seed", 1, "seed choosing each Ubuntu IRC conversation's split point")
+}
+
+// Run runs the similarity-based tasks with one model and writes each result, the suite's, and the TensorBoard
+// scalars into OutputDir.
+func (o *SuiteOptions) Run(ctx context.Context, log *zap.Logger) error {
+	c, size, outDir, protocol, tasks := &o.Common, o.Candidates, o.OutputDir, o.OOSProtocol, o.Tasks
 	if outDir == "" {
 		return fmt.Errorf("--output-dir is required")
 	}
 	if c.Data.Train != "" || c.Data.Test != "" || c.Data.Dataset != "" || c.Output != "" {
 		return fmt.Errorf("suite reads the named datasets and writes to --output-dir; use a single task for --dataset/--train/--test/--output")
 	}
-	p, err := prepare(c, true, shots)
+	p, err := prepare(c)
 	if err != nil {
 		return err
 	}
-	tasks := strings.Split(only, ",")
 	runs := make([]func(*evaluate.Session) (*evaluate.Result, error), len(tasks))
 	lengths := make([]int, len(tasks)) // each task's --max-length
 	// Every dataset is read and checked before the model loads, so that a bad file fails at once.
@@ -57,18 +86,18 @@ func Suite(ctx context.Context, c *Common, shots string, size int, outDir string
 			if err != nil {
 				return err
 			}
-			if err := checkShots(log, source, train, p.shots); err != nil {
+			if err := checkShots(log, source, train, o.Shots); err != nil {
 				return err
 			}
-			task := evaluate.IntentTask{Dataset: ds, Source: source, Train: train, Test: test, Shots: p.shots, Seeds: p.seeds, Splits: c.splitIO()}
+			task := evaluate.IntentTask{Dataset: ds, Source: source, Train: train, Test: test, Shots: o.Shots, Seeds: p.seeds, Splits: c.splitIO()}
 			runs[i] = func(s *evaluate.Session) (*evaluate.Result, error) { return s.Intent(ctx, task) }
 		case "oos":
 			task, err := d.oosTask(protocol)
 			if err != nil {
 				return err
 			}
-			task.Shots, task.Seeds, task.Splits = p.shots, p.seeds, c.splitIO()
-			if err := checkShots(log, task.Source, task.SupportRows(), p.shots); err != nil {
+			task.Shots, task.Seeds, task.Splits = o.Shots, p.seeds, c.splitIO()
+			if err := checkShots(log, task.Source, task.SupportRows(), o.Shots); err != nil {
 				return err
 			}
 			runs[i] = func(s *evaluate.Session) (*evaluate.Result, error) { return s.OOS(ctx, task) }

@@ -12,8 +12,35 @@ import (
 	"convrep/modelref"
 )
 
-// TSNE runs evaluate tsne with c and the task's own settings (cmd/internal/evaluatecmd parses them).
-func TSNE(ctx context.Context, c *Common, seed uint64, perplexity float64, iterations int, log *zap.Logger) error {
+func init() {
+	Register(Task{Name: "tsne", Section: Similarity,
+		Summary:  "a t-SNE PNG of CLINC150 test coloured by intent, out-of-scope in black (Figure 1)",
+		Synopsis: "--model M --output FIG.png [flags]",
+		About: "A t-SNE of the model's embeddings of CLINC150's test queries, coloured by intent, out-of-scope queries in black\n" +
+			"(the papers' Figure 1). Barnes-Hut t-SNE after PCA to 50 dimensions; the same seed gives the same picture.",
+		Data: "CLINC150's test split (clinc150/data/data_full.json) under --data-root, or a --train/--test pair's test file",
+		New:  func() Options { return new(TSNEOptions) }})
+}
+
+// TSNEOptions are evaluate tsne's settings.
+type TSNEOptions struct {
+	Common
+	Seed       uint64
+	Perplexity float64
+	Iterations int
+}
+
+// Flags declares evaluate tsne's flags.
+func (o *TSNEOptions) Flags(f *Flags) {
+	o.flags(f, 0)
+	f.Uint64Var(&o.Seed, "seed", 0, "t-SNE seed")
+	f.Float64Var(&o.Perplexity, "perplexity", tsne.DefaultPerplexity, "t-SNE perplexity")
+	f.IntVar(&o.Iterations, "iterations", tsne.DefaultIterations, "t-SNE iterations")
+}
+
+// Run draws the t-SNE picture.
+func (o *TSNEOptions) Run(ctx context.Context, log *zap.Logger) error {
+	c, seed, perplexity, iterations := &o.Common, o.Seed, o.Perplexity, o.Iterations
 	if c.Output == "" {
 		return fmt.Errorf("--output FIG.png is required")
 	}

@@ -1,6 +1,6 @@
-// Package evaluatecmd is the evaluate command (cmd/evaluate, convrep evaluate): it parses each task's flags and
-// runs convrep's evaluation suite (DSE §4.2 and Appendix B; the library is package evaluate/suite) on any model
-// convrep can load:
+// Package evaluatecmd is the evaluate command (cmd/evaluate, convrep evaluate): it runs the tasks of convrep's
+// evaluation suite (DSE §4.2 and Appendix B; the library is package evaluate/suite) on any model convrep can
+// load:
 //
 //	go run ./cmd/evaluate intent   --model runs/dse_small_cpu --dataset clinc150 --shots 1,5 --seeds 0-9 --output out/clinc.json
 //	go run ./cmd/evaluate oos      --model runs/dse_small_cpu --output out/oos.json
@@ -16,6 +16,10 @@
 // backbone before training: the untrained baseline, built from the same files or the same seeded
 // initialisation. Every task writes a JSON file of rows (model, dataset, task, metric, mean, std, seeds,
 // settings) and a Markdown table beside it.
+//
+// The tasks are whatever package suite registers (suite.All): this command lists them, gives each its flag
+// set from its options (Options.Flags), parses the command line into them and runs them. It names no task; a
+// task is added in one file of package suite (docs/evaluation.md, "Adding an evaluation task").
 package evaluatecmd
 
 import (
@@ -26,42 +30,20 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"slices"
-	"strings"
 
 	"go.uber.org/zap"
 
+	"convrep/evaluate/suite"
 	"convrep/internal/cli"
 )
 
-// command is one subcommand: its flags and what it does with them.
-type command struct {
-	name, summary string
-	run           func(ctx context.Context, args []string, log *zap.Logger) error
-}
-
-func commands() []command {
-	return []command{
-		{"intent", "few-shot intent classification with prototypes (CLINC150, SNIPS, or --train/--test files)", runIntent},
-		{"oos", "out-of-scope detection on CLINC150 (or --train/--test files with an oos label)", runOOS},
-		{"response", "k-to-100 response selection (AmazonQA, Ubuntu IRC, MultiWOZ, or a --test file)", runResponse},
-		{"sr", "semantic retrieval on MSR-E2E: 100 BM25 candidates re-ranked by cosine, MAP and MRR (DialogueCSE §5.1.2)", runSR},
-		{"select", "choose checkpoints by response selection on MultiWOZ's validation split (MGT §4.2's checkpoint selection)", runSelect},
-		{"suite", "every similarity-based task of the papers' tables, one JSON and Markdown file each", runSuite},
-		{"acts", "dialogue act prediction by fine-tuning: DSTC2, GSIM few-shot, MultiWOZ fractions (multi-label F1)", runActs},
-		{"finetune-intent", "intent classification by fine-tuning: k-shot and full, CLINC150 with oos as class 151", runFinetuneIntent},
-		{"finetune-response", "response selection after fine-tuning a dual encoder with in-batch negatives (Ubuntu, MultiWOZ)", runFinetuneResponse},
-		{"probe", "linear probes on frozen representations: bag-of-words and dialogue acts on MultiWOZ (MGT §5.2-5.3)", runProbe},
-		{"tsne", "a t-SNE PNG of CLINC150 test coloured by intent, out-of-scope in black (Figure 1)", runTSNE},
-		{"report", "lay the results of several models side by side, like the papers' tables", runReport},
+// tasks is evaluate's task table: every task package suite registers.
+func tasks() cli.Table[suite.Task] {
+	t := cli.Table[suite.Task]{Name: "evaluate", Synopsis: "evaluate TASK [flags]   (evaluate TASK --help for the task's flags)", Noun: "task"}
+	for _, task := range suite.All() {
+		t.Entries = append(t.Entries, cli.Entry[suite.Task]{Name: task.Name, Summary: task.Summary, Sub: task})
 	}
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintf(w, "usage: evaluate TASK [flags]   (evaluate TASK --help for the task's flags)\n\ntasks:\n")
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-16s %s\n", c.name, c.summary)
-	}
+	return t
 }
 
 // Main runs evaluate on args, the command line after the command's name, and returns the exit status: 0, 1 for
@@ -72,13 +54,8 @@ var evaluateCommand = cli.Command[[]string]{Name: "evaluate", Parse: parseTask, 
 
 // parseTask wants a task's name first; the task parses its own flags when it runs.
 func parseTask(args []string, stderr io.Writer) ([]string, error) {
-	if len(args) < 1 {
-		usage(stderr)
-		return nil, cli.ErrUsage
-	}
-	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		usage(os.Stdout)
-		return nil, flag.ErrHelp
+	if _, _, err := tasks().Lookup(args, os.Stdout, stderr); err != nil {
+		return nil, err
 	}
 	return args, nil
 }
@@ -96,72 +73,49 @@ func runTask(ctx context.Context, args []string, log *zap.Logger) error {
 // Check parses args as Main does, the task and its flags, and returns what it would reject, without loading a
 // model or reading data.
 func Check(args []string) error {
-	if len(args) < 1 {
-		return errors.New("no task")
-	}
-	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		return nil
-	}
-	if !slices.ContainsFunc(commands(), func(c command) bool { return c.name == args[0] }) {
-		return fmt.Errorf("unknown task %q", args[0])
-	}
-	err := dispatch(context.WithValue(context.Background(), parseOnlyKey{}, true), args, zap.NewNop())
-	if err == nil || errors.Is(err, errParsed) || errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	return err
+	return tasks().Check(args, func(t suite.Task, rest []string) error {
+		_, _, err := parse(t, rest, io.Discard)
+		return cli.Checked(err)
+	})
 }
 
 // dispatch runs the task args[0] with the flags that follow it.
 func dispatch(ctx context.Context, args []string, log *zap.Logger) error {
-	for _, c := range commands() {
-		if c.name == args[0] {
-			return c.run(ctx, args[1:], log)
-		}
+	e, rest, err := tasks().Lookup(args, os.Stdout, os.Stderr)
+	if err != nil {
+		return err
 	}
-	fmt.Fprintf(os.Stderr, "evaluate: unknown task %q\n\n", args[0])
-	usage(os.Stderr)
-	return cli.ErrUsage
+	o, f, err := parse(e.Sub, rest, os.Stderr)
+	if err != nil {
+		return err
+	}
+	if err := f.Finish(); err != nil {
+		return err
+	}
+	return o.Run(ctx, log)
 }
 
-var (
-	// errParsed ends a task whose command line parsed, under a context marked parse-only (Check).
-	errParsed = errors.New("command line parsed")
-)
-
-// parseOnlyKey marks a context under which a task stops once its command line has parsed (Check).
-type parseOnlyKey struct{}
-
-// newFlags makes a task's flag set with a usage text.
-func newFlags(name, synopsis, about string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+// parse makes the task's options and flag set and parses args, flags before or after the arguments, into
+// them; usage and flag errors go to out. A command line that does not parse is cli.ErrUsage (flag.ErrHelp for
+// --help).
+func parse(t suite.Task, args []string, out io.Writer) (suite.Options, *suite.Flags, error) {
+	fs := flag.NewFlagSet(t.Name, flag.ContinueOnError)
+	fs.SetOutput(out)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: evaluate %s %s\n\n%s\n\nflags:\n", name, synopsis, about)
+		fmt.Fprintf(fs.Output(), "usage: evaluate %s %s\n\n%s\n\nreads: %s\n\nflags:\n", t.Name, t.Synopsis, t.About, t.Data)
 		fs.PrintDefaults()
 	}
-	return fs
-}
-
-// parse parses a task's flags, before or after its arguments, and returns the arguments (report's folders;
-// the other tasks take none). Under a parse-only context (Check) it prints nothing and returns errParsed once
-// they parse.
-func parse(ctx context.Context, fs *flag.FlagSet, args []string) ([]string, error) {
-	parseOnly := ctx.Value(parseOnlyKey{}) != nil
-	if parseOnly {
-		fs.SetOutput(io.Discard)
-	}
+	o, f := t.New(), suite.NewFlags(fs)
+	o.Flags(f)
 	positional, err := cli.Parse(fs, args)
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("%w: %v", cli.ErrUsage, err)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return nil, nil, err
+	case err != nil:
+		return nil, nil, fmt.Errorf("%w: %v", cli.ErrUsage, err)
 	}
-	if len(positional) > 0 && fs.Name() != "report" {
-		return nil, fmt.Errorf("unexpected arguments %q (see --help)", strings.Join(positional, " "))
+	if err := f.SetArgs(positional); err != nil {
+		return nil, nil, err
 	}
-	if parseOnly {
-		return nil, errParsed
-	}
-	return positional, nil
+	return o, f, nil
 }
