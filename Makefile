@@ -116,8 +116,8 @@ fuzz: setup
 	$(GO) test -run XXX -fuzz '^FuzzReader$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./tensorboard
 	$(GO) test -run XXX -fuzz '^FuzzLoadState$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./trainer/optim
 	$(GO) test -run XXX -fuzz '^FuzzDistEnv$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./trainer
-	$(GO) test -run XXX -fuzz '^FuzzReaders$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./evaluate
-	$(GO) test -run XXX -fuzz '^FuzzParsePyLiteral$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./evaluate
-	$(GO) test -run XXX -fuzz '^FuzzMSRIntentLabel$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./evaluate
+	$(GO) test -run XXX -fuzz '^FuzzReaders$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./evaluate/sets
+	$(GO) test -run XXX -fuzz '^FuzzParsePyLiteral$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./evaluate/sets
+	$(GO) test -run XXX -fuzz '^FuzzMSRIntentLabel$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./evaluate/sets
 	$(GO) test -run XXX -fuzz '^FuzzReadTexts$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./cmd/internal/embedcmd
 	$(GO) test -run XXX -fuzz '^FuzzDecodeRequest$$' -fuzzminimizetime 3s -fuzztime 60s -parallel 1 ./serve

@@ -10,6 +10,12 @@ type RetrievalSet struct {
 	Responses []string
 }
 
+// QAPair is one AmazonQA question with its answer.
+type QAPair struct {
+	Question string `json:"question"`
+	Answer   string `json:"answer"`
+}
+
 // AmazonQASet is the utterance-level set of DSE Appendix B: a question is the query, its answer the response.
 func AmazonQASet(pairs []QAPair, source string) *RetrievalSet {
 	s := &RetrievalSet{Dataset: "amazonqa", Source: source}

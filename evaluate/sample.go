@@ -16,6 +16,10 @@ const (
 // output function) created as rand.NewPCG(seed, stream).
 func newRNG(seed, stream uint64) *rand.PCG { return rand.NewPCG(seed, stream) }
 
+// Draw returns m distinct positions of 0..n-1 drawn with seed from the random stream, by the rule of draw: the
+// evaluation sets draw their own few-shot examples with it (sets.ActSet.FewShot).
+func Draw(seed, stream uint64, n, m int) []int { return draw(newRNG(seed, stream), n, m) }
+
 // draw returns m distinct positions of 0..n-1 by a partial Fisher-Yates shuffle: start from the identity,
 // and for i = 0..m-1 swap position i with i + (Uint64() mod (n-i)). The modulo keeps the rule simple for
 // other tools to reproduce; its bias is below n/2^64.

@@ -1,11 +1,8 @@
 package evaluate
 
 import (
-	"fmt"
 	"reflect"
 	"testing"
-
-	"convrep/internal/shared"
 )
 
 // toySplit has label a with 5 rows, b with 1 row, c with 3 rows, interleaved; a appears first, then c, then b.
@@ -72,36 +69,6 @@ func TestDrawDerivation(t *testing.T) {
 	}
 }
 
-func TestSampleSupportDeterministic(t *testing.T) {
-	train, err := ReadSNIPS(shared.MustPath(t, "data", "eval", "snips", "snips_train.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := map[string]bool{}
-	for seed := uint64(0); seed < 10; seed++ {
-		a, err := SampleSupport(train, 5, seed)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := SampleSupport(train, 5, seed)
-		if !reflect.DeepEqual(a, b) {
-			t.Fatalf("seed %d: two draws differ", seed)
-		}
-		if len(a) != 7 {
-			t.Fatalf("seed %d: %d labels, want 7", seed, len(a))
-		}
-		for _, s := range a {
-			if len(s.Rows) != 5 {
-				t.Errorf("seed %d label %s: %d rows, want 5", seed, s.Label, len(s.Rows))
-			}
-		}
-		seen[fmt.Sprint(a)] = true
-	}
-	if len(seen) != 10 {
-		t.Errorf("10 seeds gave %d distinct support sets", len(seen))
-	}
-}
-
 func TestCheckQueryLabels(t *testing.T) {
 	train := Split{{"x", "a"}, {"y", "b"}}
 	if err := CheckQueryLabels(train, Split{{"q", "b"}, {"r", "a"}}); err != nil {
@@ -156,30 +123,6 @@ func TestNthOutside(t *testing.T) {
 		if got := nthOutside(t0, excluded); got != want {
 			t.Errorf("nthOutside(%d) = %d, want %d", t0, got, want)
 		}
-	}
-}
-
-func TestSampleCandidatesAmazonQA(t *testing.T) {
-	pairs, err := ReadAmazonQA(shared.MustPath(t, "data", "eval", "amazonqa", "qa_Video_Games.json.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cands, err := SampleCandidates(AmazonQASet(pairs, "").Responses, 100, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(cands) != len(pairs) {
-		t.Fatalf("%d lists for %d pairs", len(cands), len(pairs))
-	}
-	positions := map[int]bool{}
-	for q, c := range cands {
-		if len(c.Rows) != 100 || c.Rows[c.Answer] != q {
-			t.Fatalf("query %d: %d rows, truth at %d holds %d", q, len(c.Rows), c.Answer, c.Rows[c.Answer])
-		}
-		positions[c.Answer] = true
-	}
-	if len(positions) < 90 {
-		t.Errorf("the truth took only %d distinct positions out of 100", len(positions))
 	}
 }
 

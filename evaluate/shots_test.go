@@ -6,8 +6,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"convrep/internal/shared"
 )
 
 // halfOfTwoK is the rule SampleSupport followed before the support set was made to hold k rows: min(2k, n)
@@ -31,47 +29,6 @@ func halfOfTwoK(train Split, k int, seed uint64) []Support {
 		out = append(out, Support{Label: label, Rows: keep})
 	}
 	return out
-}
-
-// On the papers' sets every label has at least 2k rows at the papers' shot counts, so the support sets, and
-// every figure computed from them, are those of the earlier rule, row for row: CLINC150's in-scope training
-// rows (intent, oos "paper"), with its out-of-scope training rows of data_oos_plus.json after them (oos
-// "authors", and finetune-intent's 151 classes), and SNIPS.
-func TestSupportOfThePapersSetsUnchanged(t *testing.T) {
-	full, err := ReadCLINC150(shared.MustPath(t, "data", "eval", "clinc150", "data", "data_full.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	plus, err := ReadCLINC150(shared.MustPath(t, "data", "eval", "clinc150", "data", "data_oos_plus.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	snips, err := ReadSNIPS(shared.MustPath(t, "data", "eval", "snips", "snips_train.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sets := map[string]Split{
-		"clinc150":          full.Train,
-		"clinc150 oos plus": append(append(Split{}, plus.Train...), plus.OOSTrain...),
-		"clinc150 151":      append(append(Split{}, full.Train...), full.OOSTrain...),
-		"snips":             snips,
-	}
-	for name, train := range sets {
-		for _, k := range []int{1, 5, 10} {
-			if short := Shortfall(train, 2*k); len(short) > 0 {
-				t.Fatalf("%s: labels with fewer than 2k=%d rows: %v; the comparison below would not cover the papers' case", name, 2*k, short)
-			}
-			for seed := uint64(0); seed < 10; seed++ {
-				got, err := SampleSupport(train, k, seed)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if want := halfOfTwoK(train, k, seed); !reflect.DeepEqual(got, want) {
-					t.Fatalf("%s k=%d seed=%d: support sets differ from the earlier rule's", name, k, seed)
-				}
-			}
-		}
-	}
 }
 
 // fivePerLabel is a user's training file of 5 rows for each of 3 labels, interleaved.

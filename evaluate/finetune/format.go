@@ -3,7 +3,7 @@ package finetune
 import (
 	"strings"
 
-	"convrep/evaluate"
+	"convrep/evaluate/sets"
 )
 
 // Format says how a dialogue history becomes the text a model reads. A model pretrained with role tokens
@@ -87,7 +87,7 @@ func (f Format) History(turns []string, system []bool) string {
 // preprocess keeps [CLS] and the last max_length−1 tokens. ok is false for an example TOD-BERT does not
 // make: a system turn that ends its dialogue (no user turn answers it), or one whose text is empty
 // (utils_general.py get_loader drops turn_sys == "" for the dm task).
-func (f Format) Act(e evaluate.ActExample) (text string, ok bool) {
+func (f Format) Act(e sets.ActExample) (text string, ok bool) {
 	n := len(e.History)
 	if n == 0 || !e.Replied || e.History[n-1] == "" {
 		return "", false

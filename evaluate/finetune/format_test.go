@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"convrep/evaluate"
+	"convrep/evaluate/sets"
 )
 
 // The wanted strings are what TOD-BERT's code builds for the same hand-made dialogues (github
@@ -21,8 +21,8 @@ func TestActInputIsTODBERTs(t *testing.T) {
 	// A user-first dialogue (MultiWOZ): u0 s1 u2 s3 u4.
 	usrFirst := []string{"i need a hotel", "which area?", "north", "ok booked", "thanks"}
 	usrRoles := []bool{false, true, false, true, false}
-	at := func(turns []string, system []bool, i int) evaluate.ActExample {
-		e := evaluate.ActExample{History: turns[:i+1], System: system[:i+1], Labels: []string{"x"}}
+	at := func(turns []string, system []bool, i int) sets.ActExample {
+		e := sets.ActExample{History: turns[:i+1], System: system[:i+1], Labels: []string{"x"}}
 		if i+1 < len(turns) {
 			e.Reply, e.Replied = turns[i+1], true
 		}
@@ -31,7 +31,7 @@ func TestActInputIsTODBERTs(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		f    Format
-		e    evaluate.ActExample
+		e    sets.ActExample
 		want string
 		ok   bool
 	}{
@@ -41,11 +41,11 @@ func TestActInputIsTODBERTs(t *testing.T) {
 		{"user first: an empty system turn opens the history", roles, at(usrFirst, usrRoles, 1), "[SYS]  [USR] i need a hotel [SYS]  [SEP] which area? [USR] north", true},
 		{"user first, later turn", roles, at(usrFirst, usrRoles, 3),
 			"[SYS]  [USR] i need a hotel [SYS] which area? [USR] north [SYS]  [SEP] ok booked [USR] thanks", true},
-		{"empty system utterance is dropped", roles, evaluate.ActExample{History: []string{"hi", ""}, System: []bool{false, true}, Reply: "bye", Replied: true}, "", false},
+		{"empty system utterance is dropped", roles, sets.ActExample{History: []string{"hi", ""}, System: []bool{false, true}, Reply: "bye", Replied: true}, "", false},
 		{"without role tokens: the same turns joined with the separator", plain, at(usrFirst, usrRoles, 3),
 			"i need a hotel [SEP] which area? [SEP] north [SEP] ok booked [SEP] thanks", true},
 		{"no roles recorded: alternating back from the system turn", roles,
-			evaluate.ActExample{History: []string{"i need a hotel", "which area?"}, Reply: "north", Replied: true}, "[SYS]  [USR] i need a hotel [SYS]  [SEP] which area? [USR] north", true},
+			sets.ActExample{History: []string{"i need a hotel", "which area?"}, Reply: "north", Replied: true}, "[SYS]  [USR] i need a hotel [SYS]  [SEP] which area? [USR] north", true},
 	} {
 		got, ok := c.f.Act(c.e)
 		if got != c.want || ok != c.ok {
@@ -55,7 +55,7 @@ func TestActInputIsTODBERTs(t *testing.T) {
 }
 
 func TestActExamplesUseTheFormat(t *testing.T) {
-	ex := []evaluate.ActExample{
+	ex := []sets.ActExample{
 		{History: []string{"hi", "hello"}, System: []bool{false, true}, Labels: []string{"greet"}, Reply: "a table", Replied: true},
 		{History: []string{"hi", "hello", "a table", "bye"}, System: []bool{false, true, false, true}, Labels: []string{"bye", "greet"}}, // ends the dialogue
 	}

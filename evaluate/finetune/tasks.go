@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 
 	"convrep/evaluate"
+	"convrep/evaluate/sets"
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/tokenizers"
@@ -92,7 +93,7 @@ func Free(m *models.Model) {
 // ActExamples are dialogue-act examples as the classifier reads them: each input as TOD-BERT builds it
 // (Format.Act: the history, the labelled system turn and the user turn answering it), the acts as label
 // indices of labels. Examples TOD-BERT does not make (a system turn that ends its dialogue) are dropped.
-func ActExamples(ex []evaluate.ActExample, labels []string, f Format) []Example {
+func ActExamples(ex []sets.ActExample, labels []string, f Format) []Example {
 	pos := labelIndex(labels)
 	out := make([]Example, 0, len(ex))
 	for _, e := range ex {
@@ -108,7 +109,7 @@ func ActExamples(ex []evaluate.ActExample, labels []string, f Format) []Example 
 // ContextActExamples are the act examples of MGT's probe (§5.3): the input is the context before the
 // labelled system turn (not that turn, nor the user's answer), the acts those of the system turn to come.
 // Examples left with no context are dropped.
-func ContextActExamples(ex []evaluate.ActExample, labels []string, f Format) []Example {
+func ContextActExamples(ex []sets.ActExample, labels []string, f Format) []Example {
 	pos := labelIndex(labels)
 	out := make([]Example, 0, len(ex))
 	for _, e := range ex {
@@ -122,7 +123,7 @@ func ContextActExamples(ex []evaluate.ActExample, labels []string, f Format) []E
 }
 
 // roles returns e's turn roles, or, without them, roles alternating back from its last (system) turn.
-func roles(e evaluate.ActExample) []bool {
+func roles(e sets.ActExample) []bool {
 	if len(e.System) == len(e.History) {
 		return e.System
 	}
@@ -148,7 +149,7 @@ func indices(labels []string, pos map[string]int) []int {
 // TrainPool returns the rows fine-tuning draws from and the validation rows: the set's own train and
 // validation splits, or, for MultiWOZ whose train split is absent here, a fixed 90/10 split of its validation
 // dialogues' examples (seeded, so that every model sees the same one).
-func TrainPool(s *evaluate.ActSet) (pool, val []evaluate.ActExample, note string) {
+func TrainPool(s *sets.ActSet) (pool, val []sets.ActExample, note string) {
 	if len(s.Train) > 0 {
 		return s.Train, s.Val, ""
 	}
@@ -212,7 +213,7 @@ func words(s string) []string {
 }
 
 // BOWVocabulary lists, sorted, the words in the last context utterance of at least BOWMinCount examples.
-func BOWVocabulary(ex []evaluate.ActExample) []string {
+func BOWVocabulary(ex []sets.ActExample) []string {
 	count := map[string]int{}
 	for _, e := range ex {
 		if len(e.History) < 2 {
@@ -238,7 +239,7 @@ func BOWVocabulary(ex []evaluate.ActExample) []string {
 
 // BOWExamples pairs each context (the turns before the system response) with the vocabulary words of its
 // last utterance.
-func BOWExamples(ex []evaluate.ActExample, vocab []string, f Format) []Example {
+func BOWExamples(ex []sets.ActExample, vocab []string, f Format) []Example {
 	pos := make(map[string]int, len(vocab))
 	for i, w := range vocab {
 		pos[w] = i

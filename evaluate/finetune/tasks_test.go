@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"testing"
 
-	"convrep/evaluate"
+	"convrep/evaluate/sets"
 )
 
 func TestBagOfWordsTargets(t *testing.T) {
-	var ex []evaluate.ActExample
+	var ex []sets.ActExample
 	for i := 0; i < BOWMinCount; i++ {
-		ex = append(ex, evaluate.ActExample{History: []string{"hello", "I need a Hotel, please!", "which area?"}, Labels: []string{"request"}})
+		ex = append(ex, sets.ActExample{History: []string{"hello", "I need a Hotel, please!", "which area?"}, Labels: []string{"request"}})
 	}
-	ex = append(ex, evaluate.ActExample{History: []string{"a cheap hotel", "ok"}})
+	ex = append(ex, sets.ActExample{History: []string{"a cheap hotel", "ok"}})
 	vocab := BOWVocabulary(ex)
 	if fmt.Sprint(vocab) != "[a hotel i need please]" {
 		t.Fatalf("vocabulary %v", vocab)

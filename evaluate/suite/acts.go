@@ -12,6 +12,7 @@ import (
 
 	"convrep/evaluate"
 	"convrep/evaluate/finetune"
+	"convrep/evaluate/sets"
 	"convrep/tokenizers"
 )
 
@@ -75,7 +76,7 @@ func (o *ActsOptions) Run(ctx context.Context, log *zap.Logger) error {
 		return err
 	}
 	p, set, pool, val, format := a.p, a.set, a.pool, a.val, a.format
-	build := func(ex []evaluate.ActExample) []finetune.Example { return finetune.ActExamples(ex, set.Labels, format) }
+	build := func(ex []sets.ActExample) []finetune.Example { return finetune.ActExamples(ex, set.Labels, format) }
 	var runs []finetune.Trial
 	test := build(set.Test)
 	if len(o.Shots) > 0 {
@@ -97,7 +98,7 @@ func (o *ActsOptions) Run(ctx context.Context, log *zap.Logger) error {
 			for _, seed := range p.seeds {
 				order := rand.New(rand.NewPCG(seed, 0x6672616374696f6e)).Perm(len(pool)) // "fraction"
 				n := max(1, int(x*float64(len(pool))+0.5))
-				tr := make([]evaluate.ActExample, n)
+				tr := make([]sets.ActExample, n)
 				for i := range tr {
 					tr[i] = pool[order[i]]
 				}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"convrep/evaluate"
+	"convrep/evaluate/sets"
 	"convrep/internal/shared"
 )
 
@@ -32,12 +33,12 @@ func (d Data) evalRoot() (string, error) {
 }
 
 // clinc150 reads CLINC150's data_full.json under the evaluation root.
-func (d Data) clinc150() (*evaluate.CLINC150, error) {
+func (d Data) clinc150() (*sets.CLINC150, error) {
 	root, err := d.evalRoot()
 	if err != nil {
 		return nil, err
 	}
-	return evaluate.ReadCLINC150(filepath.Join(root, "clinc150", "data", "data_full.json"))
+	return sets.ReadCLINC150(filepath.Join(root, "clinc150", "data", "data_full.json"))
 }
 
 // intentData returns the training and test splits of an intent task (out-of-scope test rows apart).
@@ -79,10 +80,10 @@ func (d Data) intentData() (name, source string, train, test, oos evaluate.Split
 		}
 		return "clinc150", "clinc150/data/data_full.json#train", c.Train, c.Test, c.OOSTest, nil
 	case "snips":
-		if train, err = evaluate.ReadSNIPS(filepath.Join(root, "snips", "snips_train.json")); err != nil {
+		if train, err = sets.ReadSNIPS(filepath.Join(root, "snips", "snips_train.json")); err != nil {
 			return
 		}
-		if test, err = evaluate.ReadSNIPS(filepath.Join(root, "snips", "snips_test.json")); err != nil {
+		if test, err = sets.ReadSNIPS(filepath.Join(root, "snips", "snips_test.json")); err != nil {
 			return
 		}
 		return "snips", "snips/snips_train.json", train, test, nil, nil
@@ -135,7 +136,7 @@ func (d Data) oosTask(protocol string) (evaluate.OOSTask, error) {
 		if err != nil {
 			return t, err
 		}
-		plus, err := evaluate.ReadCLINC150(filepath.Join(root, "clinc150", "data", "data_oos_plus.json"))
+		plus, err := sets.ReadCLINC150(filepath.Join(root, "clinc150", "data", "data_oos_plus.json"))
 		if err != nil {
 			return t, err
 		}
@@ -178,15 +179,15 @@ func (d Data) responseData() (*evaluate.RetrievalSet, error) {
 	}
 	switch d.Dataset {
 	case "amazonqa":
-		pairs, err := evaluate.ReadAmazonQA(filepath.Join(root, "amazonqa", "qa_Video_Games.json.gz"))
+		pairs, err := sets.ReadAmazonQA(filepath.Join(root, "amazonqa", "qa_Video_Games.json.gz"))
 		if err != nil {
 			return nil, err
 		}
 		return evaluate.AmazonQASet(pairs, "amazonqa/qa_Video_Games.json.gz"), nil
 	case "ubuntu":
-		return evaluate.ReadUbuntuIRC(filepath.Join(root, "ubuntu_irc", "data", "test"), evaluate.UbuntuOptions{Seed: d.SplitSeed})
+		return sets.ReadUbuntuIRC(filepath.Join(root, "ubuntu_irc", "data", "test"), sets.UbuntuOptions{Seed: d.SplitSeed})
 	case "multiwoz":
-		set, err := evaluate.ReadMultiWOZResponses(filepath.Join(root, "multiwoz21"), d.responseSplit())
+		set, err := sets.ReadMultiWOZResponses(filepath.Join(root, "multiwoz21"), d.responseSplit())
 		if err == nil && d.responseSplit() != "test" {
 			// A name of its own, so that a validation score is never laid in a test column by report, and
 			// saved candidate lists (--write-splits) of the two splits never mix.
@@ -232,10 +233,10 @@ func (d Data) readUserFile(path string) (evaluate.Split, error) {
 	col := d.LabelColumn
 	if col == "" {
 		var err error
-		if col, err = evaluate.LabelColumn(path, d.TextColumn); err != nil {
+		if col, err = sets.LabelColumn(path, d.TextColumn); err != nil {
 			return nil, err
 		}
 		fmt.Fprintf(os.Stderr, "evaluate: %s: taking column %q as the label (--label-column picks another)\n", path, col)
 	}
-	return evaluate.ReadUserFile(path, d.TextColumn, col)
+	return sets.ReadUserFile(path, d.TextColumn, col)
 }

@@ -10,6 +10,7 @@ import (
 
 	"convrep/evaluate"
 	"convrep/evaluate/finetune"
+	"convrep/evaluate/sets"
 	"convrep/models"
 	"convrep/tokenizers"
 )
@@ -28,8 +29,8 @@ func fineTune(ctx context.Context, c *Common, cfg finetune.Config, runs []finetu
 // its training pool and the validation split cut from it (note says how), and how the model writes a dialogue.
 type actsTask struct {
 	p         *prepared
-	set       *evaluate.ActSet
-	pool, val []evaluate.ActExample
+	set       *sets.ActSet
+	pool, val []sets.ActExample
 	note      string
 	format    finetune.Format
 }
@@ -61,18 +62,18 @@ func actsF1(test []finetune.Example) func(*finetune.Classifier) (map[string]floa
 }
 
 // readActs reads a dialogue-act set by name.
-func readActs(d Data) (*evaluate.ActSet, error) {
+func readActs(d Data) (*sets.ActSet, error) {
 	root, err := d.evalRoot()
 	if err != nil {
 		return nil, err
 	}
 	switch d.Dataset {
 	case "dstc2":
-		return evaluate.ReadDSTC2(filepath.Join(root, "dstc2"))
+		return sets.ReadDSTC2(filepath.Join(root, "dstc2"))
 	case "gsim":
-		return evaluate.ReadGSIM(filepath.Join(root, "gsim_m2m"))
+		return sets.ReadGSIM(filepath.Join(root, "gsim_m2m"))
 	case "multiwoz":
-		return evaluate.ReadMultiWOZActs(filepath.Join(root, "multiwoz21"))
+		return sets.ReadMultiWOZActs(filepath.Join(root, "multiwoz21"))
 	}
 	return nil, fmt.Errorf("--dataset %q has no dialogue acts (known: dstc2, gsim, multiwoz)", d.Dataset)
 }

@@ -12,6 +12,7 @@ import (
 	"convrep/datasets"
 	"convrep/evaluate"
 	"convrep/evaluate/finetune"
+	"convrep/evaluate/sets"
 	"convrep/models"
 	"convrep/tokenizers"
 )
@@ -140,17 +141,17 @@ func ResponseSplits(d Data) (train, test *evaluate.RetrievalSet, note string, er
 	switch d.Dataset {
 	case "ubuntu":
 		dir := filepath.Join(root, "ubuntu_irc", "data")
-		if train, err = evaluate.ReadUbuntuIRC(filepath.Join(dir, "train"), evaluate.UbuntuOptions{Seed: d.SplitSeed}); err != nil {
+		if train, err = sets.ReadUbuntuIRC(filepath.Join(dir, "train"), sets.UbuntuOptions{Seed: d.SplitSeed}); err != nil {
 			return nil, nil, "", err
 		}
-		test, err = evaluate.ReadUbuntuIRC(filepath.Join(dir, "test"), evaluate.UbuntuOptions{Seed: d.SplitSeed})
+		test, err = sets.ReadUbuntuIRC(filepath.Join(dir, "test"), sets.UbuntuOptions{Seed: d.SplitSeed})
 		return train, test, "", err
 	case "multiwoz":
 		dir := filepath.Join(root, "multiwoz21")
-		if train, err = evaluate.ReadMultiWOZResponses(dir, "val"); err != nil {
+		if train, err = sets.ReadMultiWOZResponses(dir, "val"); err != nil {
 			return nil, nil, "", err
 		}
-		if test, err = evaluate.ReadMultiWOZResponses(dir, "test"); err != nil {
+		if test, err = sets.ReadMultiWOZResponses(dir, "test"); err != nil {
 			return nil, nil, "", err
 		}
 		note = fmt.Sprintf("%s has no train split here: fine-tuning trains on the %d (context, response) pairs of its validation dialogues; the test dialogues test.",

@@ -9,6 +9,7 @@ import (
 
 	"convrep/evaluate"
 	"convrep/evaluate/finetune"
+	"convrep/evaluate/sets"
 	"convrep/tokenizers"
 )
 
@@ -52,12 +53,12 @@ func (o *ProbeOptions) Run(ctx context.Context, log *zap.Logger) error {
 	}
 	p, set, pool, val, format := a.p, a.set, a.pool, a.val, a.format
 	labels := set.Labels
-	build := func(ex []evaluate.ActExample) []finetune.Example {
+	build := func(ex []sets.ActExample) []finetune.Example {
 		return finetune.ContextActExamples(ex, labels, format)
 	}
 	if probe == "bow" {
 		labels = finetune.BOWVocabulary(pool)
-		build = func(ex []evaluate.ActExample) []finetune.Example { return finetune.BOWExamples(ex, labels, format) }
+		build = func(ex []sets.ActExample) []finetune.Example { return finetune.BOWExamples(ex, labels, format) }
 	}
 	test := build(set.Test)
 	var runs []finetune.Trial

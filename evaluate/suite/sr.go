@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"convrep/evaluate"
+	"convrep/evaluate/sets"
 	"convrep/internal/shared"
 )
 
@@ -64,7 +65,7 @@ func (o *SROptions) Run(ctx context.Context, log *zap.Logger) error {
 			return err
 		}
 	}
-	pool, err := evaluate.ReadMSRPool(filepath.Join(root, "msr_e2e"))
+	pool, err := sets.ReadMSRPool(filepath.Join(root, "msr_e2e"))
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"convrep/evaluate"
+	"convrep/evaluate/sets"
 	"convrep/internal/shared"
 )
 
@@ -176,7 +177,7 @@ func TestShotsOnAUserFile(t *testing.T) {
 // mustRead reads a user's training file as the evaluation reads it.
 func mustRead(t *testing.T, path string) evaluate.Split {
 	t.Helper()
-	s, err := evaluate.ReadUserFile(path, "text", "label")
+	s, err := sets.ReadUserFile(path, "text", "label")
 	if err != nil {
 		t.Fatal(err)
 	}

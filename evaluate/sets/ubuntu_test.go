@@ -1,4 +1,4 @@
-package evaluate
+package sets
 
 import (
 	"math/rand/v2"
@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"convrep/internal/shared"
+
+	"convrep/evaluate"
 )
 
 // The hand-made log testdata/ubuntu/2001-01-01 has, from its cutoff (line 2) on: conversation A (carol and
@@ -93,7 +95,7 @@ func TestReadUbuntuIRCHandMade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &RetrievalSet{Dataset: "ubuntu", Source: dir + "#min_context=7,max_context=0,split_seed=5",
+	want := &evaluate.RetrievalSet{Dataset: "ubuntu", Source: dir + "#min_context=7,max_context=0,split_seed=5",
 		Contexts: [][]string{ubuntuTexts(ubuntuConvA, 0, 7)}, Responses: []string{"carol: sudo mount /dev/sdb1 /mnt"}}
 	if !reflect.DeepEqual(s, want) {
 		t.Errorf("MinContext 7:\n got %#v\nwant %#v", s, want)
@@ -211,7 +213,7 @@ func TestReadUbuntuIRCErrors(t *testing.T) {
 func TestReadUbuntuIRCReal(t *testing.T) {
 	root := shared.MustPath(t, "data", "eval", "ubuntu_irc", "data")
 	want := map[string]int{"train": 2552, "dev": 103, "test": 168} // of 8633, 296 and 542 complete conversations
-	sets := map[string]*RetrievalSet{}
+	sets := map[string]*evaluate.RetrievalSet{}
 	for _, split := range []string{"train", "dev", "test"} {
 		start := time.Now()
 		s, err := ReadUbuntuIRC(filepath.Join(root, split), UbuntuOptions{Seed: 1})
@@ -236,7 +238,7 @@ func TestReadUbuntuIRCReal(t *testing.T) {
 	}
 
 	for _, split := range []string{"dev", "test"} { // dev's 103 rows are just enough for 100 candidates
-		lists, err := SampleCandidates(sets[split].Responses, 100, 1)
+		lists, err := evaluate.SampleCandidates(sets[split].Responses, 100, 1)
 		if err != nil {
 			t.Fatalf("%s: %v", split, err)
 		}

@@ -1,4 +1,4 @@
-package evaluate
+package sets
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"convrep/evaluate"
 )
 
 // MultiWOZ 2.1 as ConvLab-2 ships it (eval/multiwoz21/data/multiwoz/{val,test}.json.zip, each holding
@@ -50,12 +52,12 @@ func ReadMultiWOZActs(dir string) (*ActSet, error) {
 // (.../eval/multiwoz21): one row per system turn with at least one previous turn, in file order; Contexts[i]
 // holds all previous turns oldest first, Responses[i] the system utterance. As in TOD-BERT (utils_general.py
 // drops empty system responses for "rs"), a system turn with empty text is skipped.
-func ReadMultiWOZResponses(dir, split string) (*RetrievalSet, error) {
+func ReadMultiWOZResponses(dir, split string) (*evaluate.RetrievalSet, error) {
 	dialogues, err := readMultiWOZ(dir, split)
 	if err != nil {
 		return nil, err
 	}
-	set := &RetrievalSet{Dataset: "multiwoz21", Source: multiwozPath(dir, split) + "#" + split + ".json", Split: split}
+	set := &evaluate.RetrievalSet{Dataset: "multiwoz21", Source: multiwozPath(dir, split) + "#" + split + ".json", Split: split}
 	for _, d := range dialogues {
 		texts := make([]string, len(d.Turns))
 		for i, t := range d.Turns {

@@ -1,15 +1,16 @@
-package evaluate
+package sets
 
-import "fmt"
+import (
+	"fmt"
+
+	"convrep/evaluate"
+)
 
 // CLINC150 holds the splits of CLINC150's data_full.json. Out-of-scope rows carry the label OOSLabel.
 type CLINC150 struct {
-	Train, Val, Test          Split
-	OOSTrain, OOSVal, OOSTest Split
+	Train, Val, Test          evaluate.Split
+	OOSTrain, OOSVal, OOSTest evaluate.Split
 }
-
-// OOSLabel is CLINC150's label for out-of-scope utterances.
-const OOSLabel = "oos"
 
 // ReadCLINC150 reads data/data_full.json (or any file of that layout: {split: [[text, intent], ...]}).
 // All six splits must be present.
@@ -21,7 +22,7 @@ func ReadCLINC150(path string) (*CLINC150, error) {
 	c := &CLINC150{}
 	for _, s := range []struct {
 		name string
-		dst  *Split
+		dst  *evaluate.Split
 	}{
 		{"train", &c.Train}, {"val", &c.Val}, {"test", &c.Test},
 		{"oos_train", &c.OOSTrain}, {"oos_val", &c.OOSVal}, {"oos_test", &c.OOSTest},
@@ -37,16 +38,4 @@ func ReadCLINC150(path string) (*CLINC150, error) {
 		*s.dst = sp
 	}
 	return c, nil
-}
-
-// ReadSNIPS reads one of snips_train.json / snips_test.json ([[text, label], ...]).
-func ReadSNIPS(path string) (Split, error) {
-	var rows [][]string
-	if err := readJSONFile(path, &rows); err != nil {
-		return nil, err
-	}
-	if len(rows) == 0 {
-		return nil, fmt.Errorf("read %s: no examples", path)
-	}
-	return pairsToSplit(path, "snips", rows)
 }

@@ -1,4 +1,4 @@
-package evaluate
+package sets
 
 import (
 	"os"
@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"convrep/internal/shared"
+
+	"convrep/evaluate"
 )
 
 func TestReadCLINC150(t *testing.T) {
@@ -16,7 +18,7 @@ func TestReadCLINC150(t *testing.T) {
 	}
 	for _, s := range []struct {
 		name   string
-		split  Split
+		split  evaluate.Split
 		n      int
 		labels int
 	}{
@@ -27,10 +29,10 @@ func TestReadCLINC150(t *testing.T) {
 			t.Errorf("%s: %d rows, %d labels; want %d, %d", s.name, len(s.split), len(s.split.Labels()), s.n, s.labels)
 		}
 	}
-	if c.OOSTest[0].Label != OOSLabel {
-		t.Errorf("oos_test label %q, want %q", c.OOSTest[0].Label, OOSLabel)
+	if c.OOSTest[0].Label != evaluate.OOSLabel {
+		t.Errorf("oos_test label %q, want %q", c.OOSTest[0].Label, evaluate.OOSLabel)
 	}
-	if err := CheckQueryLabels(c.Train, c.Test); err != nil {
+	if err := evaluate.CheckQueryLabels(c.Train, c.Test); err != nil {
 		t.Error(err)
 	}
 }
@@ -79,12 +81,12 @@ func writeTemp(t *testing.T, name, content string) string {
 func TestReadUserFile(t *testing.T) {
 	for _, tc := range []struct {
 		name, file, content string
-		want                Split
+		want                evaluate.Split
 		errHas              []string // substrings the error must hold
 	}{
-		{"csv", "a.csv", "id,utterance,intent\n1,\"hi, there\",greet\n2,bye,leave\n", Split{{"hi, there", "greet"}, {"bye", "leave"}}, nil},
-		{"csv with BOM", "a.csv", "\ufeffutterance,intent\nhi,greet\n", Split{{"hi", "greet"}}, nil},
-		{"jsonl", "a.jsonl", "{\"utterance\": \"hi\", \"intent\": \"greet\"}\n\n{\"utterance\": \"bye\", \"intent\": 3}\n", Split{{"hi", "greet"}, {"bye", "3"}}, nil},
+		{"csv", "a.csv", "id,utterance,intent\n1,\"hi, there\",greet\n2,bye,leave\n", evaluate.Split{{Text: "hi, there", Label: "greet"}, {Text: "bye", Label: "leave"}}, nil},
+		{"csv with BOM", "a.csv", "\ufeffutterance,intent\nhi,greet\n", evaluate.Split{{Text: "hi", Label: "greet"}}, nil},
+		{"jsonl", "a.jsonl", "{\"utterance\": \"hi\", \"intent\": \"greet\"}\n\n{\"utterance\": \"bye\", \"intent\": 3}\n", evaluate.Split{{Text: "hi", Label: "greet"}, {Text: "bye", Label: "3"}}, nil},
 		{"csv label column missing", "a.csv", "utterance,label\nhi,greet\n", nil, []string{"a.csv", "line 1", `label column "intent" is missing`}},
 		{"csv text column missing", "a.csv", "text,intent\nhi,greet\n", nil, []string{"a.csv", `text column "utterance" is missing`}},
 		{"csv empty file", "a.csv", "", nil, []string{"a.csv", "empty"}},

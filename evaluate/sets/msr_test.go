@@ -1,4 +1,4 @@
-package evaluate
+package sets
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"convrep/datasets"
+
+	"convrep/evaluate"
 )
 
 func TestMSRIntentLabel(t *testing.T) {
@@ -91,9 +93,9 @@ func TestBuildSRPool(t *testing.T) {
 }
 
 func TestSRLabelStats(t *testing.T) {
-	p := &SRPool{Labels: []string{"b", "a", "b", "c", "a"}}
+	p := &evaluate.SRPool{Labels: []string{"b", "a", "b", "c", "a"}}
 	got := p.LabelStats()
-	want := SRLabelStats{Labels: 3, Singletons: 1, Largest: "a", Share: 0.4} // a and b tie at 2: the first in sorted order
+	want := evaluate.SRLabelStats{Labels: 3, Singletons: 1, Largest: "a", Share: 0.4} // a and b tie at 2: the first in sorted order
 	if got != want {
 		t.Errorf("%+v, want %+v", got, want)
 	}

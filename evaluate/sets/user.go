@@ -1,4 +1,4 @@
-package evaluate
+package sets
 
 import (
 	"bufio"
@@ -10,12 +10,14 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"convrep/evaluate"
 )
 
 // ReadUserFile reads a user's labelled file: CSV (name ending .csv or .csv.gz, header row naming the columns)
 // or JSON lines (anything else: one object per line holding the two fields). textCol and labelCol name the
 // columns or fields. Row indices are 0-based over data rows (the CSV header and blank JSON lines not counted).
-func ReadUserFile(path, textCol, labelCol string) (Split, error) {
+func ReadUserFile(path, textCol, labelCol string) (evaluate.Split, error) {
 	r, closeFn, err := openMaybeGzip(path)
 	if err != nil {
 		return nil, err
@@ -85,7 +87,7 @@ func userColumns(path string) ([]string, error) {
 	return cols, err
 }
 
-func readCSV(path string, r io.Reader, textCol, labelCol string) (Split, error) {
+func readCSV(path string, r io.Reader, textCol, labelCol string) (evaluate.Split, error) {
 	cr := csv.NewReader(r)
 	header, err := cr.Read()
 	if errors.Is(err, io.EOF) {
@@ -110,7 +112,7 @@ func readCSV(path string, r io.Reader, textCol, labelCol string) (Split, error) 
 	if li < 0 {
 		return nil, fmt.Errorf("read %s: line 1: label column %q is missing; the columns are %s", path, labelCol, strings.Join(header, ", "))
 	}
-	var out Split
+	var out evaluate.Split
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
@@ -124,7 +126,7 @@ func readCSV(path string, r io.Reader, textCol, labelCol string) (Split, error) 
 		if rec[li] == "" {
 			return nil, fmt.Errorf("read %s: line %d: empty label", path, line)
 		}
-		out = append(out, Example{Text: rec[ti], Label: rec[li]})
+		out = append(out, evaluate.Example{Text: rec[ti], Label: rec[li]})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("read %s: no data rows after the header", path)
@@ -132,8 +134,8 @@ func readCSV(path string, r io.Reader, textCol, labelCol string) (Split, error) 
 	return out, nil
 }
 
-func readJSONLines(path string, r io.Reader, textCol, labelCol string) (Split, error) {
-	var out Split
+func readJSONLines(path string, r io.Reader, textCol, labelCol string) (evaluate.Split, error) {
+	var out evaluate.Split
 	err := eachObject(path, r, func(line int, obj map[string]any) (bool, error) {
 		text, err := stringField(obj, textCol)
 		if err != nil {
@@ -146,7 +148,7 @@ func readJSONLines(path string, r io.Reader, textCol, labelCol string) (Split, e
 		if label == "" {
 			return false, fmt.Errorf("read %s: line %d: empty label", path, line)
 		}
-		out = append(out, Example{Text: text, Label: label})
+		out = append(out, evaluate.Example{Text: text, Label: label})
 		return true, nil
 	})
 	if err != nil {

@@ -1,12 +1,15 @@
-package evaluate
+package sets
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"convrep/evaluate"
 )
 
 // ubuntuSplitStream is the second PCG seed word of the split-point draw ("convrep3"), so that it is independent
@@ -70,7 +73,7 @@ type ubuntuMessage struct {
 //     them when MaxContext > 0, this package's option, not DSTC7's), and the response is message k. DSTC7's
 //     contexts hold "more than 3 turns" (data description), hence MinContext 4 by default. One example is made
 //     per conversation that has a valid split point, as DSTC7 made one per dialogue; the others are skipped.
-//  6. The draw. One generator per call, newRNG(opt.Seed, ubuntuSplitStream), i.e. Go's math/rand/v2
+//  6. The draw. One generator per call, Go's math/rand/v2 rand.NewPCG(opt.Seed, ubuntuSplitStream), i.e.
 //     rand.NewPCG(Seed, 0x636f6e7672657033). Files are visited in byte order of the annotation file names and
 //     a file's conversations in order of their first line. For each conversation with n >= 1 valid split
 //     points, listed ascending, the one at position Uint64() mod n is taken: one draw per such conversation,
@@ -78,7 +81,7 @@ type ubuntuMessage struct {
 //  7. Candidates. Subtask 1 offers 100 candidates: the true next message and 99 others drawn at random. The
 //     rows here are one per conversation, so SampleCandidates(set.Responses, 100, seed) draws the 99 from the
 //     responses of the split's other conversations (never a text equal to the truth).
-func ReadUbuntuIRC(dir string, opt UbuntuOptions) (*RetrievalSet, error) {
+func ReadUbuntuIRC(dir string, opt UbuntuOptions) (*evaluate.RetrievalSet, error) {
 	if opt.MinContext < 0 || opt.MaxContext < 0 {
 		return nil, fmt.Errorf("read ubuntu irc %s: MinContext %d and MaxContext %d must not be negative",
 			dir, opt.MinContext, opt.MaxContext)
@@ -94,9 +97,9 @@ func ReadUbuntuIRC(dir string, opt UbuntuOptions) (*RetrievalSet, error) {
 	if err != nil {
 		return nil, err
 	}
-	set := &RetrievalSet{Dataset: "ubuntu",
+	set := &evaluate.RetrievalSet{Dataset: "ubuntu",
 		Source: fmt.Sprintf("%s#min_context=%d,max_context=%d,split_seed=%d", dir, opt.MinContext, opt.MaxContext, opt.Seed)}
-	g := newRNG(opt.Seed, ubuntuSplitStream)
+	g := rand.NewPCG(opt.Seed, ubuntuSplitStream)
 	for _, ann := range files {
 		convs, err := ubuntuConversations(ann)
 		if err != nil {

@@ -1,16 +1,18 @@
-package evaluate
+package sets
 
 import (
 	"archive/zip"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"convrep/evaluate"
 )
 
 // FuzzReaders feeds every evaluation-set reader and the split files arbitrary bytes, the reader chosen by
 // kind; the zipped sets (MultiWOZ, ToDDAPT's unified data.zip) get the bytes as their archive's member. None may panic or hang.
 //
-//	go test -run XXX -fuzz FuzzReaders -fuzztime 60s ./evaluate
+//	go test -run XXX -fuzz FuzzReaders -fuzztime 60s ./evaluate/sets
 func FuzzReaders(f *testing.F) {
 	f.Add(uint8(0), []byte(`{"train": [["book a table", "restaurant"]], "val": [], "test": [["hi", "greet"]], "oos_train": [], "oos_val": [], "oos_test": [["x", "oos"]]}`))
 	f.Add(uint8(1), []byte(`[["book a table", "restaurant"], ["play", "music"]]`))
@@ -24,7 +26,7 @@ func FuzzReaders(f *testing.F) {
 	f.Add(uint8(9), []byte(`{"task": "response", "dataset": "d", "rows": 3, "size": 2, "seed": 0, "candidates": [{"query": 0, "rows": [0, 1]}]}`))
 	f.Add(uint8(10), []byte(`{"d1.json": {"log": [{"text": "i need a hotel", "dialog_act": {}}, {"text": "which area?", "dialog_act": {"Hotel-Request": [["Area", "?"]]}}]}}`))
 	f.Add(uint8(11), []byte(`[{"dialogue_id": "sim-M-1", "domains": ["movie"], "turns": [{"speaker": "user", "utterance": "hi", "dialogue_act": {}}]}]`))
-	train := Split{{"a", "x"}, {"b", "y"}}
+	train := evaluate.Split{{Text: "a", Label: "x"}, {Text: "b", Label: "y"}}
 	// zipped writes data as the one member of a zip archive at name, as MultiWOZ and ToDDAPT ship their JSON.
 	zipped := func(t *testing.T, name, member string, data []byte) string {
 		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
@@ -76,9 +78,9 @@ func FuzzReaders(f *testing.F) {
 		case 7:
 			_, err = parseDSTC2Pairs(write("train_data"), string(data))
 		case 8:
-			_, err = ReadSupportFile(write("split.json"), train)
+			_, err = evaluate.ReadSupportFile(write("split.json"), train)
 		case 9:
-			_, err = ReadCandidateFile(write("split.json"), 3)
+			_, err = evaluate.ReadCandidateFile(write("split.json"), 3)
 		case 10:
 			zipped(t, multiwozPath(dir, "val"), "val.json", data)
 			_, err = readMultiWOZ(dir, "val")

@@ -1,4 +1,4 @@
-package evaluate
+package sets
 
 import (
 	"archive/zip"

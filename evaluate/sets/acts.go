@@ -1,4 +1,4 @@
-package evaluate
+package sets
 
 import (
 	"archive/zip"
@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"sort"
 	"strings"
+
+	"convrep/evaluate"
 )
 
 // Dialogue act prediction sets (DSE Appendix B; FutureTOD §4), built the way TOD-BERT builds them (Wu et al.
@@ -200,7 +202,7 @@ const fewShotStream = 0x636f6e7661637431
 // sets as 79 and 149 for DSTC2 and 60 and 120 for GSIM, several times n, so n counts per label, not in all
 // (TOD-BERT's --nb_shots keeps nb_shots examples in all) nor dialogues (GSIM's 4.4 system turns a dialogue
 // would give about 44 for 10). The rule for multi-label examples is ours: one generator per call,
-// newRNG(seed, 0x636f6e7661637431); a full permutation of Train's rows, draw(g, len, len); then, visiting
+// evaluate.Draw(seed, 0x636f6e7661637431, len, len), a full permutation of Train's rows; then, visiting
 // rows in that order, a row is kept when at least one of its labels has fewer than n kept rows, and then
 // counts for all its labels. Rows come back in draw order. A label can thus exceed n (as a co-label), and a
 // label with fewer than n rows keeps them all.
@@ -223,7 +225,7 @@ func (s *ActSet) fewShot(n int, seed uint64, withVal bool) (train, val []ActExam
 	if len(s.Train) == 0 {
 		return nil, nil, fmt.Errorf("few-shot %s: the training split is empty", s.Dataset)
 	}
-	order := draw(newRNG(seed, fewShotStream), len(s.Train), len(s.Train))
+	order := evaluate.Draw(seed, fewShotStream, len(s.Train), len(s.Train))
 	taken := make([]bool, len(s.Train))
 	pick := func() []ActExample {
 		count := map[string]int{}

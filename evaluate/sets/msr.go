@@ -1,13 +1,12 @@
-package evaluate
+package sets
 
 import (
 	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"strings"
 
 	"convrep/datasets"
+	"convrep/evaluate"
 )
 
 // MSRIntentLabel is the intent label of an MSR-E2E user message for semantic retrieval (DialogueCSE §5.1.2:
@@ -98,23 +97,6 @@ func clip(s string) string {
 	return strings.ToValidUTF8(s[:most], "") + "…"
 }
 
-// SRPool is the candidate pool of semantic retrieval: distinct texts with their intent labels, in order of
-// first appearance. Queries are drawn from it, and each query's candidates are the others.
-type SRPool struct {
-	Dataset string // the name in the result rows: msr_e2e
-	Source  string // what was read, recorded in the rows' settings
-	Texts   []string
-	Labels  []string
-	// What building the pool left out, for the notes: user messages read; of them, those under MinSRWords
-	// words and those without acts; repeats of a kept text; and distinct texts dropped because their copies
-	// disagree on the label.
-	Messages, Short, Unlabelled, Repeats, Conflicting int
-}
-
-// MinSRWords is the fewest white-space separated words a candidate has: shorter messages ("yes", "thank
-// you") say too little to retrieve by.
-const MinSRWords = 3
-
 // BuildSRPool makes the pool of MSR-E2E semantic retrieval from the user messages (datasets.ReadMSRUserMessages):
 // each message's label is MSRIntentLabel of its acts (a malformed act fails naming the file and the line);
 // messages under MinSRWords words or without a label are left out; a text given more than once is kept once,
@@ -122,8 +104,8 @@ const MinSRWords = 3
 //
 // DialogueCSE §5.1.2 also discards the candidates annotators judged inconsistent with their intent label; no
 // such judgement exists for MSR-E2E, so its own act annotation is taken as it is.
-func BuildSRPool(msgs []datasets.MSRUserMessage, source string) (*SRPool, error) {
-	p := &SRPool{Dataset: "msr_e2e", Source: source, Messages: len(msgs)}
+func BuildSRPool(msgs []datasets.MSRUserMessage, source string) (*evaluate.SRPool, error) {
+	p := &evaluate.SRPool{Dataset: "msr_e2e", Source: source, Messages: len(msgs)}
 	first := map[string]int{} // text -> its place in Texts
 	conflict := map[string]bool{}
 	for _, m := range msgs {
@@ -132,7 +114,7 @@ func BuildSRPool(msgs []datasets.MSRUserMessage, source string) (*SRPool, error)
 			return nil, fmt.Errorf("%s: line %d (session %s): %w", m.Source, m.Line, m.Session, err)
 		}
 		switch {
-		case len(strings.Fields(m.Text)) < MinSRWords:
+		case len(strings.Fields(m.Text)) < evaluate.MinSRWords:
 			p.Short++
 		case label == "":
 			p.Unlabelled++
@@ -162,47 +144,16 @@ func BuildSRPool(msgs []datasets.MSRUserMessage, source string) (*SRPool, error)
 		p.Texts, p.Labels = p.Texts[:keep], p.Labels[:keep]
 	}
 	if len(p.Texts) == 0 {
-		return nil, fmt.Errorf("%s: no user message of at least %d words with dialogue acts", source, MinSRWords)
+		return nil, fmt.Errorf("%s: no user message of at least %d words with dialogue acts", source, evaluate.MinSRWords)
 	}
 	return p, nil
 }
 
 // ReadMSRPool reads MSR-E2E from its corpus folder (see datasets.ReadMSRUserMessages) and builds the pool.
-func ReadMSRPool(root string) (*SRPool, error) {
+func ReadMSRPool(root string) (*evaluate.SRPool, error) {
 	msgs, err := datasets.ReadMSRUserMessages(root, datasets.ReadOptions{})
 	if err != nil {
 		return nil, err
 	}
 	return BuildSRPool(msgs, root)
-}
-
-// SRLabelStats summarises a pool's labels.
-type SRLabelStats struct {
-	Labels     int     // distinct labels
-	Singletons int     // labels with one text: such a query has no positive
-	Largest    string  // the label with the most texts (the first such in sorted order)
-	Share      float64 // its share of the pool
-}
-
-// LabelStats counts p's labels.
-func (p *SRPool) LabelStats() SRLabelStats {
-	count := map[string]int{}
-	for _, l := range p.Labels {
-		count[l]++
-	}
-	var st SRLabelStats
-	st.Labels = len(count)
-	best := 0
-	for _, l := range slices.Sorted(maps.Keys(count)) {
-		if count[l] == 1 {
-			st.Singletons++
-		}
-		if count[l] > best {
-			best, st.Largest = count[l], l
-		}
-	}
-	if len(p.Labels) > 0 {
-		st.Share = float64(best) / float64(len(p.Labels))
-	}
-	return st
 }

@@ -1,20 +1,16 @@
-package evaluate
+package sets
 
 import (
 	"bufio"
 	"fmt"
 	"strings"
-)
 
-// QAPair is one AmazonQA question with its answer.
-type QAPair struct {
-	Question string `json:"question"`
-	Answer   string `json:"answer"`
-}
+	"convrep/evaluate"
+)
 
 // ReadAmazonQA reads an AmazonQA file (gzip when the name ends in .gz): one Python-literal dict per line with
 // at least 'question' and 'answer' strings. Blank lines are skipped; row indices count the pairs read.
-func ReadAmazonQA(path string) ([]QAPair, error) {
+func ReadAmazonQA(path string) ([]evaluate.QAPair, error) {
 	r, closeFn, err := openMaybeGzip(path)
 	if err != nil {
 		return nil, err
@@ -22,7 +18,7 @@ func ReadAmazonQA(path string) ([]QAPair, error) {
 	defer closeFn()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
-	var out []QAPair
+	var out []evaluate.QAPair
 	for line := 1; sc.Scan(); line++ {
 		text := strings.TrimSpace(sc.Text())
 		if text == "" {
@@ -36,7 +32,7 @@ func ReadAmazonQA(path string) ([]QAPair, error) {
 		if !ok {
 			return nil, fmt.Errorf("read %s:%d: want a dict, got %T", path, line, v)
 		}
-		var pair QAPair
+		var pair evaluate.QAPair
 		for _, f := range []struct {
 			key string
 			dst *string
