@@ -13,7 +13,6 @@ import (
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
-	"convrep/internal/cli/progress"
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/safetensors"
@@ -54,7 +53,8 @@ type DualRun struct {
 	ValLosses   []float64 // and the validation losses there
 }
 
-// TrainDual fine-tunes m in place on pairs.
+// TrainDual fine-tunes m in place on pairs, in the loop Train runs too (loop): full batches of pairs, the
+// in-batch loss, validation by the held-out pairs' loss.
 func TrainDual(ctx context.Context, m *models.Model, tok *tokenizers.Tokenizer, pairs []Pair, cfg DualConfig) (*DualRun, error) {
 	runtime.LockOSThread() // as Train
 	defer runtime.UnlockOSThread()
@@ -98,80 +98,30 @@ func TrainDual(ctx context.Context, m *models.Model, tok *tokenizers.Tokenizer, 
 	if err != nil {
 		return nil, err
 	}
-	g := rand.New(rand.NewPCG(cfg.Seed, batchStream))
-	steps := cfg.Epochs * (len(pairs) / cfg.BatchSize)
-	bar := progress.New(cfg.Progress, "fine-tuning", "steps", int64(steps), 0)
-	defer bar.Finish()
-	run := &DualRun{}
-	var best map[string]safetensors.Tensor
-	bestLoss, sinceBest := math.Inf(1), 0
-	validate := func() (bool, error) {
-		v, err := dualLoss(m, tok, cfg.Val, cfg)
-		if err != nil {
-			return false, err
-		}
-		run.ValSteps, run.ValLosses = append(run.ValSteps, run.Steps), append(run.ValLosses, v)
-		if v < bestLoss {
-			bestLoss, run.BestStep, sinceBest = v, run.Steps, 0
-			best, err = snapshotParams(tensors, names)
-			return false, err
-		}
-		sinceBest++
-		return cfg.Patience > 0 && sinceBest > cfg.Patience, nil
-	}
-	canValidate := len(cfg.Val) >= 2
-train:
-	for epoch := 0; epoch < cfg.Epochs; epoch++ {
-		order := g.Perm(len(pairs))
-		sum, n := 0.0, 0
-		stop := false
-		for start := 0; start+cfg.BatchSize <= len(order); start += cfg.BatchSize { // full batches: equal negatives
-			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("finetune dual: stopped in epoch %d: %w", epoch+1, err)
-			}
-			batch := make([]Pair, cfg.BatchSize)
-			for i, j := range order[start : start+cfg.BatchSize] {
+	done, err := loop{name: "finetune dual", examples: len(pairs), epochs: cfg.Epochs, batchSize: cfg.BatchSize, evalEvery: cfg.EvalEvery,
+		patience: cfg.Patience, seed: cfg.Seed, fullBatches: true, validates: len(cfg.Val) >= 2, lowerIsBetter: true, progress: cfg.Progress,
+		step: func(idx []int) (float64, error) {
+			batch := make([]Pair, len(idx))
+			for i, j := range idx {
 				batch[i] = pairs[j]
 			}
-			v, err := dualStep(m, tok, opt, batch, cfg)
-			if err != nil {
-				return nil, fmt.Errorf("finetune dual: epoch %d: %w", epoch+1, err)
-			}
-			sum, n = sum+v, n+1
-			run.Steps++
-			bar.Add(1)
-			if canValidate && cfg.EvalEvery > 0 && run.Steps%cfg.EvalEvery == 0 {
-				if stop, err = validate(); err != nil {
-					return nil, err
-				}
-				if stop {
-					break
+			return dualStep(m, tok, opt, batch, cfg)
+		},
+		validate: func() (float64, error) { return dualLoss(m, tok, cfg.Val, cfg) },
+		snapshot: func() (map[string]safetensors.Tensor, error) { return snapshotParams(tensors, names) },
+		restore: func(best map[string]safetensors.Tensor) error {
+			for i, p := range tensors {
+				if err := torch.CopyFromSafetensor(p, best[names[i]]); err != nil {
+					return err
 				}
 			}
-		}
-		run.EpochLosses = append(run.EpochLosses, sum/float64(max(n, 1)))
-		if stop {
-			break train
-		}
-		if canValidate && cfg.EvalEvery == 0 {
-			if stop, err = validate(); err != nil {
-				return nil, err
-			}
-			if stop {
-				break
-			}
-		}
+			return nil
+		},
+	}.run(ctx)
+	if err != nil {
+		return nil, err
 	}
-	if best != nil {
-		for i, p := range tensors {
-			if err := torch.CopyFromSafetensor(p, best[names[i]]); err != nil {
-				return nil, err
-			}
-		}
-	} else {
-		run.BestStep = run.Steps
-	}
-	return run, nil
+	return &DualRun{EpochLosses: done.epochLosses, Steps: done.steps, BestStep: done.bestStep, ValSteps: done.valSteps, ValLosses: done.valValues}, nil
 }
 
 // dualLoss is the mean in-batch loss over val in batches of cfg.BatchSize (the last, smaller one too when it

@@ -4,14 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"runtime"
 	"strings"
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
-	"convrep/internal/cli/progress"
 	"convrep/internal/torch"
 	"convrep/models"
 	"convrep/safetensors"
@@ -28,9 +26,6 @@ type Run struct {
 	ValSteps  []int     `json:"val_steps"`  // the steps after which the model was validated
 	ValScores []float64 `json:"val_scores"` // and its scores there
 }
-
-// batchStream is the stream of the generator that orders batches (the seed is the run's).
-const batchStream = 0x66696e6574756e65 // "finetune"
 
 // Train fine-tunes m (in place: load a fresh model per run) with a new classifier on train, scoring val every
 // cfg.EvalEvery steps (or after every epoch), and returns the classifier holding the weights that scored best.
@@ -76,76 +71,20 @@ func Train(ctx context.Context, m *models.Model, tok *tokenizers.Tokenizer, trai
 			return nil, nil, err
 		}
 	}
-	g := rand.New(rand.NewPCG(cfg.Seed, batchStream))
-	run := &Run{BestScore: math.Inf(-1)}
-	var best map[string]safetensors.Tensor
-	bar := progress.New(cfg.Progress, "fine-tuning", "epochs", int64(cfg.Epochs), 0)
-	defer bar.Finish()
-	// validate scores val after the current step and keeps the weights when they are the best so far; it
-	// reports whether patience has run out (TOD-BERT main.py: the count of validations without a better
-	// score, reset by a better one, ends training once above --patience).
-	sinceBest := 0
-	validate := func() (bool, error) {
-		score, err := c.score(val)
-		if err != nil {
-			return false, err
-		}
-		run.ValSteps, run.ValScores = append(run.ValSteps, run.Steps), append(run.ValScores, score)
-		bar.Describe(fmt.Sprintf("fine-tuning (val %.4f)", score))
-		if score > run.BestScore {
-			run.BestScore, run.BestStep, sinceBest = score, run.Steps, 0
-			best, err = c.snapshot()
-			return false, err
-		}
-		sinceBest++
-		return cfg.Patience > 0 && sinceBest > cfg.Patience, nil
+	done, err := loop{name: "finetune", examples: len(train), epochs: cfg.Epochs, batchSize: cfg.BatchSize, evalEvery: cfg.EvalEvery,
+		patience: cfg.Patience, seed: cfg.Seed, validates: len(val) > 0, progress: cfg.Progress,
+		step:     func(idx []int) (float64, error) { return c.step(opt, train, idx, cached) },
+		validate: func() (float64, error) { return c.score(val) },
+		snapshot: c.snapshot, restore: c.restore,
+	}.run(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
-train:
-	for epoch := 1; epoch <= cfg.Epochs; epoch++ {
-		run.Epochs = epoch
-		order := g.Perm(len(train))
-		for start := 0; start < len(order); start += cfg.BatchSize {
-			if err := ctx.Err(); err != nil {
-				return nil, nil, fmt.Errorf("finetune: stopped in epoch %d: %w", epoch, err)
-			}
-			idx := order[start:min(start+cfg.BatchSize, len(order))]
-			if err := c.step(opt, train, idx, cached); err != nil {
-				return nil, nil, fmt.Errorf("finetune: epoch %d: %w", epoch, err)
-			}
-			run.Steps++
-			if len(val) > 0 && cfg.EvalEvery > 0 && run.Steps%cfg.EvalEvery == 0 {
-				stop, err := validate()
-				if err != nil {
-					return nil, nil, err
-				}
-				if stop {
-					break train
-				}
-			}
-		}
-		bar.Add(1)
-		if len(val) > 0 && cfg.EvalEvery == 0 {
-			stop, err := validate()
-			if err != nil {
-				return nil, nil, err
-			}
-			if stop {
-				break
-			}
-		}
-	}
-	if best != nil {
-		if err := c.restore(best); err != nil {
-			return nil, nil, err
-		}
-	} else {
-		run.BestStep = run.Steps
-	}
-	return c, run, nil
+	return c, &Run{Epochs: done.epochs, Steps: done.steps, BestStep: done.bestStep, BestScore: done.best, ValSteps: done.valSteps, ValScores: done.valValues}, nil
 }
 
-// step runs one optimiser step on the examples at idx.
-func (c *Classifier) step(opt *optim.Optimizer, train []Example, idx []int, cached [][]float32) error {
+// step runs one optimiser step on the examples at idx and returns the loss.
+func (c *Classifier) step(opt *optim.Optimizer, train []Example, idx []int, cached [][]float32) (float64, error) {
 	ex := make([]Example, len(idx))
 	for i, j := range idx {
 		ex[i] = train[j]
@@ -162,19 +101,21 @@ func (c *Classifier) step(opt *optim.Optimizer, train []Example, idx []int, cach
 		x, err = c.features(texts(ex), true)
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer x.MustDrop()
-	return torch.Catch("fine-tuning step", func() error {
+	var v float64
+	err = torch.Catch("fine-tuning step", func() error {
 		l := c.trainLogits(x)
 		loss, err := c.loss(l, ex)
 		l.MustDrop()
 		if err != nil {
 			return err
 		}
-		_, err = optimize(loss, opt)
+		v, err = optimize(loss, opt)
 		return err
 	})
+	return v, err
 }
 
 // optimize backpropagates a scalar loss (and frees it), takes one optimiser step and clears the gradients.
