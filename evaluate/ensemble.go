@@ -5,25 +5,29 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"convrep/objectives"
 )
 
-// ensembleObjective is the objective whose paper defines the ensemble evaluated here (MGT §3.2, Eq. 7).
-const ensembleObjective = "mgt"
+// An Ensemble is how the members' scores of a query's candidates make one score per candidate: MGT §3.2's
+// Eq. 7, as the objective that trains such members defines it (objectives.Evaluation's Ensemble), is the one
+// evaluate response uses.
+type Ensemble struct {
+	// Combine maps the members' scores, [member][query][candidate], to one score per candidate, [query][candidate].
+	Combine func(scores [][][]float64) ([][]float64, error)
+	Setting string // the combination in a few words, recorded in the rows' settings
+	Note    string // the combination for the result's notes, after "Ensemble of N models"
+}
 
 // OpenMember opens one ensemble member's Session (loads its model).
 type OpenMember func(ctx context.Context) (*Session, error)
 
-// ResponseEnsemble evaluates an ensemble on t as MGT §3.2 defines it (Eq. 7): p(r_i | c) =
-// (1/L) Σ_l exp(α^l_i) / Σ_j exp(α^l_j), where α^l_i is member l's score of candidate i, the score the member is
-// evaluated with alone (Session.Response: the cosine of query and candidate, or for a Raw dual-encoder session
-// α = cᵀr, MGT Eq. 4-5); the truth is then ranked by p
-// among its candidates. All members see the same candidate lists. Members are opened one at a time, in order,
-// and each is let go once it has scored, so that only one model is held at once. name is the ensemble's name in
-// the outputs. The combination is MGT's own (objectives.EnsembleOf, the arithmetic objectives/mgt applies to its
-// tensors), here on the scores of embeddings that are made once per distinct text rather than per candidate slot.
-func ResponseEnsemble(ctx context.Context, name string, members []OpenMember, t ResponseTask) (*Result, error) {
+// ResponseEnsemble evaluates an ensemble on t: each member's score α^l_i of candidate i is the score the
+// member is evaluated with alone (Session.Response: the cosine of query and candidate, or for a Raw
+// dual-encoder session α = cᵀr, MGT Eq. 4-5), e combines the members' scores (MGT Eq. 7: p(r_i | c) =
+// (1/L) Σ_l exp(α^l_i) / Σ_j exp(α^l_j)), and the truth is ranked by the combined score among its candidates.
+// All members see the same candidate lists. Members are opened one at a time, in order, and each is let go
+// once it has scored, so that only one model is held at once; embeddings are made once per distinct text
+// rather than per candidate slot. name is the ensemble's name in the outputs.
+func ResponseEnsemble(ctx context.Context, name string, members []OpenMember, t ResponseTask, e Ensemble) (*Result, error) {
 	start := time.Now()
 	if len(members) < 2 {
 		return nil, fmt.Errorf("response ensemble: %d members, want at least 2", len(members))
@@ -46,14 +50,14 @@ func ResponseEnsemble(ctx context.Context, name string, members []OpenMember, t 
 		names = append(names, s.Model)
 		per = append(per, scores)
 	}
-	mean := make([][][]float64, len(per[0])) // [seed][query][candidate], Eq. 7's p
+	mean := make([][][]float64, len(per[0])) // [seed][query][candidate], the combined scores
 	for si := range mean {
 		seed := make([][][]float64, len(per))
 		for l := range per {
 			seed[l] = per[l][si]
 		}
 		var err error
-		if mean[si], err = objectives.EnsembleOf(ensembleObjective, seed); err != nil {
+		if mean[si], err = e.Combine(seed); err != nil {
 			return nil, err
 		}
 	}
@@ -63,11 +67,9 @@ func ResponseEnsemble(ctx context.Context, name string, members []OpenMember, t 
 	}
 	for i := range res.Rows {
 		res.Rows[i].Settings["ensemble"] = names
-		res.Rows[i].Settings["combination"] = "MGT Eq. 7: mean over members of the softmax over each query's candidates of the member's scores (cosine; cᵀr for a raw dual encoder)"
+		res.Rows[i].Settings["combination"] = e.Setting
 	}
-	res.Notes = append(res.Notes, fmt.Sprintf("Ensemble of %d models (MGT §3.2, Eq. 7): each member's softmax over a query's candidates "+
-		"(of the scores it is evaluated with alone: cosine, or cᵀr for a dual encoder kept raw), averaged over the members, ranks the candidates. Members: %s.",
-		len(names), strings.Join(names, "; ")))
+	res.Notes = append(res.Notes, fmt.Sprintf("Ensemble of %d models %s. Members: %s.", len(names), e.Note, strings.Join(names, "; ")))
 	res.WallSeconds = time.Since(start).Seconds()
 	return res, nil
 }

@@ -9,8 +9,12 @@ import (
 	"path/filepath"
 	"testing"
 
+	"convrep/objectives"
 	_ "convrep/objectives/all" // MGT's ensemble (Eq. 7)
 )
+
+// mgtEq7 is MGT's ensemble (Eq. 7) as its objective defines it, the one evaluate response uses.
+var mgtEq7 = Ensemble{Combine: func(scores [][][]float64) ([][]float64, error) { return objectives.EnsembleOf("mgt", scores) }}
 
 // TestResponseEnsembleByPlainLoop: two members score the same candidate lists (read back from --write-splits):
 // one shared encoder scored by cosine, and a dual encoder (its own response encoder, Raw: α = cᵀr, MGT Eq. 4-5).
@@ -42,7 +46,7 @@ func TestResponseEnsembleByPlainLoop(t *testing.T) {
 	dual := func(context.Context) (*Session, error) {
 		return &Session{Model: "two", Enc: &tableEncoder{vecs: two}, ResponseEnc: &tableEncoder{vecs: twoR}, Raw: true}, nil
 	}
-	res, err := ResponseEnsemble(context.Background(), "ensemble(one, two)", []OpenMember{open("one", one), dual}, task)
+	res, err := ResponseEnsemble(context.Background(), "ensemble(one, two)", []OpenMember{open("one", one), dual}, task, mgtEq7)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +142,7 @@ func TestResponseEnsembleByPlainLoop(t *testing.T) {
 	if !differs {
 		t.Error("the ensemble ranks every truth as both members do: the fixture tests nothing")
 	}
-	if _, err := ResponseEnsemble(context.Background(), "e", []OpenMember{open("one", one)}, task); err == nil {
+	if _, err := ResponseEnsemble(context.Background(), "e", []OpenMember{open("one", one)}, task, mgtEq7); err == nil {
 		t.Error("an ensemble of one member was accepted")
 	}
 }

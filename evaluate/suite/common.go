@@ -132,3 +132,15 @@ func writeResult(r *evaluate.Result, path string) error {
 	md := strings.TrimSuffix(path, filepath.Ext(path)) + ".md"
 	return atomicfile.WriteFile(md, []byte(b.String()))
 }
+
+// splitList splits a comma-separated flag value, dropping blanks around entries; an empty value is no entry.
+func splitList(s string) []string {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	parts := strings.Split(s, ",")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return parts
+}
