@@ -1,25 +1,19 @@
 // Package evaluatecmd is the evaluate command (cmd/evaluate, convrep evaluate): it runs the tasks of convrep's
-// evaluation suite (DSE §4.2 and Appendix B; the library is package evaluate/suite) on any model convrep can
-// load:
+// evaluation suite (DSE §4.2 and Appendix B, and the other papers' evaluations; the library is package
+// evaluate/suite) on any model convrep can load:
 //
-//	go run ./cmd/evaluate intent   --model runs/dse_small_cpu --dataset clinc150 --shots 1,5 --seeds 0-9 --output out/clinc.json
-//	go run ./cmd/evaluate oos      --model runs/dse_small_cpu --output out/oos.json
-//	go run ./cmd/evaluate response --model runs/dse_small_cpu --dataset amazonqa --output out/amazonqa.json
-//	go run ./cmd/evaluate sr       --model runs/dse_small_cpu --queries 2000 --seeds 0-2 --output out/sr.json   (MSR-E2E, from ../shared/data/pretrain)
-//	go run ./cmd/evaluate select   --model runs/mgt_single_small_cpu --checkpoints runs/mgt_single_small_cpu --dataset multiwoz --candidates 20 --top 3 --output out/chosen.json
-//	go run ./cmd/evaluate suite    --model experiments/dse_small_cpu.toml --output-dir out/untrained
-//	go run ./cmd/evaluate report   --output table.md out/untrained out/trained
-//	go run ./cmd/evaluate acts     --model M --dataset gsim --shots 10,20          (fine-tuning; also finetune-intent,
-//	go run ./cmd/evaluate probe    --model M --probe bow                           finetune-response; tsne draws Figure 1)
+//	go run ./cmd/evaluate TASK --model M [flags]     (go run ./cmd/evaluate --help lists the tasks)
+//	go run ./cmd/evaluate TASK --help                (a task's flags)
 //
-// --model is a convrep run folder, a model folder, a hub name, or an experiment file (.toml; package modelref), which means its
-// backbone before training: the untrained baseline, built from the same files or the same seeded
-// initialisation. Every task writes a JSON file of rows (model, dataset, task, metric, mean, std, seeds,
-// settings) and a Markdown table beside it.
+// --model is a convrep run folder, a model folder, a hub name, or an experiment file (.toml; package
+// modelref), which means its backbone before training: the untrained baseline, built from the same files or
+// the same seeded initialisation. Every task writes a JSON file of rows (model, dataset, task, metric, mean,
+// std, seeds, settings) and a Markdown table beside it; docs/evaluation.md shows each task's command line.
 //
-// The tasks are whatever package suite registers (suite.All): this command lists them, gives each its flag
-// set from its options (Options.Flags), parses the command line into them and runs them. It names no task; a
-// task is added in one file of package suite (docs/evaluation.md, "Adding an evaluation task").
+// The tasks are whatever package suite registers (suite.All): this command lists them (a cli.Table), gives
+// each its flag set from its options (Options.Flags), parses the command line into them and runs them. It
+// names no task; a task is added in one file of package suite (docs/evaluation.md, "Adding an evaluation
+// task").
 package evaluatecmd
 
 import (
