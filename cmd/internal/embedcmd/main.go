@@ -23,9 +23,10 @@ import (
 )
 
 type options struct {
-	model, pooling, input, output, device, truncation, precision string
-	maxLength, batchSize, threads                                int
-	skipEmpty                                                    bool
+	modelref.Encoding
+	input, output string
+	batchSize     int
+	skipEmpty     bool
 }
 
 // parse reads the command line args (after the command's name); usage and flag errors are printed to out.
@@ -34,16 +35,10 @@ func parse(args []string, out io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("embed", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.StringVar(&o.model, "model", "", "model to embed with, as evaluate takes it: a convrep run folder (its model/), a model folder, a hub name (bert-base-uncased, org/name) found in the HuggingFace cache or downloaded into it, or an experiment .toml (its untrained backbone) (required)")
-	fs.StringVar(&o.pooling, "pooling", "", "how token states become one vector: mean (over real tokens) or cls (default: what the model folder declares for sentence-transformers, else mean)")
-	fs.IntVar(&o.maxLength, "max-length", 0, "longest input in tokens, special tokens included; 0 = the max_seq_length the folder declares for sentence-transformers, else the model's limit")
-	fs.StringVar(&o.truncation, "truncation", "right", "which end of a too-long text is cut: right, or left (keeps a dialogue's latest turns)")
+	o.AddFlags(fs, "to embed with, as evaluate takes it")
 	fs.StringVar(&o.input, "input", "", "texts to embed: .txt (one per line) or .jsonl (a \"text\" field per line) (required)")
 	fs.StringVar(&o.output, "output", "", "where to write the embeddings as JSON lines (required); written atomically")
 	fs.IntVar(&o.batchSize, "batch-size", 64, "texts per forward pass")
-	fs.StringVar(&o.device, "device", "cpu", "cpu, cuda or cuda:N")
-	fs.StringVar(&o.precision, "precision", "fp32", "arithmetic of the forward pass: fp32, or bf16 (on CUDA, or on a CPU with avx512_bf16 or AMX; vectors within cosine 0.9999 of fp32's)")
-	fs.IntVar(&o.threads, "threads", 0, "libtorch intra-op threads; 0 = libtorch's default")
 	fs.BoolVar(&o.skipEmpty, "skip-empty", false, "leave out texts that are empty or only white space (by default they are embedded, and counted in a warning)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: embed --model DIR_OR_NAME --input FILE --output FILE [flags]\n\n"+
@@ -71,33 +66,33 @@ func Check(args []string) error { return command.Check(args) }
 func Main(args []string) int { return command.Main(args) }
 
 func run(ctx context.Context, o options, log *zap.Logger) error {
-	for flagName, v := range map[string]string{"--model": o.model, "--input": o.input, "--output": o.output} {
+	for flagName, v := range map[string]string{"--model": o.Model, "--input": o.input, "--output": o.output} {
 		if v == "" {
 			return fmt.Errorf("%s is required (see --help)", flagName)
 		}
 	}
-	if o.pooling != "" {
-		if _, err := models.ParsePooling(o.pooling); err != nil {
+	if o.Pooling != "" {
+		if _, err := models.ParsePooling(o.Pooling); err != nil {
 			return err
 		}
 	}
-	trunc, err := modelref.ParseTruncation(o.truncation)
+	trunc, err := modelref.ParseTruncation(o.Truncation)
 	if err != nil {
 		return err
 	}
 	if o.batchSize < 1 {
 		return fmt.Errorf("--batch-size must be at least 1, got %d", o.batchSize)
 	}
-	dev, err := torch.ParseDevice(o.device)
+	dev, err := torch.ParseDevice(o.Device)
 	if err != nil {
 		return err
 	}
-	precision, err := models.ParsePrecision(o.precision, dev)
+	precision, err := models.ParsePrecision(o.Precision, dev)
 	if err != nil {
 		return err
 	}
-	if o.threads > 0 {
-		if err := torch.SetNumThreads(o.threads); err != nil {
+	if o.Threads > 0 {
+		if err := torch.SetNumThreads(o.Threads); err != nil {
 			return err
 		}
 	}
@@ -112,18 +107,18 @@ func run(ctx context.Context, o options, log *zap.Logger) error {
 		log.Warn(emptyNotice(o.input, empty, o.skipEmpty))
 	}
 	runtime.LockOSThread() // libtorch's grad mode is per thread
-	if err := modelref.Check(o.model, ""); err != nil {
+	if err := modelref.Check(o.Model, ""); err != nil {
 		return err
 	}
-	m, tok, _, dir, err := modelref.Load(ctx, o.model, "", dev, log)
+	m, tok, _, dir, err := modelref.Load(ctx, o.Model, "", dev, log)
 	if err != nil {
 		return err
 	}
-	l, from, err := modelref.Embedding(dir, o.pooling)
+	l, from, err := modelref.Embedding(dir, o.Pooling)
 	if err != nil {
 		return err
 	}
-	maxLength, lengthFrom := modelref.InputLength(o.maxLength, l.MaxSeqLength, int(m.Config.MaxSequence()))
+	maxLength, lengthFrom := modelref.InputLength(o.MaxLength, l.MaxSeqLength, int(m.Config.MaxSequence()))
 	e := &models.Embedder{Model: m, Tokenizer: tok, Pooling: l.Pooling, MaxLength: maxLength, Truncation: trunc, Precision: precision}
 	log.Info("embedding", zap.Int("texts", len(texts)), zap.String("precision", precision.Describe(dev)), zap.String("model", dir), zap.String("pooling", string(l.Pooling)),
 		zap.Bool("normalize", l.Normalize), zap.String("as", from), zap.Int("max_length", maxLength), zap.String("length_from", lengthFrom))

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"convrep/internal/shared"
+	"convrep/modelref"
 	"convrep/models"
 	"convrep/models/sbert"
 )
@@ -52,7 +53,7 @@ func TestEmbedGivesHuggingFaceVectors(t *testing.T) {
 			if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			o := options{model: dir, pooling: "mean", input: in, output: out, device: "cpu", truncation: "right", batchSize: 1}
+			o := options{Encoding: modelref.Encoding{Model: dir, Pooling: "mean", Device: "cpu", Truncation: "right"}, input: in, output: out, batchSize: 1}
 			if err := run(context.Background(), o, zap.NewNop()); err != nil {
 				t.Fatal(err)
 			}
@@ -109,23 +110,23 @@ func TestEmbedRejectsBadInput(t *testing.T) {
 		{"broken json line", options{input: write("a.jsonl", "{\"text\": \"ok\"}\n{\"text\": \n")}, "a.jsonl:2: not a JSON object"},
 		{"no text field", options{input: write("b.jsonl", "{\"utterance\": \"hi\"}\n")}, "b.jsonl:1: no \"text\" field"},
 		{"missing input", options{input: filepath.Join(tmp, "none.txt")}, "none.txt"},
-		{"bad pooling", options{input: write("c.txt", "hi\n"), pooling: "max"}, `pooling "max"`},
-		{"bad device", options{input: write("d.txt", "hi\n"), device: "tpu"}, `device "tpu"`},
-		{"no model", options{input: write("e.txt", "hi\n"), model: filepath.Join(tmp, "nowhere")}, "nowhere"},
+		{"bad pooling", options{Encoding: modelref.Encoding{Pooling: "max"}, input: write("c.txt", "hi\n")}, `pooling "max"`},
+		{"bad device", options{Encoding: modelref.Encoding{Device: "tpu"}, input: write("d.txt", "hi\n")}, `device "tpu"`},
+		{"no model", options{Encoding: modelref.Encoding{Model: filepath.Join(tmp, "nowhere")}, input: write("e.txt", "hi\n")}, "nowhere"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := options{model: model, pooling: "mean", output: filepath.Join(tmp, "out.jsonl"), device: "cpu", truncation: "right", batchSize: 8}
+			o := options{Encoding: modelref.Encoding{Model: model, Pooling: "mean", Device: "cpu", Truncation: "right"}, output: filepath.Join(tmp, "out.jsonl"), batchSize: 8}
 			if tc.o.input != "" {
 				o.input = tc.o.input
 			}
-			if tc.o.pooling != "" {
-				o.pooling = tc.o.pooling
+			if tc.o.Pooling != "" {
+				o.Pooling = tc.o.Pooling
 			}
-			if tc.o.device != "" {
-				o.device = tc.o.device
+			if tc.o.Device != "" {
+				o.Device = tc.o.Device
 			}
-			if tc.o.model != "" {
-				o.model = tc.o.model
+			if tc.o.Model != "" {
+				o.Model = tc.o.Model
 			}
 			err := run(context.Background(), o, zap.NewNop())
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
@@ -173,7 +174,7 @@ func embedder(t *testing.T, dir string, texts string) func(pooling string, maxLe
 		t.Helper()
 		calls++
 		out := filepath.Join(tmp, fmt.Sprintf("out-%d.jsonl", calls))
-		o := options{model: dir, pooling: pooling, maxLength: maxLength, input: in, output: out, device: "cpu", truncation: "right", batchSize: 2}
+		o := options{Encoding: modelref.Encoding{Model: dir, Pooling: pooling, MaxLength: maxLength, Device: "cpu", Truncation: "right"}, input: in, output: out, batchSize: 2}
 		if err := run(context.Background(), o, zap.NewNop()); err != nil {
 			t.Fatal(err)
 		}
@@ -265,7 +266,7 @@ func TestEmbedCountsEmptyTexts(t *testing.T) {
 			}
 			out := filepath.Join(tmp, c.name+".jsonl")
 			core, logs := observer.New(zap.WarnLevel)
-			o := options{model: model, pooling: "mean", input: in, output: out, device: "cpu", truncation: "right", batchSize: 8, skipEmpty: c.skip}
+			o := options{Encoding: modelref.Encoding{Model: model, Pooling: "mean", Device: "cpu", Truncation: "right"}, input: in, output: out, batchSize: 8, skipEmpty: c.skip}
 			if err := run(context.Background(), o, zap.New(core)); err != nil {
 				t.Fatal(err)
 			}

@@ -35,9 +35,9 @@ import (
 const APIKeyEnv = "CONVREP_API_KEY"
 
 type options struct {
-	model, pooling, truncation, device, precision, addr, servedName string
-	maxLength, threads                                              int
-	cfg                                                             serve.Config
+	modelref.Encoding
+	addr, servedName string
+	cfg              serve.Config
 }
 
 // parse reads the command line args (after the command's name); usage and flag errors are printed to out.
@@ -47,13 +47,7 @@ func parse(args []string, out io.Writer) (options, error) {
 	c := &o.cfg
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(out)
-	fs.StringVar(&o.model, "model", "", "model to serve, as embed takes it: a convrep run folder (its model/), a model folder, a hub name, or an experiment .toml (its untrained backbone) (required)")
-	fs.StringVar(&o.pooling, "pooling", "", "mean or cls (default: what the model folder declares for sentence-transformers, else mean)")
-	fs.IntVar(&o.maxLength, "max-length", 0, "longest input in tokens, special tokens included; 0 = the folder's max_seq_length, else the model's limit")
-	fs.StringVar(&o.truncation, "truncation", "right", "which end of a too-long input is cut: right, or left (keeps a dialogue's latest turns)")
-	fs.StringVar(&o.device, "device", "cpu", "cpu, cuda or cuda:N")
-	fs.StringVar(&o.precision, "precision", "fp32", "the forward pass's arithmetic: fp32, or bf16 where the device runs it fast")
-	fs.IntVar(&o.threads, "threads", 0, "libtorch intra-op threads; 0 = libtorch's default")
+	o.AddFlags(fs, "to serve, as embed takes it")
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "host:port to listen on (0.0.0.0:8080 for every interface)")
 	fs.StringVar(&o.servedName, "served-model-name", "", "the model name responses report and requests may use (default: the model folder's name); the folder's name is accepted too")
 	fs.StringVar(&c.APIKey, "api-key", "", "require this Bearer token on every route but /health and /metrics (default: $"+APIKeyEnv+"; none when both are empty)")
@@ -99,35 +93,35 @@ func Main(args []string) int { return command.Main(args) }
 func run(ctx context.Context, o options, log *zap.Logger) error {
 	ctx, stop := drainOnSignal(ctx, log, os.Exit)
 	defer stop()
-	if o.model == "" {
+	if o.Model == "" {
 		return fmt.Errorf("--model is required (see --help)")
 	}
-	if o.pooling != "" {
-		if _, err := models.ParsePooling(o.pooling); err != nil {
+	if o.Pooling != "" {
+		if _, err := models.ParsePooling(o.Pooling); err != nil {
 			return err
 		}
 	}
-	trunc, err := modelref.ParseTruncation(o.truncation)
+	trunc, err := modelref.ParseTruncation(o.Truncation)
 	if err != nil {
 		return err
 	}
-	dev, err := torch.ParseDevice(o.device)
+	dev, err := torch.ParseDevice(o.Device)
 	if err != nil {
 		return err
 	}
-	precision, err := models.ParsePrecision(o.precision, dev)
+	precision, err := models.ParsePrecision(o.Precision, dev)
 	if err != nil {
 		return err
 	}
-	if o.threads > 0 {
-		if err := torch.SetNumThreads(o.threads); err != nil {
+	if o.Threads > 0 {
+		if err := torch.SetNumThreads(o.Threads); err != nil {
 			return err
 		}
 	}
 	if o.cfg.APIKey == "" {
 		o.cfg.APIKey = os.Getenv(APIKeyEnv)
 	}
-	if err := modelref.Check(o.model, ""); err != nil {
+	if err := modelref.Check(o.Model, ""); err != nil {
 		return err
 	}
 	ln, err := listen(o.addr) // before the model loads: a port in use fails at once
@@ -135,19 +129,19 @@ func run(ctx context.Context, o options, log *zap.Logger) error {
 		return err
 	}
 	defer ln.Close()
-	m, tok, name, dir, err := modelref.Load(ctx, o.model, "", dev, log)
+	m, tok, name, dir, err := modelref.Load(ctx, o.Model, "", dev, log)
 	if err != nil {
 		return err
 	}
-	l, from, err := modelref.Embedding(dir, o.pooling)
+	l, from, err := modelref.Embedding(dir, o.Pooling)
 	if err != nil {
 		return err
 	}
-	maxLength, lengthFrom := modelref.InputLength(o.maxLength, l.MaxSeqLength, int(m.Config.MaxSequence()))
+	maxLength, lengthFrom := modelref.InputLength(o.MaxLength, l.MaxSeqLength, int(m.Config.MaxSequence()))
 	e := &models.Embedder{Model: m, Tokenizer: tok, Pooling: l.Pooling, MaxLength: maxLength, Truncation: trunc, Precision: precision}
 	cfg := o.cfg
 	cfg.Normalize = l.Normalize
-	cfg.ModelName, cfg.Aliases = modelNames(o.servedName, o.model, name, dir)
+	cfg.ModelName, cfg.Aliases = modelNames(o.servedName, o.Model, name, dir)
 	s, err := serve.New(cfg, e, log)
 	if err != nil {
 		return err
@@ -155,7 +149,7 @@ func run(ctx context.Context, o options, log *zap.Logger) error {
 	log.Info("serving", zap.String("addr", "http://"+ln.Addr().String()), zap.String("model", cfg.ModelName),
 		zap.String("folder", dir), zap.Int("dimensions", s.Dimensions()), zap.String("pooling", string(l.Pooling)),
 		zap.String("pooling_from", from), zap.Bool("normalize", l.Normalize), zap.Int("max_length", s.MaxLength()),
-		zap.String("length_from", lengthFrom), zap.String("device", o.device), zap.String("precision", precision.Describe(dev)),
+		zap.String("length_from", lengthFrom), zap.String("device", o.Device), zap.String("precision", precision.Describe(dev)),
 		zap.Int("max_batch_tokens", cfg.MaxBatchTokens), zap.Int("max_batch_size", cfg.MaxBatchSize),
 		zap.Int("max_client_batch_size", cfg.MaxClientBatchSize), zap.Int("max_concurrent_inputs", cfg.MaxConcurrentInputs),
 		zap.Int64("payload_limit", cfg.PayloadLimit), zap.Bool("api_key", cfg.APIKey != ""), zap.String("cors_allow_origin", cfg.CORSAllowOrigin))

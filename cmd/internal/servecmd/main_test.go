@@ -26,7 +26,7 @@ func TestParse(t *testing.T) {
 		t.Error("a positional argument was accepted")
 	}
 	o, err := parse([]string{"--model", "m", "--max-batch-tokens", "100", "--drain-timeout", "3s", "--api-key", "k"}, io.Discard)
-	if err != nil || o.model != "m" || o.cfg.MaxBatchTokens != 100 || o.cfg.DrainTimeout != 3*time.Second || o.cfg.APIKey != "k" || o.addr != "127.0.0.1:8080" || o.cfg.MaxBatchSize != 64 {
+	if err != nil || o.Model != "m" || o.cfg.MaxBatchTokens != 100 || o.cfg.DrainTimeout != 3*time.Second || o.cfg.APIKey != "k" || o.addr != "127.0.0.1:8080" || o.cfg.MaxBatchSize != 64 {
 		t.Errorf("%+v %v", o, err)
 	}
 }
