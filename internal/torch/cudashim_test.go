@@ -99,7 +99,7 @@ func TestDevcheckCompiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	args := []string{"-std=c++17", "-fsyntax-only", "-Wall", "-Werror", "-isystem", include, "../kernels/devcheck/check.cpp"}
+	args := []string{"-std=c++17", "-fsyntax-only", "-Wall", "-Werror", "-isystem", include, "../gpu/kernels/devcheck/check.cpp"}
 	if out, err := exec.Command(gxx, args...).CombinedOutput(); err != nil {
 		t.Fatalf("g++ %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
