@@ -20,7 +20,7 @@ import (
 // `go build ./cmd/...` there with the module proxy off and an empty module cache, against this machine's
 // libtorch. Any module the build wanted from the network would fail it.
 func TestOfflineSetup(t *testing.T) {
-	root, err := filepath.Abs("../..")
+	root, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)
 	}
