@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"convrep/internal/torch"
 	"convrep/models"
 )
 
@@ -20,6 +21,25 @@ const windowBatches = 4
 // embedFunc runs one forward pass over rows and returns one vector per row, in order (Embedder.EmbedEncoded).
 // The batcher calls it on its inference goroutine only.
 type embedFunc func(rows []models.Encoded) ([][]float32, error)
+
+// onThread makes embed run on th (Config.Thread), a panic there becoming its error; nil th leaves it as it
+// is, to run on the inference goroutine's thread.
+func onThread(th *torch.Thread, embed embedFunc) embedFunc {
+	if th == nil {
+		return embed
+	}
+	return func(rows []models.Encoded) (vecs [][]float32, err error) {
+		th.Do(func() {
+			defer func() {
+				if r := recover(); r != nil {
+					err = fmt.Errorf("forward pass panicked: %v", r)
+				}
+			}()
+			vecs, err = embed(rows)
+		})
+		return vecs, err
+	}
+}
 
 // errGone is a job whose client went away before its answer.
 var errGone = errors.New("the client went away")

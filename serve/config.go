@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"runtime"
 	"time"
+
+	"convrep/internal/torch"
 )
 
 // Config is how a Server answers and what it bounds. DefaultConfig holds the defaults convrep serve's
@@ -41,6 +43,11 @@ type Config struct {
 	ReadHeaderTimeout, ReadTimeout, WriteTimeout, IdleTimeout time.Duration
 	// DrainTimeout bounds how long Serve, once its context ends, waits for the requests in flight.
 	DrainTimeout time.Duration
+
+	// Thread, when set, runs every forward pass: the thread the model was loaded on, so that libtorch's
+	// OpenMP keeps one team (torch.Thread says why that halves a short forward pass on few cores). Nil runs
+	// them on the inference goroutine's own OS thread.
+	Thread *torch.Thread
 }
 
 // DefaultConfig is Config with the defaults of convrep serve's flags; ModelName is left to the caller.

@@ -60,7 +60,7 @@ func New(cfg Config, e *models.Embedder, log *zap.Logger) (*Server, error) {
 	for _, n := range cfg.Aliases {
 		s.names[n] = true
 	}
-	s.batcher = newBatcher(e.EmbedEncoded, cfg.MaxBatchTokens, cfg.MaxBatchSize, cfg.MaxConcurrentInputs, s.m)
+	s.batcher = newBatcher(onThread(cfg.Thread, e.EmbedEncoded), cfg.MaxBatchTokens, cfg.MaxBatchSize, cfg.MaxConcurrentInputs, s.m)
 	s.routes()
 	return s, nil
 }

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -145,11 +144,19 @@ func runServe(ctx context.Context, o serveOptions, log *zap.Logger) error {
 	}
 	base, model := strings.TrimRight(o.url, "/"), ""
 	if o.model != "" {
-		runtime.LockOSThread() // the offline rows run libtorch on this thread
-		e, cfg, err := loadServed(ctx, o, log)
+		// The model's loading, the offline rows and the server's forward passes run on one thread, as in
+		// convrep serve (torch.Thread: one OpenMP team).
+		th := torch.NewThread()
+		var (
+			e   *models.Embedder
+			cfg serve.Config
+			err error
+		)
+		th.Do(func() { e, cfg, err = loadServed(ctx, o, log) })
 		if err != nil {
 			return err
 		}
+		cfg.Thread = th
 		if o.writeIDs != "" {
 			if err := writeIDs(o.writeIDs, e, texts); err != nil {
 				return err
@@ -157,7 +164,8 @@ func runServe(ctx context.Context, o serveOptions, log *zap.Logger) error {
 		}
 		if o.offline {
 			for _, length := range o.lengths {
-				r, err := offline(ctx, e, texts[length], o.batchSize, length)
+				var r offlineResult
+				th.Do(func() { r, err = offline(ctx, e, texts[length], o.batchSize, length) })
 				if err != nil {
 					return err
 				}

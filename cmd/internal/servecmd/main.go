@@ -29,6 +29,7 @@ import (
 	"convrep/modelref"
 	"convrep/models"
 	"convrep/serve"
+	"convrep/tokenizers"
 )
 
 // APIKeyEnv is the environment variable --api-key defaults to.
@@ -113,11 +114,6 @@ func run(ctx context.Context, o options, log *zap.Logger) error {
 	if err != nil {
 		return err
 	}
-	if o.Threads > 0 {
-		if err := torch.SetNumThreads(o.Threads); err != nil {
-			return err
-		}
-	}
 	if o.cfg.APIKey == "" {
 		o.cfg.APIKey = os.Getenv(APIKeyEnv)
 	}
@@ -129,7 +125,21 @@ func run(ctx context.Context, o options, log *zap.Logger) error {
 		return err
 	}
 	defer ln.Close()
-	m, tok, name, dir, err := modelref.Load(ctx, o.Model, "", dev, log)
+	// Every libtorch call, the model's loading and every forward pass, runs on one thread (torch.Thread).
+	th := torch.NewThread()
+	var (
+		m         *models.Model
+		tok       *tokenizers.Tokenizer
+		name, dir string
+	)
+	th.Do(func() {
+		if o.Threads > 0 {
+			if err = torch.SetNumThreads(o.Threads); err != nil {
+				return
+			}
+		}
+		m, tok, name, dir, err = modelref.Load(ctx, o.Model, "", dev, log)
+	})
 	if err != nil {
 		return err
 	}
@@ -141,6 +151,7 @@ func run(ctx context.Context, o options, log *zap.Logger) error {
 	e := &models.Embedder{Model: m, Tokenizer: tok, Pooling: l.Pooling, MaxLength: maxLength, Truncation: trunc, Precision: precision}
 	cfg := o.cfg
 	cfg.Normalize = l.Normalize
+	cfg.Thread = th
 	cfg.ModelName, cfg.Aliases = modelNames(o.servedName, o.Model, name, dir)
 	s, err := serve.New(cfg, e, log)
 	if err != nil {
