@@ -102,7 +102,7 @@ func unwrapPath(err error) error {
 }
 
 // nearestPath finds the existing path closest to ref: the deepest ancestor of ref that exists, the entry of it
-// nearest by name to ref's next element (choice.Nearest), and the rest of ref below that entry, when that path
+// nearest by name to ref's next element (settings.Nearest), and the rest of ref below that entry, when that path
 // exists (runs/dse_suport/model gives runs/dse_support/model).
 func nearestPath(ref string) (string, bool) {
 	clean := filepath.Clean(ref)
