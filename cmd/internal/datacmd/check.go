@@ -15,6 +15,7 @@ import (
 	"convrep/datasets"
 	"convrep/experiment"
 	"convrep/internal/cli"
+	"convrep/objectives"
 	"convrep/objectives/dse"
 )
 
@@ -56,7 +57,8 @@ type checkInput struct {
 	set     datasets.FileSet
 	merge   bool
 	skipBad bool
-	pairs   dse.PairOptions // Variant "": no pairs counted
+	// pairs counts the training pairs a dialogue makes; nil counts none.
+	pairs func(datasets.Dialogue) int
 	// skipHint is the setting that skips malformed records: --skip-bad, or the experiment's data.skip_bad.
 	skipHint string
 }
@@ -116,7 +118,14 @@ func checkArgs(fs *flag.FlagSet, args []string, m fileMapping, merge, skipBad bo
 		if len(sets) > 0 {
 			return checkInput{}, errors.New("--set applies to an EXPERIMENT.toml, and none is named")
 		}
-		return checkInput{files: args, set: m.set(args), merge: merge, skipBad: skipBad, pairs: popt, skipHint: "pass --skip-bad"}, nil
+		in := checkInput{files: args, set: m.set(args), merge: merge, skipBad: skipBad, skipHint: "pass --skip-bad"}
+		if popt.Variant != "" {
+			var err error
+			if in.pairs, err = dse.PairCounter(popt); err != nil {
+				return checkInput{}, err
+			}
+		}
+		return in, nil
 	}
 	if len(args) > 1 {
 		return checkInput{}, fmt.Errorf("name one EXPERIMENT.toml alone, or files: got %q", args)
@@ -136,25 +145,23 @@ func checkArgs(fs *flag.FlagSet, args []string, m fileMapping, merge, skipBad bo
 	}
 	in := checkInput{files: fset.Paths, set: *fset, merge: e.Data.MergeSameSpeaker, skipBad: skipBad || e.Data.SkipBad,
 		skipHint: "set data.skip_bad = true in " + args[0]}
-	if name, _ := e.Objective["name"].(string); set["pairs"] {
-		in.pairs = popt
-	} else if name == dse.Name {
-		in.pairs = dse.PairOptions{Variant: e.Data.Pairs, MinWords: e.Data.MinWords, BothDirections: e.Data.BothDirections}
+	if set["pairs"] {
+		in.pairs, err = dse.PairCounter(popt)
+		return in, err
 	}
-	return in, nil
+	// The experiment's own objective counts its examples when it makes them of the dialogues alone (DSE's
+	// pairs), as the dry run counts them.
+	if cfg, perr := objectives.Parse(e.Objective); perr == nil {
+		if c, ok := cfg.(objectives.DialogueExamples); ok {
+			in.pairs, err = c.ExampleCounter(objectives.DataEnv{Pairs: e.Data.Pairs, MinWords: e.Data.MinWords, BothDirections: e.Data.BothDirections})
+		}
+	}
+	return in, err
 }
 
 // check reads in's files and prints the table, each file's layout, the malformed records and the notices. It
 // fails when a record is malformed and in does not skip them.
 func check(in checkInput, stdout io.Writer, log *zap.Logger) error {
-	var counter *datasets.PairCounter
-	if in.pairs.Variant != "" {
-		b, err := dse.NewPairBuilder(in.pairs)
-		if err != nil {
-			return err
-		}
-		counter = datasets.NewPairCounter(b)
-	}
 	files := in.files
 	per := make([]datasets.Stats, len(files))
 	pairs := make([]int, len(files))
@@ -170,15 +177,15 @@ func check(in checkInput, stdout io.Writer, log *zap.Logger) error {
 	err := in.set.EachDialogue(opt, func(file string, d datasets.Dialogue) error {
 		i := at[file]
 		per[i] = per[i].Add(datasets.CountOne(d))
-		if counter != nil {
-			pairs[i] += counter.Add(d)
+		if in.pairs != nil {
+			pairs[i] += in.pairs(d)
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	if counter == nil {
+	if in.pairs == nil {
 		pairs = nil
 	}
 	w := &errWriter{w: stdout}
