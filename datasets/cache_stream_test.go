@@ -284,18 +284,8 @@ func TestCachedPairsStreamMemoryBounded(t *testing.T) {
 		return h
 	}
 	const few, many = 10_000, 40_000
-	// Each size's peak is the highest of three builds: one build's samples may catch none of the chunks in
-	// flight (the few's did once, 20.1 MB against 28 MB in other runs), which made the growth look larger
-	// than it is.
-	peakOf := func(n int) (peak uint64, pairs int) {
-		for range 3 {
-			p, k := streamed(n)
-			peak, pairs = max(peak, p), k
-		}
-		return peak, pairs
-	}
-	small, smallPairs := peakOf(few)
-	large, largePairs := peakOf(many)
+	small, smallPairs := streamed(few)
+	large, largePairs := streamed(many)
 	// 24 B a pair is the index with its slices' spare room; the chunks in flight (up to three of
 	// streamChunk pairs, with their text and ids) are a constant, but the peak of more samples is likelier to
 	// catch all three alive, so they are allowed for once.
