@@ -38,6 +38,32 @@ func Parse(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// NewFlags is a command's flag set, writing to out: --help prints "usage: " and synopsis, then about (a
+// paragraph of lines, each ending in a newline) and the flags.
+func NewFlags(name, synopsis, about string, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: %s\n\n%s\nflags:\n", synopsis, about)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// NoArgs parses args with fs as Parse does, for a command that takes flags only: a positional argument is
+// an error naming it.
+func NoArgs(fs *flag.FlagSet, args []string) error {
+	rest, err := Parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(fs.Output(), "%s: unexpected arguments %q (see --help)\n", fs.Name(), rest)
+		return fmt.Errorf("unexpected arguments %q", rest)
+	}
+	return nil
+}
+
 // Repeated is a flag given any number of times (--set a=1 --set b=2), its values in order.
 type Repeated []string
 

@@ -57,6 +57,29 @@ func TestParse(t *testing.T) {
 	}
 }
 
+func TestNoArgs(t *testing.T) {
+	for _, tc := range []struct {
+		args      []string
+		err, says string // the error, and what the command line is told
+	}{
+		{args: []string{"--n", "3"}},
+		{args: []string{"--n", "3", "x.toml"}, err: `unexpected arguments ["x.toml"]`, says: `tool: unexpected arguments ["x.toml"] (see --help)`},
+		{args: []string{"--", "-n"}, err: `unexpected arguments ["-n"]`},
+		{args: []string{"--help"}, err: flag.ErrHelp.Error(), says: "usage: tool [--n N]\n\nDoes one thing.\n\nflags:\n  -n int"},
+	} {
+		var out bytes.Buffer
+		fs := NewFlags("tool", "tool [--n N]", "Does one thing.\n", &out)
+		fs.Int("n", 1, "")
+		err := NoArgs(fs, tc.args)
+		if tc.err == "" && err != nil || tc.err != "" && (err == nil || err.Error() != tc.err) {
+			t.Errorf("%q: error %v, want %q", tc.args, err, tc.err)
+		}
+		if !strings.Contains(out.String(), tc.says) {
+			t.Errorf("%q: said %q, want %q in it", tc.args, out.String(), tc.says)
+		}
+	}
+}
+
 // On a terminal a multi-line error reads as written; to a file it is one structured log line.
 func TestFail(t *testing.T) {
 	err := errors.New("model.backbone: bert-base-uncased is not in the cache\nremedies:\n  1. copy it \"here\"")

@@ -18,7 +18,6 @@ package benchcmd
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -38,8 +37,7 @@ var Command = cli.Command[options]{Name: "bench", Parse: parseFlags,
 // parseFlags reads the command line; usage and flag errors go to errOut.
 func parseFlags(args []string, errOut io.Writer) (options, error) {
 	o := options{}
-	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	fs.SetOutput(errOut)
+	fs := cli.NewFlags("bench", "bench [flags]", benchAbout, errOut)
 	fs.Int64Var(&o.Layers, "layers", 4, "transformer layers")
 	fs.Int64Var(&o.Hidden, "hidden", 256, "hidden size")
 	fs.Int64Var(&o.Heads, "heads", 0, "attention heads (must divide --hidden); 0 = hidden/64, BERT's head size")
@@ -75,33 +73,22 @@ func parseFlags(args []string, errOut io.Writer) (options, error) {
 		"(reading a loss waits for the device, so such a run's timing is not a benchmark)")
 	fs.StringVar(&o.Trace, "trace", "", "after the timed steps, profile one more with libtorch's Kineto profiler (torch.profiler's) and "+
 		"write its Chrome trace to this file; scripts/kernel_breakdown.py sums its kernels")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: bench [flags]\n\n"+
-			"Times a DSE training step (forward of both views, contrastive loss, backward, AdamW) of a randomly\n"+
-			"initialised BERT on random token ids and prints one JSON line:\n"+
-			"{\"impl\":\"convrep\",\"step_s\":...,\"cpu_s\":...,\"pairs_per_s\":...,\"tokens_per_s\":...,\"loss\":...,\n"+
-			" \"flops_per_pair\":...,\"model_tflops\":...,\"peak_tflops\":...,\"mfu\":...,\"precision\":...,<shape>,\"threads\":...,\"device\":...,\n"+
-			" \"libtorch_calls\":{\"forward\":{\"calls\":...,\"ops\":...,\"backward_nodes\":...},\"loss\":...,\"backward\":...,\"optimizer\":...,\"other\":...}}\n"+
-			"step_s is the mean wall time of a timed step, cpu_s the process CPU time per step (steadier on a busy\n"+
-			"machine); tokens count both views (2·batch·seq per step). flops_per_pair is the model's FLOPs for one pair,\n"+
-			"forward and backward, both sentences: 2·(6·N·T + 12·L·H·T²) with N = L·(4H² + 2H·I) the encoder's matmul\n"+
-			"weights (PaLM appendix B; embeddings are look-ups and not counted); mfu = flops_per_pair·pairs_per_s / peak.\n"+
-			"libtorch_calls counts one step after the timed ones, per phase: calls from Go into libtorch (on a GPU about\n"+
-			"one kernel launch each, or more), operators libtorch's dispatcher ran at every nesting level (the backward\n"+
-			"pass's are the autograd engine's), and the autograd nodes it applied.\n\nflags:\n")
-		fs.PrintDefaults()
-	}
-	rest, err := cli.Parse(fs, args)
-	if err != nil {
-		return o, err
-	}
-	if len(rest) > 0 {
-		fmt.Fprintf(fs.Output(), "bench takes no arguments, got %q\n", rest)
-		fs.Usage()
-		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	return o, nil
+	return o, cli.NoArgs(fs, args)
 }
+
+// benchAbout is what bench --help says below its usage line.
+const benchAbout = "Times a DSE training step (forward of both views, contrastive loss, backward, AdamW) of a randomly\n" +
+	"initialised BERT on random token ids and prints one JSON line:\n" +
+	"{\"impl\":\"convrep\",\"step_s\":...,\"cpu_s\":...,\"pairs_per_s\":...,\"tokens_per_s\":...,\"loss\":...,\n" +
+	" \"flops_per_pair\":...,\"model_tflops\":...,\"peak_tflops\":...,\"mfu\":...,\"precision\":...,<shape>,\"threads\":...,\"device\":...,\n" +
+	" \"libtorch_calls\":{\"forward\":{\"calls\":...,\"ops\":...,\"backward_nodes\":...},\"loss\":...,\"backward\":...,\"optimizer\":...,\"other\":...}}\n" +
+	"step_s is the mean wall time of a timed step, cpu_s the process CPU time per step (steadier on a busy\n" +
+	"machine); tokens count both views (2·batch·seq per step). flops_per_pair is the model's FLOPs for one pair,\n" +
+	"forward and backward, both sentences: 2·(6·N·T + 12·L·H·T²) with N = L·(4H² + 2H·I) the encoder's matmul\n" +
+	"weights (PaLM appendix B; embeddings are look-ups and not counted); mfu = flops_per_pair·pairs_per_s / peak.\n" +
+	"libtorch_calls counts one step after the timed ones, per phase: calls from Go into libtorch (on a GPU about\n" +
+	"one kernel launch each, or more), operators libtorch's dispatcher ran at every nesting level (the backward\n" +
+	"pass's are the autograd engine's), and the autograd nodes it applied.\n"
 
 // run benchmarks and writes the result as one JSON line to w.
 func run(o options, w io.Writer) error {

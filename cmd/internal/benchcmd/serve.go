@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -41,8 +40,7 @@ type serveOptions struct {
 
 func parseServeFlags(args []string, errOut io.Writer) (serveOptions, error) {
 	o := serveOptions{concurrency: []int{1, 8, 64}, inputs: []int{1, 32}, lengths: []string{"short", "long"}}
-	fs := flag.NewFlagSet("bench serve", flag.ContinueOnError)
-	fs.SetOutput(errOut)
+	fs := cli.NewFlags("bench serve", "bench serve --model REF | --url URL [flags]", serveAbout, errOut)
 	fs.StringVar(&o.model, "model", "", "the model to serve, as convrep serve takes it (a run or model folder, a hub name, an experiment .toml); "+
 		"bench serve starts the server itself, in this process, on a free local port (required unless --url)")
 	fs.StringVar(&o.url, "url", "", "the base URL of a running server (http://host:port) to load instead of starting one")
@@ -72,25 +70,10 @@ func parseServeFlags(args []string, errOut io.Writer) (serveOptions, error) {
 	fs.StringVar(&o.output, "output", "", "also append the JSON lines to this file")
 	fs.StringVar(&o.writeIDs, "write-ids", "", "write the texts' token ids into this folder, short.jsonl and long.jsonl, one JSON "+
 		"array a line, for scripts/bench_pytorch.py --infer --ids (needs --model)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: bench serve --model REF | --url URL [flags]\n\n"+
-			"Loads a convrep serve with closed-loop clients on POST /v1/embeddings, one cell per concurrency, inputs per\n"+
-			"request and input length, and prints one JSON line per cell:\n"+
-			"{\"kind\":\"serve\",\"concurrency\":...,\"inputs_per_request\":...,\"length\":...,\"requests\":...,\"requests_per_s\":...,\n"+
-			" \"inputs_per_s\":...,\"tokens_per_s\":...,\"p50_ms\":...,\"p90_ms\":...,\"p99_ms\":...,\"errors\":...}\n"+
-			"With --model it first times offline embedding of the same texts (EmbedAll, convrep embed's path):\n"+
-			"{\"kind\":\"offline\",\"length\":...,\"inputs_per_s\":...,\"tokens_per_s\":...,\"forward_one_ms\":...}\n"+
-			"tokens count what the model reads, special tokens included (the server's usage.prompt_tokens).\n\nflags:\n")
-		fs.PrintDefaults()
-	}
-	rest, err := cli.Parse(fs, args)
-	if err != nil {
+	if err := cli.NoArgs(fs, args); err != nil {
 		return o, err
 	}
 	switch {
-	case len(rest) > 0:
-		fmt.Fprintf(fs.Output(), "bench serve takes no arguments, got %q\n", rest)
-		return o, fmt.Errorf("unexpected arguments %q", rest)
 	case (o.model == "") == (o.url == ""):
 		fmt.Fprintln(fs.Output(), "bench serve: give one of --model and --url (see --help)")
 		return o, errors.New("one of --model and --url")
@@ -367,3 +350,12 @@ func benchTexts(root string, n int) (map[string][]string, error) {
 	}
 	return map[string][]string{"short": short[:n], "long": long}, nil
 }
+
+// serveAbout is what bench serve --help says below its usage line.
+const serveAbout = "Loads a convrep serve with closed-loop clients on POST /v1/embeddings, one cell per concurrency, inputs per\n" +
+	"request and input length, and prints one JSON line per cell:\n" +
+	"{\"kind\":\"serve\",\"concurrency\":...,\"inputs_per_request\":...,\"length\":...,\"requests\":...,\"requests_per_s\":...,\n" +
+	" \"inputs_per_s\":...,\"tokens_per_s\":...,\"p50_ms\":...,\"p90_ms\":...,\"p99_ms\":...,\"errors\":...}\n" +
+	"With --model it first times offline embedding of the same texts (EmbedAll, convrep embed's path):\n" +
+	"{\"kind\":\"offline\",\"length\":...,\"inputs_per_s\":...,\"tokens_per_s\":...,\"forward_one_ms\":...}\n" +
+	"tokens count what the model reads, special tokens included (the server's usage.prompt_tokens).\n"

@@ -83,31 +83,13 @@ func command(e *env, args []string) cli.Command[func() error] {
 
 // newFlags makes a command's flag set with a usage text, printing to stderr (e.stdout for --help).
 func newFlags(e *env, stderr io.Writer, args []string, name, synopsis, about string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.NewFlags("claims "+name, "claims "+name+" "+synopsis, about+"\n", stderr)
 	for _, a := range args {
 		if a == "-h" || a == "--help" || a == "-help" {
 			fs.SetOutput(e.stdout) // asked for: the usage is the output, not an error
 		}
 	}
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: claims %s %s\n\n%s\n\nflags:\n", name, synopsis, about)
-		fs.PrintDefaults()
-	}
 	return fs
-}
-
-// parse parses a command's flags; the commands take no arguments.
-func parse(fs *flag.FlagSet, args []string, stderr io.Writer) error {
-	positional, err := cli.Parse(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(positional) > 0 {
-		fmt.Fprintf(stderr, "claims %s: unexpected arguments %q (see --help)\n", fs.Name(), strings.Join(positional, " "))
-		return fmt.Errorf("unexpected arguments %q", strings.Join(positional, " "))
-	}
-	return nil
 }
 
 const defaultSpec = "scripts/claims.toml"
@@ -118,7 +100,7 @@ func parseCheck(e *env, args []string, stderr io.Writer) (func() error, error) {
 			"and row labels that comparisons name defined, relations \">\" or \">=\". Prints a line and exits 0 when it is\n"+
 			"valid; lists every problem, one a line, and exits 1 otherwise.")
 	spec := fs.String("spec", defaultSpec, "the claims spec (TOML)")
-	if err := parse(fs, args, stderr); err != nil {
+	if err := cli.NoArgs(fs, args); err != nil {
 		return nil, err
 	}
 	return func() error { return check(e, *spec) }, nil
@@ -151,7 +133,7 @@ func parseReport(e *env, args []string, stderr io.Writer) (func() error, error) 
 	spec := fs.String("spec", defaultSpec, "the claims spec (TOML)")
 	runs := fs.String("runs", "runs/claims", "the runs root: a folder per claim id")
 	output := fs.String("output", "", "the Markdown report (default RUNS/report.md); its .json twin is written beside it")
-	if err := parse(fs, args, stderr); err != nil {
+	if err := cli.NoArgs(fs, args); err != nil {
 		return nil, err
 	}
 	if *output == "" {

@@ -10,7 +10,6 @@ package devicecmd
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -30,24 +29,9 @@ var Command = cli.Command[string]{Name: "device", Parse: parse,
 	Run: func(_ context.Context, dev string, _ *zap.Logger) error { return run(dev, os.Stdout) }}
 
 func parse(args []string, out io.Writer) (string, error) {
-	fs := flag.NewFlagSet("device", flag.ContinueOnError)
-	fs.SetOutput(out)
+	fs := cli.NewFlags("device", "convrep device [--device cuda]", deviceAbout, out)
 	dev := fs.String("device", "cuda", "cpu, cuda or cuda:N")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: convrep device [--device cuda]\n\n"+
-			"Runs one tiny step through convrep's shim on the device: a matrix product with a known result and, on a\n"+
-			"GPU, a CUDA graph captured and replayed and a fused kernel (NVRTC) against libtorch. The set-up runs it last\n"+
-			"on a CUDA host.\n\nflags:\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
-		return "", err
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(out, "device: unexpected argument %q\n", fs.Arg(0))
-		return "", fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	return *dev, nil
+	return *dev, cli.NoArgs(fs, args)
 }
 
 func run(name string, out io.Writer) error {
@@ -68,3 +52,8 @@ func run(name string, out io.Writer) error {
 	fmt.Fprintf(out, "device: %s: %s passed\n", torch.DeviceName(dev), strings.Join(checked, ", "))
 	return nil
 }
+
+// deviceAbout is what device --help says below its usage line.
+const deviceAbout = "Runs one tiny step through convrep's shim on the device: a matrix product with a known result and, on a\n" +
+	"GPU, a CUDA graph captured and replayed and a fused kernel (NVRTC) against libtorch. The set-up runs it last\n" +
+	"on a CUDA host.\n"

@@ -9,7 +9,6 @@ package embedcmd
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"runtime"
@@ -33,25 +32,14 @@ type options struct {
 // It returns flag.ErrHelp for -h / --help.
 func parse(args []string, out io.Writer) (options, error) {
 	var o options
-	fs := flag.NewFlagSet("embed", flag.ContinueOnError)
-	fs.SetOutput(out)
+	fs := cli.NewFlags("embed", "embed --model DIR_OR_NAME --input FILE --output FILE [flags]", embedAbout, out)
 	o.AddFlags(fs, "to embed with, as evaluate takes it")
 	fs.StringVar(&o.input, "input", "", "texts to embed: .txt (one per line) or .jsonl (a \"text\" field per line) (required)")
 	fs.StringVar(&o.output, "output", "", "where to write the embeddings as JSON lines (required); written atomically")
 	fs.IntVar(&o.batchSize, "batch-size", 64, "texts per forward pass")
 	fs.BoolVar(&o.skipEmpty, "skip-empty", false, "leave out texts that are empty or only white space (by default they are embedded, and counted in a warning)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: embed --model DIR_OR_NAME --input FILE --output FILE [flags]\n\n"+
-			"Writes one JSON object per input text, {\"text\": ..., \"embedding\": [...]}, in input order.\n\nflags:\n")
-		fs.PrintDefaults()
-	}
-	args, err := cli.Parse(fs, args)
-	if err != nil {
+	if err := cli.NoArgs(fs, args); err != nil {
 		return o, err
-	}
-	if len(args) > 0 {
-		fmt.Fprintf(out, "embed: unexpected arguments %q (see --help)\n", args)
-		return o, fmt.Errorf("unexpected arguments %q", args)
 	}
 	return o, nil
 }
@@ -124,3 +112,6 @@ func run(ctx context.Context, o options, log *zap.Logger) error {
 		zap.Bool("normalize", l.Normalize), zap.String("as", from), zap.Int("max_length", maxLength), zap.String("length_from", lengthFrom))
 	return writeEmbeddings(ctx, o.output, texts, e, o.batchSize, l.Normalize)
 }
+
+// embedAbout is what embed --help says below its usage line.
+const embedAbout = "Writes one JSON object per input text, {\"text\": ..., \"embedding\": [...]}, in input order.\n"

@@ -93,12 +93,7 @@ func dispatch(ctx context.Context, args []string, log *zap.Logger) error {
 // them; usage and flag errors go to out. A command line that does not parse is cli.ErrUsage (flag.ErrHelp for
 // --help).
 func parse(t suite.Task, args []string, out io.Writer) (suite.Options, *suite.Flags, error) {
-	fs := flag.NewFlagSet(t.Name, flag.ContinueOnError)
-	fs.SetOutput(out)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: evaluate %s %s\n\n%s\n\nreads: %s\n\nflags:\n", t.Name, t.Synopsis, t.About, t.Data)
-		fs.PrintDefaults()
-	}
+	fs := cli.NewFlags(t.Name, "evaluate "+t.Name+" "+t.Synopsis, t.About+"\n\nreads: "+t.Data+"\n", out)
 	o, f := t.New(), suite.NewFlags(fs)
 	o.Flags(f)
 	positional, err := cli.Parse(fs, args)

@@ -12,7 +12,6 @@ package servecmd
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -46,8 +45,7 @@ type options struct {
 func parse(args []string, out io.Writer) (options, error) {
 	o := options{cfg: serve.DefaultConfig()}
 	c := &o.cfg
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(out)
+	fs := cli.NewFlags("serve", "serve --model DIR_OR_NAME [flags]", serveAbout, out)
 	o.AddFlags(fs, "to serve, as embed takes it")
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8080", "host:port to listen on (0.0.0.0:8080 for every interface)")
 	fs.StringVar(&o.servedName, "served-model-name", "", "the model name responses report and requests may use (default: the model folder's name); the folder's name is accepted too")
@@ -64,20 +62,8 @@ func parse(args []string, out io.Writer) (options, error) {
 	fs.DurationVar(&c.WriteTimeout, "write-timeout", c.WriteTimeout, "time from a request's headers to the end of its answer")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "time an idle keep-alive connection is kept")
 	fs.DurationVar(&c.DrainTimeout, "drain-timeout", c.DrainTimeout, "on SIGTERM or SIGINT, time the requests in flight have to finish")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: serve --model DIR_OR_NAME [flags]\n\n"+
-			"Serves embeddings over HTTP: OpenAI's POST /v1/embeddings (and /embeddings), TEI's POST /embed, POST /tokenize,\n"+
-			"GET /info and GET /health, Ollama's POST /api/embed, and Prometheus metrics on GET /metrics.\n"+
-			"SIGTERM or SIGINT drain the server (a second one exits at once). See docs/serving.md.\n\nflags:\n")
-		fs.PrintDefaults()
-	}
-	args, err := cli.Parse(fs, args)
-	if err != nil {
+	if err := cli.NoArgs(fs, args); err != nil {
 		return o, err
-	}
-	if len(args) > 0 {
-		fmt.Fprintf(out, "serve: unexpected arguments %q (see --help)\n", args)
-		return o, fmt.Errorf("unexpected arguments %q", args)
 	}
 	return o, nil
 }
@@ -230,3 +216,8 @@ func watch(sigs <-chan os.Signal, done <-chan struct{}, cancel func(), log *zap.
 	case <-done:
 	}
 }
+
+// serveAbout is what serve --help says below its usage line.
+const serveAbout = "Serves embeddings over HTTP: OpenAI's POST /v1/embeddings (and /embeddings), TEI's POST /embed, POST /tokenize,\n" +
+	"GET /info and GET /health, Ollama's POST /api/embed, and Prometheus metrics on GET /metrics.\n" +
+	"SIGTERM or SIGINT drain the server (a second one exits at once). See docs/serving.md.\n"

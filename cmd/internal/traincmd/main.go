@@ -16,7 +16,6 @@ package traincmd
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -47,8 +46,7 @@ type options struct {
 // parse reads the command line args (after the command's name); usage and flag errors are printed to out.
 // It returns flag.ErrHelp for -h / --help.
 func parse(args []string, out io.Writer) (*options, error) {
-	fs := flag.NewFlagSet("train", flag.ContinueOnError)
-	fs.SetOutput(out)
+	fs := cli.NewFlags("train", "train EXPERIMENT.toml [--resume] [--dry-run] [--set section.key=value ...] [--nproc-per-node N ...]\n(flags before or after the file)", trainAbout, out)
 	o := &options{}
 	fs.BoolVar(&o.resume, "resume", false, "continue from the newest checkpoint in the experiment's output folder")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress bar")
@@ -62,20 +60,6 @@ func parse(args []string, out io.Writer) (*options, error) {
 	fs.IntVar(&l.nodeRank, "node-rank", 0, "this node's index among the nodes")
 	fs.StringVar(&l.masterAddr, "master-addr", "127.0.0.1", "address of node 0, where rank 0 serves the rendezvous store")
 	fs.IntVar(&l.masterPort, "master-port", 0, "port of the rendezvous store (0: a free one; required with several nodes)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: train EXPERIMENT.toml [--resume] [--dry-run] [--set section.key=value ...] [--nproc-per-node N ...]\n(flags before or after the file)\n\n"+
-			"Trains the experiment: the backbone, the objective, the data and the optimisation it names. Writes\n"+
-			"checkpoints, metrics.jsonl, a TensorBoard event file of the same scalars (train.tensorboard, on by default;\n"+
-			"tensorboard --logdir OUTPUT_DIR), loss.png and the final model (HuggingFace layout) under its output_dir.\n\n"+
-			"With --nproc-per-node N it starts N data-parallel workers (c10d: Gloo on CPU, NCCL on GPU) and ends the\n"+
-			"job with the failed worker's last lines when any worker fails. train.batch_size is the global batch,\n"+
-			"split evenly over the workers; the result does not depend on their number. Under torchrun or another\n"+
-			"launcher that sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT, run it without\n"+
-			"--nproc-per-node. Rank 0 alone logs, writes metrics and checkpoints. [distributed] in the experiment:\n"+
-			"backend (auto, gloo, nccl), local_negatives (false: contrastive objectives use the global batch),\n"+
-			"bucket_mb (25), timeout_s (600).\n\nflags:\n")
-		fs.PrintDefaults()
-	}
 	rest, err := cli.Parse(fs, args)
 	if err != nil {
 		return nil, err
@@ -219,3 +203,15 @@ func run(ctx context.Context, path string, sets []string, resume, bar bool, log 
 	}
 	return t.Run(ctx, opt)
 }
+
+// trainAbout is what train --help says below its usage line.
+const trainAbout = "Trains the experiment: the backbone, the objective, the data and the optimisation it names. Writes\n" +
+	"checkpoints, metrics.jsonl, a TensorBoard event file of the same scalars (train.tensorboard, on by default;\n" +
+	"tensorboard --logdir OUTPUT_DIR), loss.png and the final model (HuggingFace layout) under its output_dir.\n\n" +
+	"With --nproc-per-node N it starts N data-parallel workers (c10d: Gloo on CPU, NCCL on GPU) and ends the\n" +
+	"job with the failed worker's last lines when any worker fails. train.batch_size is the global batch,\n" +
+	"split evenly over the workers; the result does not depend on their number. Under torchrun or another\n" +
+	"launcher that sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT, run it without\n" +
+	"--nproc-per-node. Rank 0 alone logs, writes metrics and checkpoints. [distributed] in the experiment:\n" +
+	"backend (auto, gloo, nccl), local_negatives (false: contrastive objectives use the global batch),\n" +
+	"bucket_mb (25), timeout_s (600).\n"
