@@ -98,26 +98,30 @@ func nestedZip(where string, f *zip.File) (*zip.Reader, error) {
 	return zr, nil
 }
 
-// globJSON returns the files in dir whose names match pattern with .json or .json.gz after it, sorted; where
-// both x.json and x.json.gz exist, only x.json is read.
-func globJSON(dir, pattern string) ([]string, error) {
+// globJSON returns the files in each of dirs whose names match pattern with .json or .json.gz after it,
+// sorted within a folder, the folders in order; where both x.json and x.json.gz exist, only x.json is read.
+func globJSON(pattern string, dirs ...string) ([]string, error) {
 	var out []string
-	plain := map[string]bool{}
-	for _, ext := range []string{".json", ".json.gz"} {
-		ms, err := filepath.Glob(filepath.Join(dir, pattern+ext))
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range ms {
-			if ext == ".json" {
-				plain[m] = true
-			} else if plain[strings.TrimSuffix(m, ".gz")] {
-				continue
+	for _, dir := range dirs {
+		var files []string
+		plain := map[string]bool{}
+		for _, ext := range []string{".json", ".json.gz"} {
+			ms, err := filepath.Glob(filepath.Join(dir, pattern+ext))
+			if err != nil {
+				return nil, err
 			}
-			out = append(out, m)
+			for _, m := range ms {
+				if ext == ".json" {
+					plain[m] = true
+				} else if plain[strings.TrimSuffix(m, ".gz")] {
+					continue
+				}
+				files = append(files, m)
+			}
 		}
+		sort.Strings(files)
+		out = append(out, files...)
 	}
-	sort.Strings(out)
 	return out, nil
 }
 

@@ -15,18 +15,15 @@ import (
 var sgdSplits = []string{"train", "dev", "test"}
 
 func sgdFiles(root string) ([]string, error) {
-	var files []string
+	var dirs []string
 	for _, split := range sgdSplits {
-		fs, err := globJSON(filepath.Join(root, split), "dialogues_*")
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, fs...)
+		dirs = append(dirs, filepath.Join(root, split))
 	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("no dialogue files in %s (want {train,dev,test}/dialogues_NNN.json[.gz])", root)
+	files, err := globJSON("dialogues_*", dirs...)
+	if err == nil && len(files) == 0 {
+		err = fmt.Errorf("no dialogue files in %s (want {train,dev,test}/dialogues_NNN.json[.gz])", root)
 	}
-	return files, nil
+	return files, err
 }
 
 func readSGD(root string, opt ReadOptions) ([]Dialogue, error) {

@@ -28,14 +28,12 @@ func taskmasterFiles(root string) ([]string, error) {
 			files = append(files, f)
 		}
 	}
-	for _, dir := range []string{"TM-2-2020", "TM-3-2020", "TM-4-2024"} {
-		fs, err := globJSON(filepath.Join(root, dir, "data"), "*")
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, fs...)
+	later, err := globJSON("*", filepath.Join(root, "TM-2-2020", "data"), filepath.Join(root, "TM-3-2020", "data"),
+		filepath.Join(root, "TM-4-2024", "data"))
+	if err != nil {
+		return nil, err
 	}
-	if len(files) == 0 {
+	if files = append(files, later...); len(files) == 0 {
 		return nil, fmt.Errorf("no Taskmaster dialogue files in %s (want TM-1-2019/{self,woz}-dialogs.json, TM-{2,3,4}-*/data/*.json[.gz])", root)
 	}
 	return files, nil

@@ -182,6 +182,14 @@ ev() {
 	esac
 }
 
+# train_suites EXP BEFORE AFTER: trains EXP, then the similarity suite of its untrained backbone into
+# $OUT/BEFORE and of the trained model into $OUT/AFTER.
+train_suites() {
+	train "$1"
+	ev suite "$OUT/$2" --model "$1"
+	ev suite "$OUT/$3" --model "$(output_dir "$1")"
+}
+
 # chosen SELECTION.json [N]: the checkpoints evaluate select chose (all, or the best N), comma-separated, from the
 # .txt it wrote beside the JSON; a placeholder under --dry-run, when nothing has been chosen.
 chosen() {

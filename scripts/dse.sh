@@ -28,10 +28,7 @@ setup_bins
 
 if [[ "$SMALL" == 1 ]]; then
 	OUT="${OUT:-runs/repro/dse_small}"
-	exp=experiments/dse_small_cpu.toml
-	train "$exp"
-	ev suite "$OUT/untrained" --model "$exp"
-	ev suite "$OUT/dse" --model "$(output_dir "$exp")"
+	train_suites experiments/dse_small_cpu.toml untrained dse
 	ev report "$OUT/report.md" "$OUT/untrained" "$OUT/dse"
 	log "tables: $OUT/report.md"
 	exit 0
@@ -39,9 +36,7 @@ fi
 
 OUT="${OUT:-runs/repro/dse}"
 exp=experiments/dse_bert_base.toml
-train "$exp"
-ev suite "$OUT/bert-base-uncased" --model "$exp"
-ev suite "$OUT/dse" --model "$(output_dir "$exp")"
+train_suites "$exp" bert-base-uncased dse
 models=("$OUT/bert-base-uncased" "$OUT/dse")
 
 if [[ "$ALL" == 1 ]]; then

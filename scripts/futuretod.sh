@@ -31,9 +31,7 @@ setup_bins
 if [[ "$SMALL" == 1 ]]; then
 	OUT="${OUT:-runs/repro/futuretod_small}"
 	exp=experiments/futuretod_small_cpu.toml
-	train "$exp"
-	ev suite "$OUT/untrained" --model "$exp"
-	ev suite "$OUT/futuretod" --model "$(output_dir "$exp")"
+	train_suites "$exp" untrained futuretod
 	ev acts "$OUT/acts-untrained/acts-gsim.json" --model "$exp" --dataset gsim --shots 10 --seeds 0 --epochs 5 --protocol futuretod
 	ev acts "$OUT/acts-futuretod/acts-gsim.json" --model "$(output_dir "$exp")" --dataset gsim --shots 10 --seeds 0 --epochs 5 --protocol futuretod
 	ev report "$OUT/report.md" "$OUT/untrained" "$OUT/futuretod"

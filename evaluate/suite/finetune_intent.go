@@ -23,7 +23,7 @@ func init() {
 			"On CLINC150 out-of-scope is a 151st class (as TOD-BERT and FutureTOD): k-shot runs draw k examples per intent\n" +
 			"(oos included) from the training split with the seed; --full trains on all of it. Reports Acc(all), Acc(in),\n" +
 			"Acc(out) (in/out decision) and Recall(out); early stopping on the validation split when the data have one.",
-		Data: "CLINC150 (clinc150/data/data_full.json) or SNIPS (snips/) under --data-root, or --train/--test files",
+		Data: intentData,
 		New:  func() Options { return new(FinetuneIntentOptions) }})
 }
 

@@ -18,9 +18,12 @@ func init() {
 			"first k kept); a query goes to the prototype (mean of normalised support embeddings) with the largest dot product.\n" +
 			"Accuracy, mean and std over seeds. A label with fewer than k rows keeps all it has: the run warns, naming such\n" +
 			"labels, and each row's settings record shots_used; a k that no label can fill is refused.",
-		Data: "CLINC150 (clinc150/data/data_full.json) or SNIPS (snips/) under --data-root, or --train/--test files",
+		Data: intentData,
 		New:  func() Options { return new(IntentOptions) }})
 }
+
+// intentData is what the intent tasks read.
+const intentData = "CLINC150 (clinc150/data/data_full.json) or SNIPS (snips/) under --data-root, or --train/--test files"
 
 // IntentOptions are evaluate intent's settings.
 type IntentOptions struct {

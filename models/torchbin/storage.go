@@ -6,38 +6,35 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 
 	"convrep/safetensors"
 	"github.com/sugarme/gotch/half"
 	"github.com/sugarme/gotch/pickle"
 )
 
-// kindOf returns the safetensors dtype and element size of a storage class
-// from the allow-list.
+// storageDTypes are the storage classes a checkpoint may hold (the allow-list), each with its safetensors dtype.
+var storageDTypes = map[reflect.Type]safetensors.DType{
+	reflect.TypeFor[*pickle.FloatStorageClass]():    safetensors.F32,
+	reflect.TypeFor[*pickle.DoubleStorageClass]():   safetensors.F64,
+	reflect.TypeFor[*pickle.HalfStorageClass]():     safetensors.F16,
+	reflect.TypeFor[*pickle.BFloat16StorageClass](): safetensors.BF16,
+	reflect.TypeFor[*pickle.LongStorageClass]():     safetensors.I64,
+	reflect.TypeFor[*pickle.IntStorageClass]():      safetensors.I32,
+	reflect.TypeFor[*pickle.ShortStorageClass]():    safetensors.I16,
+	reflect.TypeFor[*pickle.CharStorageClass]():     safetensors.I8,
+	reflect.TypeFor[*pickle.ByteStorageClass]():     safetensors.U8,
+	reflect.TypeFor[*pickle.BoolStorageClass]():     safetensors.Bool,
+}
+
+// kindOf returns the safetensors dtype and element size of a storage class from the allow-list.
 func kindOf(c pickle.StorageClass) (safetensors.DType, int, error) {
-	switch c.(type) {
-	case *pickle.FloatStorageClass:
-		return safetensors.F32, 4, nil
-	case *pickle.DoubleStorageClass:
-		return safetensors.F64, 8, nil
-	case *pickle.HalfStorageClass:
-		return safetensors.F16, 2, nil
-	case *pickle.BFloat16StorageClass:
-		return safetensors.BF16, 2, nil
-	case *pickle.LongStorageClass:
-		return safetensors.I64, 8, nil
-	case *pickle.IntStorageClass:
-		return safetensors.I32, 4, nil
-	case *pickle.ShortStorageClass:
-		return safetensors.I16, 2, nil
-	case *pickle.CharStorageClass:
-		return safetensors.I8, 1, nil
-	case *pickle.ByteStorageClass:
-		return safetensors.U8, 1, nil
-	case *pickle.BoolStorageClass:
-		return safetensors.Bool, 1, nil
+	dtype, ok := storageDTypes[reflect.TypeOf(c)]
+	if !ok {
+		return "", 0, fmt.Errorf("unsupported storage class %T", c)
 	}
-	return "", 0, fmt.Errorf("unsupported storage class %T", c)
+	size, err := dtype.Size()
+	return dtype, size, err
 }
 
 // storageRef is what a persistent id names: a storage's class, key and

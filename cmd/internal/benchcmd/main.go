@@ -28,9 +28,7 @@ import (
 	"convrep/internal/cli"
 )
 
-// Command is the bench command: its Main benchmarks as args, the command line after the command's name, says
-// (exit status 0, 1 for a failure, 2 for a command line that does not parse); its Check parses args as Main
-// does and returns what it would reject, without benchmarking.
+// Command is convrep bench; its Check parses without benchmarking.
 var Command = cli.Command[options]{Name: "bench", Parse: parseFlags,
 	Run: func(_ context.Context, o options, _ *zap.Logger) error { return run(o, os.Stdout) }}
 
@@ -73,7 +71,8 @@ func parseFlags(args []string, errOut io.Writer) (options, error) {
 		"(reading a loss waits for the device, so such a run's timing is not a benchmark)")
 	fs.StringVar(&o.Trace, "trace", "", "after the timed steps, profile one more with libtorch's Kineto profiler (torch.profiler's) and "+
 		"write its Chrome trace to this file; scripts/kernel_breakdown.py sums its kernels")
-	return o, cli.NoArgs(fs, args)
+	err := cli.NoArgs(fs, args)
+	return o, err
 }
 
 // benchAbout is what bench --help says below its usage line.

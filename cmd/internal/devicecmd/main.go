@@ -12,7 +12,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"go.uber.org/zap"
@@ -22,19 +21,18 @@ import (
 	"convrep/internal/torch"
 )
 
-// Command is the device command: its Main runs the check on args, the command line after the command's name
-// (exit status 0, 1 for a failed check, 2 for a command line that does not parse); its Check parses args as
-// Main does and returns what it would reject, without touching a device.
-var Command = cli.Command[string]{Name: "device", Parse: parse,
-	Run: func(_ context.Context, dev string, _ *zap.Logger) error { return run(dev, os.Stdout) }}
+// Command is convrep device; its Check parses without touching a device.
+var Command = cli.Command[string]{Name: "device", Parse: parse, Run: run}
 
 func parse(args []string, out io.Writer) (string, error) {
 	fs := cli.NewFlags("device", "convrep device [--device cuda]", deviceAbout, out)
 	dev := fs.String("device", "cuda", "cpu, cuda or cuda:N")
-	return *dev, cli.NoArgs(fs, args)
+	err := cli.NoArgs(fs, args)
+	return *dev, err
 }
 
-func run(name string, out io.Writer) error {
+// run checks the device name names and prints what passed.
+func run(_ context.Context, name string, _ *zap.Logger) error {
 	dev, err := torch.ParseDevice(name)
 	if err != nil {
 		return err
@@ -49,7 +47,7 @@ func run(name string, out io.Writer) error {
 		}
 		checked = append(checked, "a fused kernel (NVRTC)")
 	}
-	fmt.Fprintf(out, "device: %s: %s passed\n", torch.DeviceName(dev), strings.Join(checked, ", "))
+	fmt.Printf("device: %s: %s passed\n", torch.DeviceName(dev), strings.Join(checked, ", "))
 	return nil
 }
 

@@ -110,47 +110,32 @@ __device__ __forceinline__ void convrep_philox_unpack(unsigned long long& seed, 
     }
 }
 
+// The dropout + residual + LayerNorm entries of one launch (LAUNCH: empty for a block per row, _warp for a warp
+// per row) over element type T (SUFFIX: _f32 or _bf16): the Philox state unpacked, then the rows.
+#define CONVREP_DROP_ADD_LN_ENTRIES(LAUNCH, SUFFIX, T)                                                              \
+    extern "C" __global__ void convrep_drop_add_ln_fwd##LAUNCH##SUFFIX(                                             \
+        const T* x, const T* resid, const float* gamma, const float* beta, T* out, T* sum, float* mean,             \
+        float* rstd, int rows, int cols, float p, float eps, unsigned long long seed, unsigned long long offset,     \
+        const long long* seed_ptr, const long long* offset_ptr) {                                                   \
+        convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);                                                  \
+        convrep_drop_add_ln_fwd##LAUNCH(x, resid, gamma, beta, out, sum, mean, rstd, rows, cols, p, eps, seed,      \
+                                        offset);                                                                    \
+    }                                                                                                               \
+    extern "C" __global__ void convrep_drop_add_ln_bwd##LAUNCH##SUFFIX(                                             \
+        const T* dy, const T* sum, const float* mean, const float* rstd, const float* gamma, T* dx, T* dresid,     \
+        float* dgamma_part, float* dbeta_part, int rows, int cols, float p, unsigned long long seed,                \
+        unsigned long long offset, const long long* seed_ptr, const long long* offset_ptr) {                        \
+        convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);                                                  \
+        convrep_drop_add_ln_bwd##LAUNCH(dy, sum, mean, rstd, gamma, dx, dresid, dgamma_part, dbeta_part, rows, cols, \
+                                        p, seed, offset);                                                           \
+    }
+
+CONVREP_DROP_ADD_LN_ENTRIES(, _f32, float)
+CONVREP_DROP_ADD_LN_ENTRIES(_warp, _f32, float)
+CONVREP_DROP_ADD_LN_ENTRIES(, _bf16, unsigned short)
+CONVREP_DROP_ADD_LN_ENTRIES(_warp, _bf16, unsigned short)
+
 // T = float.
-
-extern "C" __global__ void convrep_drop_add_ln_fwd_f32(const float* x, const float* resid, const float* gamma,
-                                                     const float* beta, float* out, float* sum, float* mean,
-                                                     float* rstd, int rows, int cols, float p, float eps,
-                                                     unsigned long long seed, unsigned long long offset,
-                                                     const long long* seed_ptr, const long long* offset_ptr) {
-    convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);
-    convrep_drop_add_ln_fwd(x, resid, gamma, beta, out, sum, mean, rstd, rows, cols, p, eps, seed, offset);
-}
-
-extern "C" __global__ void convrep_drop_add_ln_bwd_f32(const float* dy, const float* sum, const float* mean,
-                                                     const float* rstd, const float* gamma, float* dx,
-                                                     float* dresid, float* dgamma_part, float* dbeta_part,
-                                                     int rows, int cols, float p, unsigned long long seed,
-                                                     unsigned long long offset, const long long* seed_ptr,
-                                                     const long long* offset_ptr) {
-    convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);
-    convrep_drop_add_ln_bwd(dy, sum, mean, rstd, gamma, dx, dresid, dgamma_part, dbeta_part, rows, cols, p, seed,
-                            offset);
-}
-
-extern "C" __global__ void convrep_drop_add_ln_fwd_warp_f32(const float* x, const float* resid, const float* gamma,
-                                                          const float* beta, float* out, float* sum, float* mean,
-                                                          float* rstd, int rows, int cols, float p, float eps,
-                                                          unsigned long long seed, unsigned long long offset,
-                                                          const long long* seed_ptr, const long long* offset_ptr) {
-    convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);
-    convrep_drop_add_ln_fwd_warp(x, resid, gamma, beta, out, sum, mean, rstd, rows, cols, p, eps, seed, offset);
-}
-
-extern "C" __global__ void convrep_drop_add_ln_bwd_warp_f32(const float* dy, const float* sum, const float* mean,
-                                                          const float* rstd, const float* gamma, float* dx,
-                                                          float* dresid, float* dgamma_part, float* dbeta_part,
-                                                          int rows, int cols, float p, unsigned long long seed,
-                                                          unsigned long long offset, const long long* seed_ptr,
-                                                          const long long* offset_ptr) {
-    convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);
-    convrep_drop_add_ln_bwd_warp(dy, sum, mean, rstd, gamma, dx, dresid, dgamma_part, dbeta_part, rows, cols, p,
-                                 seed, offset);
-}
 
 extern "C" __global__ void convrep_embed_ln_drop_fwd_f32(
     const float* word, const float* pos, const float* type, const long long* ids, const long long* pos_ids,
@@ -190,48 +175,6 @@ extern "C" __global__ void convrep_bias_gelu_bwd_f32(const float* x, const float
 }
 
 // T = unsigned short (bf16 bits).
-
-extern "C" __global__ void convrep_drop_add_ln_fwd_bf16(const unsigned short* x, const unsigned short* resid, const float* gamma,
-                                                     const float* beta, unsigned short* out, unsigned short* sum, float* mean,
-                                                     float* rstd, int rows, int cols, float p, float eps,
-                                                     unsigned long long seed, unsigned long long offset,
-                                                     const long long* seed_ptr, const long long* offset_ptr) {
-    convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);
-    convrep_drop_add_ln_fwd(x, resid, gamma, beta, out, sum, mean, rstd, rows, cols, p, eps, seed, offset);
-}
-
-extern "C" __global__ void convrep_drop_add_ln_bwd_bf16(const unsigned short* dy, const unsigned short* sum, const float* mean,
-                                                     const float* rstd, const float* gamma, unsigned short* dx,
-                                                     unsigned short* dresid, float* dgamma_part, float* dbeta_part,
-                                                     int rows, int cols, float p, unsigned long long seed,
-                                                     unsigned long long offset, const long long* seed_ptr,
-                                                     const long long* offset_ptr) {
-    convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);
-    convrep_drop_add_ln_bwd(dy, sum, mean, rstd, gamma, dx, dresid, dgamma_part, dbeta_part, rows, cols, p, seed,
-                            offset);
-}
-
-extern "C" __global__ void convrep_drop_add_ln_fwd_warp_bf16(const unsigned short* x, const unsigned short* resid,
-                                                           const float* gamma, const float* beta,
-                                                           unsigned short* out, unsigned short* sum, float* mean,
-                                                           float* rstd, int rows, int cols, float p, float eps,
-                                                           unsigned long long seed, unsigned long long offset,
-                                                           const long long* seed_ptr, const long long* offset_ptr) {
-    convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);
-    convrep_drop_add_ln_fwd_warp(x, resid, gamma, beta, out, sum, mean, rstd, rows, cols, p, eps, seed, offset);
-}
-
-extern "C" __global__ void convrep_drop_add_ln_bwd_warp_bf16(const unsigned short* dy, const unsigned short* sum,
-                                                           const float* mean, const float* rstd, const float* gamma,
-                                                           unsigned short* dx, unsigned short* dresid,
-                                                           float* dgamma_part, float* dbeta_part, int rows, int cols,
-                                                           float p, unsigned long long seed,
-                                                           unsigned long long offset, const long long* seed_ptr,
-                                                           const long long* offset_ptr) {
-    convrep_philox_unpack(seed, offset, seed_ptr, offset_ptr);
-    convrep_drop_add_ln_bwd_warp(dy, sum, mean, rstd, gamma, dx, dresid, dgamma_part, dbeta_part, rows, cols, p,
-                                 seed, offset);
-}
 
 extern "C" __global__ void convrep_bias_gelu_fwd_bf16(const unsigned short* x, const float* bias, unsigned short* out, int rows,
                                                    int cols) {

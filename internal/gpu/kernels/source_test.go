@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"bytes"
 	"flag"
 	"io/fs"
 	"os"
@@ -14,10 +15,11 @@ import (
 
 var entryRE = regexp.MustCompile(`extern "C" __global__ void (\w+)\(`)
 
-// Entries and the program's extern "C" __global__ functions are the same set.
+// Entries and the program's extern "C" __global__ functions are the same set, read after the preprocessor has
+// expanded the macros that define several entries at once.
 func TestEntriesMatchSource(t *testing.T) {
 	var defined []string
-	for _, m := range entryRE.FindAllStringSubmatch(Source(), -1) {
+	for _, m := range entryRE.FindAllStringSubmatch(preprocessed(t), -1) {
 		defined = append(defined, m[1])
 	}
 	for _, name := range Entries {
@@ -76,18 +78,37 @@ void __syncthreads();
 `
 
 func TestSourceParsesAsCxx(t *testing.T) {
-	gxx, err := exec.LookPath("g++")
+	if out, err := gxx(t, deviceStandIns, "-fsyntax-only", "-Wall", "-Wno-unknown-pragmas", "-Werror"); err != nil {
+		t.Fatalf("g++ -fsyntax-only on Source() with device stand-ins: %v\n%s", err, out)
+	}
+}
+
+// preprocessed is Source() after g++'s preprocessor, compiling for the device (__CUDACC__), __global__ and
+// the rest kept as written.
+func preprocessed(t *testing.T) string {
+	out, err := gxx(t, "#define __CUDACC__ 1\n", "-E", "-P")
+	if err != nil {
+		t.Fatalf("g++ -E on Source(): %v\n%s", err, out)
+	}
+	return string(out)
+}
+
+// gxx runs g++ (C++17) with flags on Source() after prefix, returning what it printed (its errors after
+// the rest); with no g++ on PATH (the cgo build needs one) the test is skipped.
+func gxx(t *testing.T, prefix string, flags ...string) ([]byte, error) {
+	path, err := exec.LookPath("g++")
 	if err != nil {
 		t.Skip("no g++ on PATH")
 	}
 	src := filepath.Join(t.TempDir(), Name+".cpp")
-	if err := os.WriteFile(src, []byte(deviceStandIns+Source()), 0o644); err != nil {
+	if err := os.WriteFile(src, []byte(prefix+Source()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(gxx, "-std=c++17", "-fsyntax-only", "-Wall", "-Wno-unknown-pragmas", "-Werror", src).CombinedOutput()
-	if err != nil {
-		t.Fatalf("g++ -fsyntax-only on Source() with device stand-ins: %v\n%s", err, out)
-	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(path, append(append([]string{"-std=c++17"}, flags...), src)...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err = cmd.Run()
+	return append(stdout.Bytes(), stderr.Bytes()...), err
 }
 
 var sourceOut = flag.String("source-out", "", "write Source() to this file (for devcheck/run.sh)")
