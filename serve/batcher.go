@@ -1,10 +1,12 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,10 +15,9 @@ import (
 	"convrep/models"
 )
 
-// windowBatches is how many batches' worth of the oldest queued inputs are sorted by length together before
-// batches are cut from them: enough that a batch pads little, few enough that no input waits behind many
-// newer short ones.
-const windowBatches = 4
+// windowBatches is how many batches' worth of the oldest queued inputs a batch is chosen from (nextBatch):
+// enough that its rows are close in length, few enough that choosing is cheap.
+const windowBatches = 8
 
 // embedFunc runs one forward pass over rows and returns one vector per row, in order (Embedder.EmbedEncoded).
 // The batcher calls it on its inference goroutine only.
@@ -82,13 +83,13 @@ type batcher struct {
 	queue    []*item
 	closed   bool
 	wake     chan struct{} // a signal that the queue grew or closed
-	batches  chan []*item  // the next batch, cut while one runs
+	batches  chan []*item  // the next batch, chosen while one runs
 	done     chan struct{} // closed when the inference goroutine has ended
 }
 
 func newBatcher(embed embedFunc, maxTokens, maxRows, limit int, m *metrics) *batcher {
 	return &batcher{embed: embed, maxTokens: maxTokens, maxRows: maxRows, limit: limit, m: m,
-		wake: make(chan struct{}, 1), batches: make(chan []*item, 1), done: make(chan struct{})}
+		wake: make(chan struct{}, 1), batches: make(chan []*item), done: make(chan struct{})}
 }
 
 // start runs the batch cutter and the inference goroutine until close.
@@ -164,34 +165,29 @@ func (j *job) wait() ([][]float32, error) {
 	}
 }
 
-// cut takes windows of the queue and sends their batches to the inference goroutine, one ahead of it.
+// cut chooses batches from the queue and hands them to the inference goroutine: the next one is chosen when
+// the previous one starts, from what has been queued by then.
 func (b *batcher) cut() {
 	defer close(b.batches)
 	for {
-		window := b.take()
-		if window == nil {
+		batch := b.take()
+		if batch == nil {
 			return
 		}
-		for _, batch := range cutBatches(window, b.maxRows, b.maxTokens) {
-			b.batches <- batch
-		}
+		b.batches <- batch
 	}
 }
 
-// take waits for queued inputs and removes the oldest, at most windowBatches batches' rows; nil once the
-// batcher is closed and its queue empty.
+// take waits for queued inputs and removes the next batch from the queue (nextBatch); nil once the batcher
+// is closed and its queue empty.
 func (b *batcher) take() []*item {
 	for {
 		b.mu.Lock()
 		if len(b.queue) > 0 {
-			k := min(len(b.queue), windowBatches*b.maxRows)
-			window := make([]*item, k)
-			copy(window, b.queue)
-			n := copy(b.queue, b.queue[k:])
-			clear(b.queue[n:])
-			b.queue = b.queue[:n]
+			var batch []*item
+			batch, b.queue = nextBatch(b.queue, windowBatches*b.maxRows, b.maxRows, b.maxTokens)
 			b.mu.Unlock()
-			return window
+			return batch
 		}
 		closed := b.closed
 		b.mu.Unlock()
@@ -202,27 +198,45 @@ func (b *batcher) take() []*item {
 	}
 }
 
-// cutBatches sorts window by length and cuts it, in that order, into batches of at most maxRows rows and
-// maxTokens padded tokens (rows × longest row). One input is a batch on its own whatever its length.
-func cutBatches(window []*item, maxRows, maxTokens int) [][]*item {
-	rows := make([]models.Encoded, len(window))
-	for i, it := range window {
-		rows[i] = it.row
+// nextBatch removes from queue (oldest first) the batch to run next, and returns it (shortest row first) and
+// what is left of the queue, in its order. The batch holds the oldest input, so that none waits behind more
+// batches than there are inputs ahead of it; the rest are those of the queue's oldest window inputs closest to
+// it in length: the longest that are no longer than it, then, when those are too few, the shortest of the
+// longer ones. So a batch pads little, as Infinity's length-sorted windows do, without leaving a long input
+// behind newer short ones. It holds at most maxRows rows and maxTokens padded tokens (rows × longest row);
+// one input is a batch on its own whatever its length.
+func nextBatch(queue []*item, window, maxRows, maxTokens int) (batch, rest []*item) {
+	w := queue[:min(len(queue), window)]
+	order := make([]int, len(w)) // by length, the newer first among equal lengths: the oldest ends its length's run
+	for i := range order {
+		order[i] = i
 	}
-	var out [][]*item
-	var cur []*item
-	for _, i := range models.ByLength(rows) {
-		it := window[i]
-		if n := len(cur) + 1; len(cur) > 0 && (n > maxRows || n*len(it.row.IDs) > maxTokens) {
-			out = append(out, cur)
-			cur = nil
+	slices.SortFunc(order, func(x, y int) int {
+		if c := cmp.Compare(len(w[x].row.IDs), len(w[y].row.IDs)); c != 0 {
+			return c
 		}
-		cur = append(cur, it)
+		return cmp.Compare(y, x)
+	})
+	oldest := slices.Index(order, 0)
+	k := min(maxRows, len(w))
+	last := max(oldest, k-1) // the batch is order[last-k+1 : last+1]
+	for k > 1 && k*len(w[order[last]].row.IDs) > maxTokens {
+		k--
+		last = max(oldest, k-1)
 	}
-	if len(cur) > 0 {
-		out = append(out, cur)
+	chosen := make([]bool, len(w))
+	for _, i := range order[last-k+1 : last+1] {
+		chosen[i] = true
+		batch = append(batch, w[i])
 	}
-	return out
+	rest = queue[:0]
+	for i, it := range queue {
+		if i >= len(w) || !chosen[i] {
+			rest = append(rest, it)
+		}
+	}
+	clear(queue[len(rest):]) // no item held past its batch
+	return batch, rest
 }
 
 // infer runs the batches, on one goroutine locked to its OS thread for its whole life (libtorch's grad mode

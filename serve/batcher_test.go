@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 	"syscall"
@@ -21,37 +20,89 @@ func row(id, n int) models.Encoded {
 	return models.Encoded{IDs: ids, TypeIDs: make([]int64, n), Full: n}
 }
 
-// Batches are cut from the window sorted by length, within both bounds, and hold every input once.
-func TestCutBatches(t *testing.T) {
+// A batch holds the oldest input and, from the window, the inputs closest to it in length, within both
+// bounds; the rest of the queue keeps its order.
+func TestNextBatch(t *testing.T) {
 	for _, tc := range []struct {
-		lengths            []int
-		maxRows, maxTokens int
-		want               [][]int // lengths per batch
+		name                       string
+		lengths                    []int // the queue, oldest first
+		window, maxRows, maxTokens int
+		batch                      []int // the batch's queue positions, shortest row first
 	}{
-		{[]int{5}, 4, 100, [][]int{{5}}},
-		{[]int{30, 2, 10, 3}, 8, 1000, [][]int{{2, 3, 10, 30}}},
-		{[]int{30, 2, 10, 3}, 2, 1000, [][]int{{2, 3}, {10, 30}}},
-		{[]int{30, 2, 10, 3}, 8, 30, [][]int{{2, 3, 10}, {30}}},
-		{[]int{8, 8, 8, 8, 8}, 8, 16, [][]int{{8, 8}, {8, 8}, {8}}},
-		{[]int{64, 64}, 8, 64, [][]int{{64}, {64}}},
+		{"one", []int{5}, 8, 4, 100, []int{0}},
+		{"all fit", []int{30, 2, 10, 3}, 8, 8, 1000, []int{1, 3, 2, 0}},
+		{"long oldest: the longest shorter ones", []int{30, 2, 10, 3, 29}, 8, 2, 1000, []int{4, 0}},
+		{"short oldest: the shortest longer ones", []int{2, 30, 10, 3, 29}, 8, 3, 1000, []int{0, 3, 2}},
+		{"ties: the oldest is in", []int{8, 8, 8, 8, 8}, 8, 2, 1000, []int{1, 0}},
+		{"the window bounds the choice, the older first among equals", []int{30, 9, 9, 29, 28}, 3, 2, 1000, []int{1, 0}},
+		{"token budget", []int{30, 2, 10, 3}, 8, 8, 30, []int{0}},
+		{"token budget, short oldest", []int{3, 2, 10, 30}, 8, 8, 30, []int{1, 0, 2}},
+		{"over the budget alone", []int{64, 64}, 8, 8, 32, []int{0}},
 	} {
-		var window []*item
+		var queue []*item
 		for i, n := range tc.lengths {
-			window = append(window, &item{index: i, row: row(i, n)})
+			queue = append(queue, &item{index: i, row: row(i, n)})
 		}
-		var got [][]int
-		seen := map[int]bool{}
-		for _, b := range cutBatches(window, tc.maxRows, tc.maxTokens) {
-			var lengths []int
-			for _, it := range b {
-				lengths = append(lengths, len(it.row.IDs))
-				seen[it.index] = true
+		batch, rest := nextBatch(slices.Clone(queue), tc.window, tc.maxRows, tc.maxTokens)
+		var got, left []int
+		for _, it := range batch {
+			got = append(got, it.index)
+		}
+		for _, it := range rest {
+			left = append(left, it.index)
+		}
+		var want []int
+		for i := range tc.lengths {
+			if !slices.Contains(tc.batch, i) {
+				want = append(want, i)
 			}
-			got = append(got, lengths)
 		}
-		if fmt.Sprint(got) != fmt.Sprint(tc.want) || len(seen) != len(tc.lengths) {
-			t.Errorf("lengths %v, rows ≤ %d, tokens ≤ %d: batches %v, want %v", tc.lengths, tc.maxRows, tc.maxTokens, got, tc.want)
+		if !slices.Equal(got, tc.batch) || !slices.Equal(left, want) {
+			t.Errorf("%s: batch %v, rest %v; want %v, %v", tc.name, got, left, tc.batch, want)
 		}
+	}
+}
+
+// Drained batch by batch, a queue of mixed lengths runs every input once, each batch holding the oldest
+// input left, and pads less than batches cut in arrival order.
+func TestNextBatchDrains(t *testing.T) {
+	var queue []*item
+	real := 0
+	for i := range 1000 {
+		n := 3 + (i*7919)%30
+		real += n
+		queue = append(queue, &item{index: i, row: row(i, n)})
+	}
+	arrival := 0
+	for i := 0; i < len(queue); i += 64 {
+		longest := 0
+		for _, it := range queue[i:min(i+64, len(queue))] {
+			longest = max(longest, len(it.row.IDs))
+		}
+		arrival += longest * (min(i+64, len(queue)) - i)
+	}
+	padded, seen := 0, map[int]bool{}
+	for len(queue) > 0 {
+		oldest := queue[0].index
+		var batch []*item
+		batch, queue = nextBatch(queue, 8*64, 64, 16384)
+		if !slices.ContainsFunc(batch, func(it *item) bool { return it.index == oldest }) {
+			t.Fatalf("a batch without the oldest input %d", oldest)
+		}
+		for _, it := range batch {
+			if seen[it.index] {
+				t.Fatalf("input %d ran twice", it.index)
+			}
+			seen[it.index] = true
+		}
+		padded += len(batch) * len(batch[len(batch)-1].row.IDs)
+	}
+	if len(seen) != 1000 {
+		t.Fatalf("%d inputs ran, want 1000", len(seen))
+	}
+	t.Logf("padded tokens: %d chosen, %d in arrival order, %d real", padded, arrival, real)
+	if float64(padded) > 1.15*float64(real) || padded >= arrival {
+		t.Errorf("padded tokens %d: want at most 15%% over the real %d and under arrival order's %d", padded, real, arrival)
 	}
 }
 
