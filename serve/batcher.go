@@ -16,8 +16,10 @@ import (
 )
 
 // windowBatches is how many batches' worth of the oldest queued inputs a batch is chosen from (nextBatch):
-// enough that its rows are close in length, few enough that choosing is cheap.
-const windowBatches = 8
+// enough that its rows are close in length (drained from a queue of 2,048 inputs of 3-32 tokens, batches of 64
+// pad 14 % over the real tokens from a window of 4 batches, 7 % from 8, 2.5 % from 32), few enough that
+// choosing is cheap (a sort of up to 2,048 lengths, against a forward pass of milliseconds).
+const windowBatches = 32
 
 // embedFunc runs one forward pass over rows and returns one vector per row, in order (Embedder.EmbedEncoded).
 // The batcher calls it on its inference goroutine only.

@@ -9,10 +9,247 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <exception>
 #include <vector>
 
 using convrep::error_of, convrep::handle, convrep::tensor;
+
+// ---- oneDNN's inner product called directly ----------------------------------------------------------------
+//
+// at::mkldnn_linear (libtorch 1.13) copies x into a oneDNN tensor, reorders the plain weight into the layout its
+// inner product wants on every call, and copies the result out: three copies a linear (DNNL_VERBOSE=1 lists
+// them). Where this build has oneDNN's C header and libtorch's process has its library (Debian's libtorch links
+// libdnnl.so.2), the packed weight is instead reordered once into that layout, and the inner product reads x and
+// writes its result in place, with the GELU as a post-op. The functions are looked up with dlsym in what libtorch
+// loaded, so a libtorch without a shared oneDNN (PyTorch's own builds link it in, hidden) keeps the path above.
+#if __has_include(<oneapi/dnnl/dnnl.h>)
+#include <oneapi/dnnl/dnnl.h>
+#define CONVREP_DNNL 1
+#endif
+
+#ifdef CONVREP_DNNL
+namespace {
+// The oneDNN C functions used, from the library libtorch loaded.
+struct dnnl_api {
+  decltype(&dnnl_engine_create) engine_create;
+  decltype(&dnnl_stream_create) stream_create;
+  decltype(&dnnl_memory_desc_init_by_tag) md_init_by_tag;
+  decltype(&dnnl_memory_desc_get_size) md_get_size;
+  decltype(&dnnl_memory_desc_equal) md_equal;
+  decltype(&dnnl_inner_product_forward_desc_init) ip_desc_init;
+  decltype(&dnnl_reorder_primitive_desc_create) reorder_pd_create;
+  decltype(&dnnl_primitive_desc_create) pd_create;
+  decltype(&dnnl_primitive_desc_query_md) pd_query_md;
+  decltype(&dnnl_primitive_desc_destroy) pd_destroy;
+  decltype(&dnnl_primitive_create) prim_create;
+  decltype(&dnnl_primitive_execute) prim_execute;
+  decltype(&dnnl_primitive_destroy) prim_destroy;
+  decltype(&dnnl_memory_create) mem_create;
+  decltype(&dnnl_memory_destroy) mem_destroy;
+  decltype(&dnnl_primitive_attr_create) attr_create;
+  decltype(&dnnl_primitive_attr_destroy) attr_destroy;
+  decltype(&dnnl_primitive_attr_set_post_ops) attr_set_post_ops;
+  decltype(&dnnl_post_ops_create) post_ops_create;
+  decltype(&dnnl_post_ops_destroy) post_ops_destroy;
+  decltype(&dnnl_post_ops_append_eltwise) post_ops_append_eltwise;
+  decltype(&dnnl_stream_wait) stream_wait;
+  dnnl_engine_t engine = nullptr;
+};
+
+template <class F> bool dnnl_find(F &f, const char *name) {
+  f = reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
+  return f != nullptr;
+}
+
+// The API, or nullptr when a function is missing or the CPU engine cannot be made.
+const dnnl_api *dnnl() {
+  static const dnnl_api *api = []() -> const dnnl_api * {
+    static dnnl_api a;
+    bool ok = dnnl_find(a.engine_create, "dnnl_engine_create") && dnnl_find(a.stream_create, "dnnl_stream_create") &&
+              dnnl_find(a.md_init_by_tag, "dnnl_memory_desc_init_by_tag") &&
+              dnnl_find(a.md_get_size, "dnnl_memory_desc_get_size") && dnnl_find(a.md_equal, "dnnl_memory_desc_equal") &&
+              dnnl_find(a.ip_desc_init, "dnnl_inner_product_forward_desc_init") &&
+              dnnl_find(a.reorder_pd_create, "dnnl_reorder_primitive_desc_create") &&
+              dnnl_find(a.pd_create, "dnnl_primitive_desc_create") &&
+              dnnl_find(a.pd_query_md, "dnnl_primitive_desc_query_md") &&
+              dnnl_find(a.pd_destroy, "dnnl_primitive_desc_destroy") &&
+              dnnl_find(a.prim_create, "dnnl_primitive_create") && dnnl_find(a.prim_execute, "dnnl_primitive_execute") &&
+              dnnl_find(a.prim_destroy, "dnnl_primitive_destroy") && dnnl_find(a.mem_create, "dnnl_memory_create") &&
+              dnnl_find(a.mem_destroy, "dnnl_memory_destroy") && dnnl_find(a.attr_create, "dnnl_primitive_attr_create") &&
+              dnnl_find(a.attr_destroy, "dnnl_primitive_attr_destroy") &&
+              dnnl_find(a.attr_set_post_ops, "dnnl_primitive_attr_set_post_ops") &&
+              dnnl_find(a.post_ops_create, "dnnl_post_ops_create") &&
+              dnnl_find(a.post_ops_destroy, "dnnl_post_ops_destroy") &&
+              dnnl_find(a.post_ops_append_eltwise, "dnnl_post_ops_append_eltwise") &&
+              dnnl_find(a.stream_wait, "dnnl_stream_wait");
+    if (!ok || a.engine_create(&a.engine, dnnl_cpu, 0) != dnnl_success) return nullptr;
+    return &a;
+  }();
+  return api;
+}
+
+void dnnl_check(dnnl_status_t s, const char *what) {
+  TORCH_CHECK(s == dnnl_success, "oneDNN ", what, " failed (status ", static_cast<int>(s), ")");
+}
+
+// The calling thread's stream (a CPU stream runs in order on the thread that executes on it).
+dnnl_stream_t dnnl_thread_stream(const dnnl_api *a) {
+  struct holder {
+    dnnl_stream_t s = nullptr;
+    ~holder() {
+      if (s != nullptr) reinterpret_cast<decltype(&dnnl_stream_destroy)>(dlsym(RTLD_DEFAULT, "dnnl_stream_destroy"))(s);
+    }
+  };
+  thread_local holder h;
+  if (h.s == nullptr) dnnl_check(a->stream_create(&h.s, a->engine, dnnl_stream_default_flags), "stream");
+  return h.s;
+}
+
+// A primitive descriptor, a primitive and memories freed on scope exit.
+struct dnnl_scope {
+  const dnnl_api *a;
+  std::vector<dnnl_primitive_desc_t> pds;
+  std::vector<dnnl_primitive_t> prims;
+  std::vector<dnnl_memory_t> mems;
+  dnnl_primitive_attr_t attr = nullptr;
+  dnnl_post_ops_t ops = nullptr;
+  ~dnnl_scope() {
+    for (auto m : mems) a->mem_destroy(m);
+    for (auto p : prims) a->prim_destroy(p);
+    for (auto p : pds) a->pd_destroy(p);
+    if (attr != nullptr) a->attr_destroy(attr);
+    if (ops != nullptr) a->post_ops_destroy(ops);
+  }
+  dnnl_memory_t memory(const dnnl_memory_desc_t *md, void *data) {
+    dnnl_memory_t m;
+    dnnl_check(a->mem_create(&m, md, a->engine, data), "memory");
+    mems.push_back(m);
+    return m;
+  }
+  void run(dnnl_primitive_desc_t pd, std::vector<dnnl_exec_arg_t> args) {
+    dnnl_primitive_t p;
+    dnnl_check(a->prim_create(&p, pd), "primitive");
+    prims.push_back(p);
+    dnnl_stream_t s = dnnl_thread_stream(a);
+    dnnl_check(a->prim_execute(p, s, static_cast<int>(args.size()), args.data()), "execute");
+    dnnl_check(a->stream_wait(s), "wait");
+  }
+};
+
+dnnl_memory_desc_t dnnl_plain(const dnnl_api *a, std::initializer_list<int64_t> dims, dnnl_format_tag_t tag) {
+  dnnl_memory_desc_t md;
+  dnnl_dims_t d = {};
+  int n = 0;
+  for (int64_t v : dims) d[n++] = v;
+  dnnl_check(a->md_init_by_tag(&md, n, d, dnnl_f32, tag), "memory descriptor");
+  return md;
+}
+
+// The inference inner product of M rows, K inputs and N outputs (weights in the layout it chooses), with the
+// exact GELU after it when gelu, its descriptor owned by sc.
+dnnl_primitive_desc_t dnnl_ip(dnnl_scope &sc, int64_t M, int64_t K, int64_t N, bool bias, bool gelu) {
+  const dnnl_api *a = sc.a;
+  dnnl_memory_desc_t src = dnnl_plain(a, {M, K}, dnnl_ab), wei = dnnl_plain(a, {N, K}, dnnl_format_tag_any),
+                     bia = dnnl_plain(a, {N}, dnnl_a), dst = dnnl_plain(a, {M, N}, dnnl_ab);
+  dnnl_inner_product_desc_t d;
+  dnnl_check(a->ip_desc_init(&d, dnnl_forward_inference, &src, &wei, bias ? &bia : nullptr, &dst), "inner product");
+  if (gelu) {
+    dnnl_check(a->attr_create(&sc.attr), "attributes");
+    dnnl_check(a->post_ops_create(&sc.ops), "post-ops");
+    dnnl_check(a->post_ops_append_eltwise(sc.ops, 1.0f, dnnl_eltwise_gelu_erf, 0.0f, 0.0f), "GELU post-op");
+    dnnl_check(a->attr_set_post_ops(sc.attr, sc.ops), "post-ops");
+  }
+  dnnl_primitive_desc_t pd;
+  dnnl_check(a->pd_create(&pd, &d, sc.attr, a->engine, nullptr), "inner product descriptor");
+  sc.pds.push_back(pd);
+  return pd;
+}
+
+// oneDNN's inner product chooses the weights' layout by the number of rows too (on an AVX-512 CPU, AB16b32a for
+// a few rows, AB16b64a for many): a weight is packed in each layout chosen for these row counts.
+constexpr int64_t dnnl_pack_rows[] = {1, 16, 64, 256, 1024, 4096};
+constexpr int dnnl_max_layouts = sizeof(dnnl_pack_rows) / sizeof(dnnl_pack_rows[0]);
+
+// A packed weight is a uint8 tensor: this header, then, from each layout's offset (64-byte aligned, as the
+// allocation is), the weights in that layout.
+struct dnnl_packed_header {
+  int64_t layouts;
+  int64_t offsets[dnnl_max_layouts];
+  dnnl_memory_desc_t mds[dnnl_max_layouts];
+};
+constexpr int64_t dnnl_align(int64_t n) { return (n + 63) / 64 * 64; }
+
+at::Tensor dnnl_pack(const dnnl_api *a, const at::Tensor &w) {
+  at::Tensor plain = w.detach().contiguous();
+  const int64_t N = plain.size(0), K = plain.size(1);
+  dnnl_scope sc{a};
+  dnnl_packed_header h{};
+  int64_t size = dnnl_align(sizeof(h));
+  for (int64_t rows : dnnl_pack_rows) {
+    const dnnl_memory_desc_t want = *a->pd_query_md(dnnl_ip(sc, rows, K, N, true, false), dnnl_query_weights_md, 0);
+    if (std::none_of(h.mds, h.mds + h.layouts, [&](const dnnl_memory_desc_t &m) { return a->md_equal(&m, &want); })) {
+      h.mds[h.layouts] = want;
+      h.offsets[h.layouts++] = size;
+      size += dnnl_align(static_cast<int64_t>(a->md_get_size(&want)));
+    }
+  }
+  at::Tensor packed = at::empty({size}, w.options().dtype(at::kByte));
+  uint8_t *base = static_cast<uint8_t *>(packed.data_ptr());
+  std::memcpy(base, &h, sizeof(h));
+  const dnnl_memory_desc_t from = dnnl_plain(a, {N, K}, dnnl_ab);
+  for (int64_t i = 0; i < h.layouts; i++) {
+    dnnl_primitive_desc_t r;
+    dnnl_check(a->reorder_pd_create(&r, &from, a->engine, &h.mds[i], a->engine, nullptr), "reorder descriptor");
+    sc.pds.push_back(r);
+    sc.run(r, {{DNNL_ARG_FROM, sc.memory(&from, plain.data_ptr())},
+               {DNNL_ARG_TO, sc.memory(&h.mds[i], base + h.offsets[i])}});
+  }
+  return packed;
+}
+
+bool dnnl_packed(const at::Tensor &wp) { return !wp.is_mkldnn() && wp.scalar_type() == at::kByte && wp.dim() == 1; }
+
+// y [M, N] = x [M, K]·wᵀ + bias, GELU after when gelu, on a packed weight.
+at::Tensor dnnl_linear(const dnnl_api *a, const at::Tensor &x, const at::Tensor &wp, const at::Tensor *bias, bool gelu) {
+  dnnl_packed_header h;
+  std::memcpy(&h, wp.data_ptr(), sizeof(h));
+  const int64_t N = h.mds[0].dims[0], K = h.mds[0].dims[1], M = x.size(0);
+  TORCH_CHECK(x.size(1) == K, "oneDNN linear: x has ", x.size(1), " features, the weight ", K);
+  dnnl_scope sc{a};
+  dnnl_primitive_desc_t ip = dnnl_ip(sc, M, K, N, bias != nullptr, gelu);
+  const dnnl_memory_desc_t want = *a->pd_query_md(ip, dnnl_query_weights_md, 0);
+  uint8_t *base = static_cast<uint8_t *>(wp.data_ptr());
+  void *w = nullptr;
+  for (int64_t i = 0; i < h.layouts && w == nullptr; i++) {
+    if (a->md_equal(&h.mds[i], &want)) w = base + h.offsets[i];
+  }
+  at::Tensor other; // the weight in a layout none of the packed ones is
+  if (w == nullptr) {
+    other = at::empty({static_cast<int64_t>(a->md_get_size(&want))}, wp.options());
+    dnnl_primitive_desc_t r;
+    dnnl_check(a->reorder_pd_create(&r, &h.mds[0], a->engine, &want, a->engine, nullptr), "reorder descriptor");
+    sc.pds.push_back(r);
+    sc.run(r, {{DNNL_ARG_FROM, sc.memory(&h.mds[0], base + h.offsets[0])}, {DNNL_ARG_TO, sc.memory(&want, other.data_ptr())}});
+    w = other.data_ptr();
+  }
+  at::Tensor xc = x.contiguous(), y = at::empty({M, N}, x.options());
+  const dnnl_memory_desc_t src = dnnl_plain(a, {M, K}, dnnl_ab), dst = dnnl_plain(a, {M, N}, dnnl_ab);
+  std::vector<dnnl_exec_arg_t> args = {{DNNL_ARG_SRC, sc.memory(&src, xc.data_ptr())},
+                                       {DNNL_ARG_WEIGHTS, sc.memory(&want, w)},
+                                       {DNNL_ARG_DST, sc.memory(&dst, y.data_ptr())}};
+  at::Tensor b;
+  if (bias != nullptr) {
+    b = bias->contiguous();
+    TORCH_CHECK(b.scalar_type() == at::kFloat && b.numel() == N, "oneDNN linear: the bias has ", b.numel(), " values, want ", N);
+    const dnnl_memory_desc_t bmd = dnnl_plain(a, {N}, dnnl_a);
+    args.push_back({DNNL_ARG_BIAS, sc.memory(&bmd, b.data_ptr())});
+  }
+  sc.run(ip, args);
+  return y;
+}
+} // namespace
+#endif
 
 int convrep_mkldnn_available(void) { return at::hasMKLDNN() ? 1 : 0; }
 
@@ -21,6 +258,12 @@ char *convrep_mkldnn_weight(void *wh, void **out) {
     const at::Tensor &w = tensor(wh);
     TORCH_CHECK(w.dim() == 2 && w.device().is_cpu() && w.scalar_type() == at::kFloat,
                 "a oneDNN weight is a CPU float32 matrix, got ", w.scalar_type(), " ", w.sizes(), " on ", w.device());
+#ifdef CONVREP_DNNL
+    if (const dnnl_api *a = dnnl()) {
+      *out = handle(dnnl_pack(a, w));
+      return nullptr;
+    }
+#endif
     *out = handle(w.detach().contiguous().to_mkldnn());
   } catch (const std::exception &e) {
     return error_of(e);
@@ -31,6 +274,18 @@ char *convrep_mkldnn_weight(void *wh, void **out) {
 char *convrep_mkldnn_linear(void *xh, void *wh, void *bh, void **out) {
   try {
     const at::Tensor &x = tensor(xh), &wp = tensor(wh);
+#ifdef CONVREP_DNNL
+    if (dnnl_packed(wp)) {
+      const at::Tensor *bias = bh != nullptr ? &tensor(bh) : nullptr;
+      TORCH_CHECK(x.device().is_cpu() && x.scalar_type() == at::kFloat && x.dim() >= 1,
+                  "oneDNN linear: x is ", x.scalar_type(), " ", x.sizes(), " on ", x.device());
+      at::Tensor y = dnnl_linear(dnnl(), x.reshape({-1, x.size(-1)}), wp, bias, false);
+      std::vector<int64_t> sizes = x.sizes().vec();
+      sizes.back() = y.size(1);
+      *out = handle(y.view(sizes));
+      return nullptr;
+    }
+#endif
     TORCH_CHECK(wp.is_mkldnn() && wp.dim() == 2, "oneDNN linear: the weight is not packed (convrep_mkldnn_weight)");
     TORCH_CHECK(x.device().is_cpu() && x.scalar_type() == at::kFloat && x.dim() >= 1 && x.size(-1) == wp.size(1),
                 "oneDNN linear: x is ", x.scalar_type(), " ", x.sizes(), " on ", x.device(), ", the weight ",
@@ -124,6 +379,19 @@ int convrep_grad_enabled(void) { return at::GradMode::is_enabled() ? 1 : 0; }
 char *convrep_mkldnn_ffn(void *xh, void *w1h, void *b1h, void *w2h, void *b2h, void **out) {
   try {
     const at::Tensor &x = tensor(xh), &w1 = tensor(w1h), &w2 = tensor(w2h);
+#ifdef CONVREP_DNNL
+    if (dnnl_packed(w1) && dnnl_packed(w2)) {
+      TORCH_CHECK(x.device().is_cpu() && x.scalar_type() == at::kFloat && x.dim() >= 1,
+                  "oneDNN feed-forward: x is ", x.scalar_type(), " ", x.sizes(), " on ", x.device());
+      const at::Tensor *b1 = b1h != nullptr ? &tensor(b1h) : nullptr, *b2 = b2h != nullptr ? &tensor(b2h) : nullptr;
+      at::Tensor inner = dnnl_linear(dnnl(), x.reshape({-1, x.size(-1)}), w1, b1, true);
+      at::Tensor y = dnnl_linear(dnnl(), inner, w2, b2, false);
+      std::vector<int64_t> sizes = x.sizes().vec();
+      sizes.back() = y.size(1);
+      *out = handle(y.view(sizes));
+      return nullptr;
+    }
+#endif
     TORCH_CHECK(w1.is_mkldnn() && w2.is_mkldnn() && w1.dim() == 2 && w2.dim() == 2 && w2.size(1) == w1.size(0),
                 "oneDNN feed-forward: the weights are not packed (convrep_mkldnn_weight) or do not chain");
     TORCH_CHECK(x.device().is_cpu() && x.scalar_type() == at::kFloat && x.dim() >= 1 && x.size(-1) == w1.size(1),

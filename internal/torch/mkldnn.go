@@ -13,8 +13,9 @@ import (
 // HasMKLDNN reports whether the linked libtorch has oneDNN (mkldnn) kernels for the CPU.
 func HasMKLDNN() bool { return C.convrep_mkldnn_available() == 1 }
 
-// MKLDNNWeight copies a CPU float32 weight w [out, in] once into oneDNN's layout, for MKLDNNLinear. The copy
-// does not follow w: compare Version(w) with its value at packing to know when it is stale.
+// MKLDNNWeight copies a CPU float32 weight w [out, in] once into oneDNN's layouts, for MKLDNNLinear (mkldnn.h
+// says which). The copy does not follow w: compare Version(w) with its value at packing to know when it is
+// stale.
 func MKLDNNWeight(w *ts.Tensor) (*ts.Tensor, error) {
 	var p unsafe.Pointer
 	if err := takeError(C.convrep_mkldnn_weight(w.Ctensor(), &p)); err != nil {
@@ -39,8 +40,8 @@ func MKLDNNLinear(x, wp, bias *ts.Tensor) *ts.Tensor {
 }
 
 // MKLDNNFeedForward is w2·gelu(w1·x + b1) + b2 with BERT's exact GELU, for a CPU float32 x [..., in], by
-// oneDNN on the packed weights w1 and w2 (MKLDNNWeight), the inner activation kept in oneDNN's layout between
-// them; either bias may be nil. No gradient. It panics on a libtorch error, as gotch's Must* calls do.
+// oneDNN on the packed weights w1 and w2 (MKLDNNWeight), the GELU a post-op of the first inner product where
+// the weights were packed by oneDNN's own API; either bias may be nil. No gradient. It panics on a libtorch error, as gotch's Must* calls do.
 func MKLDNNFeedForward(x, w1, b1, w2, b2 *ts.Tensor) *ts.Tensor {
 	var p, c1, c2 unsafe.Pointer
 	if b1 != nil {

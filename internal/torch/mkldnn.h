@@ -8,8 +8,9 @@ extern "C" {
 #endif
 // 1 when the linked libtorch has oneDNN for the CPU (at::hasMKLDNN), else 0.
 int convrep_mkldnn_available(void);
-// *out is a float32 weight w [out, in] copied once into oneDNN's layout (Tensor::to_mkldnn), detached from
-// autograd, for convrep_mkldnn_linear.
+// *out is a float32 weight w [out, in] copied once, detached from autograd, for convrep_mkldnn_linear: where
+// oneDNN's C API is at hand (mkldnn.cpp), a byte tensor holding it in each layout the inner product chooses on
+// this CPU; else a oneDNN tensor (Tensor::to_mkldnn), which libtorch's mkldnn_linear reorders on every call.
 char *convrep_mkldnn_weight(void *w, void **out);
 // *out is x·wᵀ + bias for a CPU float32 x [..., in], by oneDNN's inner product on the packed weight wp
 // (convrep_mkldnn_weight); bias may be NULL. It computes no gradient: callers run it where none is needed.
@@ -25,8 +26,8 @@ char *convrep_cpu_attention(void *qkv, void *mask, int64_t heads, void **out);
 // 1 when the calling thread records autograd (at::GradMode::is_enabled), else 0.
 int convrep_grad_enabled(void);
 // *out is the feed-forward w2·gelu(w1·x + b1) + b2 with the exact (erf) GELU, for a CPU float32 x [..., in], by
-// two oneDNN inner products on packed weights (convrep_mkldnn_weight) with oneDNN's GELU between them: the
-// inner activation stays in oneDNN's layout, so x is copied in once and the result out once. No gradient.
+// two oneDNN inner products on packed weights (convrep_mkldnn_weight), the GELU a post-op of the first where
+// oneDNN's C API is at hand, else oneDNN's GELU between them on its own tensors. No gradient.
 char *convrep_mkldnn_ffn(void *x, void *w1, void *b1, void *w2, void *b2, void **out);
 // The version counter of t (Tensor::_version): every in-place change, such as an optimiser step, raises it.
 int64_t convrep_tensor_version(void *t);

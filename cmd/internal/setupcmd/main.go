@@ -76,7 +76,8 @@ func Parse(args []string, stderr io.Writer) (Options, error) {
 			"Prepares third_party/gotch (gotch %s patched for the libtorch found here) and the cgo flags of\n"+
 			"internal/torch. Uses $LIBTORCH when set (a folder with include/ and lib/, e.g. an installed PyTorch's\n"+
 			"torch folder, or a Python interpreter such as python3 whose torch is then used), else Debian's\n"+
-			"libtorch-dev, installing libtorch-dev and libgloo-dev with apt-get when missing.\n"+
+			"libtorch-dev, installing libtorch-dev, libgloo-dev, libopenblas0-pthread and libdnnl-dev with apt-get\n"+
+			"when missing.\n"+
 			"With $%s=DIR (a bundle written by `bundle`) it reaches no network.\n\nflags:\n", gotchpatch.Version, offline.Env)
 		fs.PrintDefaults()
 	}

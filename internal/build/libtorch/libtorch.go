@@ -55,11 +55,14 @@ func Find(install bool) (*Libtorch, error) {
 	// Debian's libtorch links the generic libblas.so.3, which without OpenBLAS is the reference BLAS:
 	// matrix products ran about 12 times slower with it (measured on the encoder benchmark).
 	openblas := filepath.Join(lt.Lib, "openblas-pthread", "libblas.so.3")
-	if lt.check() != nil || !exists("/usr/include/gloo/config.h") || !exists(openblas) {
+	// oneDNN's header lets internal/torch call the inner product of the libdnnl.so.2 that libtorch loads, on
+	// weights laid out for it once (mkldnn.cpp); without it, inference runs libtorch's mkldnn_linear.
+	dnnl := "/usr/include/oneapi/dnnl/dnnl.h"
+	if lt.check() != nil || !exists("/usr/include/gloo/config.h") || !exists(openblas) || !exists(dnnl) {
 		if !install {
-			return nil, fmt.Errorf("libtorch not found in %s and %s, or OpenBLAS missing: install Debian's libtorch-dev, libgloo-dev and libopenblas0-pthread, or set LIBTORCH", lt.Include, lt.Lib)
+			return nil, fmt.Errorf("libtorch not found in %s and %s, or OpenBLAS or oneDNN's header missing: install Debian's libtorch-dev, libgloo-dev, libopenblas0-pthread and libdnnl-dev, or set LIBTORCH", lt.Include, lt.Lib)
 		}
-		if err := aptInstall("libtorch-dev", "libgloo-dev", "libopenblas0-pthread"); err != nil {
+		if err := aptInstall("libtorch-dev", "libgloo-dev", "libopenblas0-pthread", "libdnnl-dev"); err != nil {
 			return nil, err
 		}
 		if err := lt.check(); err != nil {
