@@ -30,30 +30,18 @@ using convrep::error_of, convrep::handle, convrep::tensor;
 
 #ifdef CONVREP_DNNL
 namespace {
-// The oneDNN C functions used, from the library libtorch loaded.
+// The oneDNN C functions used (dnnl_ and each name), from the library libtorch loaded.
+#define CONVREP_DNNL_FUNCTIONS(X)                                                                                       \
+  X(engine_create) X(stream_create) X(stream_wait) X(stream_destroy) X(memory_desc_init_by_tag) X(memory_desc_get_size)                 \
+  X(memory_desc_equal) X(inner_product_forward_desc_init) X(reorder_primitive_desc_create) X(primitive_desc_create)   \
+  X(primitive_desc_query_md) X(primitive_desc_destroy) X(primitive_create) X(primitive_execute) X(primitive_destroy) \
+  X(memory_create) X(memory_destroy) X(primitive_attr_create) X(primitive_attr_destroy)                               \
+  X(primitive_attr_set_post_ops) X(post_ops_create) X(post_ops_destroy) X(post_ops_append_eltwise)
+
 struct dnnl_api {
-  decltype(&dnnl_engine_create) engine_create;
-  decltype(&dnnl_stream_create) stream_create;
-  decltype(&dnnl_memory_desc_init_by_tag) md_init_by_tag;
-  decltype(&dnnl_memory_desc_get_size) md_get_size;
-  decltype(&dnnl_memory_desc_equal) md_equal;
-  decltype(&dnnl_inner_product_forward_desc_init) ip_desc_init;
-  decltype(&dnnl_reorder_primitive_desc_create) reorder_pd_create;
-  decltype(&dnnl_primitive_desc_create) pd_create;
-  decltype(&dnnl_primitive_desc_query_md) pd_query_md;
-  decltype(&dnnl_primitive_desc_destroy) pd_destroy;
-  decltype(&dnnl_primitive_create) prim_create;
-  decltype(&dnnl_primitive_execute) prim_execute;
-  decltype(&dnnl_primitive_destroy) prim_destroy;
-  decltype(&dnnl_memory_create) mem_create;
-  decltype(&dnnl_memory_destroy) mem_destroy;
-  decltype(&dnnl_primitive_attr_create) attr_create;
-  decltype(&dnnl_primitive_attr_destroy) attr_destroy;
-  decltype(&dnnl_primitive_attr_set_post_ops) attr_set_post_ops;
-  decltype(&dnnl_post_ops_create) post_ops_create;
-  decltype(&dnnl_post_ops_destroy) post_ops_destroy;
-  decltype(&dnnl_post_ops_append_eltwise) post_ops_append_eltwise;
-  decltype(&dnnl_stream_wait) stream_wait;
+#define CONVREP_DNNL_FIELD(name) decltype(&dnnl_##name) name;
+  CONVREP_DNNL_FUNCTIONS(CONVREP_DNNL_FIELD)
+#undef CONVREP_DNNL_FIELD
   dnnl_engine_t engine = nullptr;
 };
 
@@ -66,23 +54,10 @@ template <class F> bool dnnl_find(F &f, const char *name) {
 const dnnl_api *dnnl() {
   static const dnnl_api *api = []() -> const dnnl_api * {
     static dnnl_api a;
-    bool ok = dnnl_find(a.engine_create, "dnnl_engine_create") && dnnl_find(a.stream_create, "dnnl_stream_create") &&
-              dnnl_find(a.md_init_by_tag, "dnnl_memory_desc_init_by_tag") &&
-              dnnl_find(a.md_get_size, "dnnl_memory_desc_get_size") && dnnl_find(a.md_equal, "dnnl_memory_desc_equal") &&
-              dnnl_find(a.ip_desc_init, "dnnl_inner_product_forward_desc_init") &&
-              dnnl_find(a.reorder_pd_create, "dnnl_reorder_primitive_desc_create") &&
-              dnnl_find(a.pd_create, "dnnl_primitive_desc_create") &&
-              dnnl_find(a.pd_query_md, "dnnl_primitive_desc_query_md") &&
-              dnnl_find(a.pd_destroy, "dnnl_primitive_desc_destroy") &&
-              dnnl_find(a.prim_create, "dnnl_primitive_create") && dnnl_find(a.prim_execute, "dnnl_primitive_execute") &&
-              dnnl_find(a.prim_destroy, "dnnl_primitive_destroy") && dnnl_find(a.mem_create, "dnnl_memory_create") &&
-              dnnl_find(a.mem_destroy, "dnnl_memory_destroy") && dnnl_find(a.attr_create, "dnnl_primitive_attr_create") &&
-              dnnl_find(a.attr_destroy, "dnnl_primitive_attr_destroy") &&
-              dnnl_find(a.attr_set_post_ops, "dnnl_primitive_attr_set_post_ops") &&
-              dnnl_find(a.post_ops_create, "dnnl_post_ops_create") &&
-              dnnl_find(a.post_ops_destroy, "dnnl_post_ops_destroy") &&
-              dnnl_find(a.post_ops_append_eltwise, "dnnl_post_ops_append_eltwise") &&
-              dnnl_find(a.stream_wait, "dnnl_stream_wait");
+    bool ok = true;
+#define CONVREP_DNNL_FIND(name) ok = ok && dnnl_find(a.name, "dnnl_" #name);
+    CONVREP_DNNL_FUNCTIONS(CONVREP_DNNL_FIND)
+#undef CONVREP_DNNL_FIND
     if (!ok || a.engine_create(&a.engine, dnnl_cpu, 0) != dnnl_success) return nullptr;
     return &a;
   }();
@@ -98,7 +73,7 @@ dnnl_stream_t dnnl_thread_stream(const dnnl_api *a) {
   struct holder {
     dnnl_stream_t s = nullptr;
     ~holder() {
-      if (s != nullptr) reinterpret_cast<decltype(&dnnl_stream_destroy)>(dlsym(RTLD_DEFAULT, "dnnl_stream_destroy"))(s);
+      if (s != nullptr) dnnl()->stream_destroy(s);
     }
   };
   thread_local holder h;
@@ -115,24 +90,24 @@ struct dnnl_scope {
   dnnl_primitive_attr_t attr = nullptr;
   dnnl_post_ops_t ops = nullptr;
   ~dnnl_scope() {
-    for (auto m : mems) a->mem_destroy(m);
-    for (auto p : prims) a->prim_destroy(p);
-    for (auto p : pds) a->pd_destroy(p);
-    if (attr != nullptr) a->attr_destroy(attr);
+    for (auto m : mems) a->memory_destroy(m);
+    for (auto p : prims) a->primitive_destroy(p);
+    for (auto p : pds) a->primitive_desc_destroy(p);
+    if (attr != nullptr) a->primitive_attr_destroy(attr);
     if (ops != nullptr) a->post_ops_destroy(ops);
   }
   dnnl_memory_t memory(const dnnl_memory_desc_t *md, void *data) {
     dnnl_memory_t m;
-    dnnl_check(a->mem_create(&m, md, a->engine, data), "memory");
+    dnnl_check(a->memory_create(&m, md, a->engine, data), "memory");
     mems.push_back(m);
     return m;
   }
   void run(dnnl_primitive_desc_t pd, std::vector<dnnl_exec_arg_t> args) {
     dnnl_primitive_t p;
-    dnnl_check(a->prim_create(&p, pd), "primitive");
+    dnnl_check(a->primitive_create(&p, pd), "primitive");
     prims.push_back(p);
     dnnl_stream_t s = dnnl_thread_stream(a);
-    dnnl_check(a->prim_execute(p, s, static_cast<int>(args.size()), args.data()), "execute");
+    dnnl_check(a->primitive_execute(p, s, static_cast<int>(args.size()), args.data()), "execute");
     dnnl_check(a->stream_wait(s), "wait");
   }
 };
@@ -142,7 +117,7 @@ dnnl_memory_desc_t dnnl_plain(const dnnl_api *a, std::initializer_list<int64_t> 
   dnnl_dims_t d = {};
   int n = 0;
   for (int64_t v : dims) d[n++] = v;
-  dnnl_check(a->md_init_by_tag(&md, n, d, dnnl_f32, tag), "memory descriptor");
+  dnnl_check(a->memory_desc_init_by_tag(&md, n, d, dnnl_f32, tag), "memory descriptor");
   return md;
 }
 
@@ -153,21 +128,22 @@ dnnl_primitive_desc_t dnnl_ip(dnnl_scope &sc, int64_t M, int64_t K, int64_t N, b
   dnnl_memory_desc_t src = dnnl_plain(a, {M, K}, dnnl_ab), wei = dnnl_plain(a, {N, K}, dnnl_format_tag_any),
                      bia = dnnl_plain(a, {N}, dnnl_a), dst = dnnl_plain(a, {M, N}, dnnl_ab);
   dnnl_inner_product_desc_t d;
-  dnnl_check(a->ip_desc_init(&d, dnnl_forward_inference, &src, &wei, bias ? &bia : nullptr, &dst), "inner product");
+  dnnl_check(a->inner_product_forward_desc_init(&d, dnnl_forward_inference, &src, &wei, bias ? &bia : nullptr, &dst), "inner product");
   if (gelu) {
-    dnnl_check(a->attr_create(&sc.attr), "attributes");
+    dnnl_check(a->primitive_attr_create(&sc.attr), "attributes");
     dnnl_check(a->post_ops_create(&sc.ops), "post-ops");
     dnnl_check(a->post_ops_append_eltwise(sc.ops, 1.0f, dnnl_eltwise_gelu_erf, 0.0f, 0.0f), "GELU post-op");
-    dnnl_check(a->attr_set_post_ops(sc.attr, sc.ops), "post-ops");
+    dnnl_check(a->primitive_attr_set_post_ops(sc.attr, sc.ops), "post-ops");
   }
   dnnl_primitive_desc_t pd;
-  dnnl_check(a->pd_create(&pd, &d, sc.attr, a->engine, nullptr), "inner product descriptor");
+  dnnl_check(a->primitive_desc_create(&pd, &d, sc.attr, a->engine, nullptr), "inner product descriptor");
   sc.pds.push_back(pd);
   return pd;
 }
 
-// oneDNN's inner product chooses the weights' layout by the number of rows too (on an AVX-512 CPU, AB16b32a for
-// a few rows, AB16b64a for many): a weight is packed in each layout chosen for these row counts.
+// oneDNN's inner product chooses the weights' layout from the whole problem, rows included (on this AVX-512 CPU,
+// AB16b64a for 96 or more outputs, AB16b32a for 40, whatever the rows): a weight is packed in each layout chosen
+// for these row counts, and a call that wants yet another reorders for itself.
 constexpr int64_t dnnl_pack_rows[] = {1, 16, 64, 256, 1024, 4096};
 constexpr int dnnl_max_layouts = sizeof(dnnl_pack_rows) / sizeof(dnnl_pack_rows[0]);
 
@@ -187,11 +163,11 @@ at::Tensor dnnl_pack(const dnnl_api *a, const at::Tensor &w) {
   dnnl_packed_header h{};
   int64_t size = dnnl_align(sizeof(h));
   for (int64_t rows : dnnl_pack_rows) {
-    const dnnl_memory_desc_t want = *a->pd_query_md(dnnl_ip(sc, rows, K, N, true, false), dnnl_query_weights_md, 0);
-    if (std::none_of(h.mds, h.mds + h.layouts, [&](const dnnl_memory_desc_t &m) { return a->md_equal(&m, &want); })) {
+    const dnnl_memory_desc_t want = *a->primitive_desc_query_md(dnnl_ip(sc, rows, K, N, true, false), dnnl_query_weights_md, 0);
+    if (std::none_of(h.mds, h.mds + h.layouts, [&](const dnnl_memory_desc_t &m) { return a->memory_desc_equal(&m, &want); })) {
       h.mds[h.layouts] = want;
       h.offsets[h.layouts++] = size;
-      size += dnnl_align(static_cast<int64_t>(a->md_get_size(&want)));
+      size += dnnl_align(static_cast<int64_t>(a->memory_desc_get_size(&want)));
     }
   }
   at::Tensor packed = at::empty({size}, w.options().dtype(at::kByte));
@@ -200,7 +176,7 @@ at::Tensor dnnl_pack(const dnnl_api *a, const at::Tensor &w) {
   const dnnl_memory_desc_t from = dnnl_plain(a, {N, K}, dnnl_ab);
   for (int64_t i = 0; i < h.layouts; i++) {
     dnnl_primitive_desc_t r;
-    dnnl_check(a->reorder_pd_create(&r, &from, a->engine, &h.mds[i], a->engine, nullptr), "reorder descriptor");
+    dnnl_check(a->reorder_primitive_desc_create(&r, &from, a->engine, &h.mds[i], a->engine, nullptr), "reorder descriptor");
     sc.pds.push_back(r);
     sc.run(r, {{DNNL_ARG_FROM, sc.memory(&from, plain.data_ptr())},
                {DNNL_ARG_TO, sc.memory(&h.mds[i], base + h.offsets[i])}});
@@ -208,27 +184,45 @@ at::Tensor dnnl_pack(const dnnl_api *a, const at::Tensor &w) {
   return packed;
 }
 
+} // namespace
+#endif
+
+int convrep_mkldnn_direct(void) {
+#ifdef CONVREP_DNNL
+  return dnnl() != nullptr ? 1 : 0;
+#else
+  return 0;
+#endif
+}
+
+int convrep_onednn_loaded(void) { return dlsym(RTLD_DEFAULT, "dnnl_engine_create") != nullptr ? 1 : 0; }
+
+#ifdef CONVREP_DNNL
+namespace {
 bool dnnl_packed(const at::Tensor &wp) { return !wp.is_mkldnn() && wp.scalar_type() == at::kByte && wp.dim() == 1; }
 
 // y [M, N] = x [M, K]·wᵀ + bias, GELU after when gelu, on a packed weight.
 at::Tensor dnnl_linear(const dnnl_api *a, const at::Tensor &x, const at::Tensor &wp, const at::Tensor *bias, bool gelu) {
   dnnl_packed_header h;
+  TORCH_CHECK(wp.numel() >= static_cast<int64_t>(sizeof(h)), "oneDNN linear: the weight is not packed (convrep_mkldnn_weight)");
   std::memcpy(&h, wp.data_ptr(), sizeof(h));
+  TORCH_CHECK(h.layouts >= 1 && h.layouts <= dnnl_max_layouts, "oneDNN linear: the weight is not packed (convrep_mkldnn_weight)");
   const int64_t N = h.mds[0].dims[0], K = h.mds[0].dims[1], M = x.size(0);
   TORCH_CHECK(x.size(1) == K, "oneDNN linear: x has ", x.size(1), " features, the weight ", K);
+  if (M == 0) return at::empty({0, N}, x.options());
   dnnl_scope sc{a};
   dnnl_primitive_desc_t ip = dnnl_ip(sc, M, K, N, bias != nullptr, gelu);
-  const dnnl_memory_desc_t want = *a->pd_query_md(ip, dnnl_query_weights_md, 0);
+  const dnnl_memory_desc_t want = *a->primitive_desc_query_md(ip, dnnl_query_weights_md, 0);
   uint8_t *base = static_cast<uint8_t *>(wp.data_ptr());
   void *w = nullptr;
   for (int64_t i = 0; i < h.layouts && w == nullptr; i++) {
-    if (a->md_equal(&h.mds[i], &want)) w = base + h.offsets[i];
+    if (a->memory_desc_equal(&h.mds[i], &want)) w = base + h.offsets[i];
   }
   at::Tensor other; // the weight in a layout none of the packed ones is
   if (w == nullptr) {
-    other = at::empty({static_cast<int64_t>(a->md_get_size(&want))}, wp.options());
+    other = at::empty({static_cast<int64_t>(a->memory_desc_get_size(&want))}, wp.options());
     dnnl_primitive_desc_t r;
-    dnnl_check(a->reorder_pd_create(&r, &h.mds[0], a->engine, &want, a->engine, nullptr), "reorder descriptor");
+    dnnl_check(a->reorder_primitive_desc_create(&r, &h.mds[0], a->engine, &want, a->engine, nullptr), "reorder descriptor");
     sc.pds.push_back(r);
     sc.run(r, {{DNNL_ARG_FROM, sc.memory(&h.mds[0], base + h.offsets[0])}, {DNNL_ARG_TO, sc.memory(&want, other.data_ptr())}});
     w = other.data_ptr();

@@ -13,6 +13,12 @@ import (
 // HasMKLDNN reports whether the linked libtorch has oneDNN (mkldnn) kernels for the CPU.
 func HasMKLDNN() bool { return C.convrep_mkldnn_available() == 1 }
 
+// MKLDNNDirect reports whether the packed linears call oneDNN's inner product directly (mkldnn.h).
+func MKLDNNDirect() bool { return C.convrep_mkldnn_direct() == 1 }
+
+// OneDNNLoaded reports whether the process has a shared oneDNN library, as Debian's libtorch loads.
+func OneDNNLoaded() bool { return C.convrep_onednn_loaded() == 1 }
+
 // MKLDNNWeight copies a CPU float32 weight w [out, in] once into oneDNN's layouts, for MKLDNNLinear (mkldnn.h
 // says which). The copy does not follow w: compare Version(w) with its value at packing to know when it is
 // stale.

@@ -8,6 +8,11 @@ extern "C" {
 #endif
 // 1 when the linked libtorch has oneDNN for the CPU (at::hasMKLDNN), else 0.
 int convrep_mkldnn_available(void);
+// 1 when this build calls oneDNN's inner product directly (it had oneDNN's header, and the process has the
+// library), else 0: then the linears below go through at::mkldnn_linear.
+int convrep_mkldnn_direct(void);
+// 1 when the process has a shared oneDNN library (Debian's libtorch loads libdnnl.so.2), else 0.
+int convrep_onednn_loaded(void);
 // *out is a float32 weight w [out, in] copied once, detached from autograd, for convrep_mkldnn_linear: where
 // oneDNN's C API is at hand (mkldnn.cpp), a byte tensor holding it in each layout the inner product chooses on
 // this CPU; else a oneDNN tensor (Tensor::to_mkldnn), which libtorch's mkldnn_linear reorders on every call.
