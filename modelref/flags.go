@@ -1,6 +1,14 @@
 package modelref
 
-import "flag"
+import (
+	"flag"
+
+	"github.com/sugarme/gotch"
+
+	"convrep/internal/torch"
+	"convrep/models"
+	"convrep/tokenizers"
+)
 
 // Encoding is what a command that turns texts into vectors (embed, serve) reads from its command line: the
 // model, how a text becomes one vector, and where and how the forward pass runs.
@@ -18,4 +26,25 @@ func (e *Encoding) AddFlags(fs *flag.FlagSet, use string) {
 	fs.StringVar(&e.Device, "device", "cpu", "cpu, cuda or cuda:N")
 	fs.StringVar(&e.Precision, "precision", "fp32", "arithmetic of the forward pass: fp32, or bf16 (on CUDA, or on a CPU with avx512_bf16 or AMX; vectors within cosine 0.9999 of fp32's)")
 	fs.IntVar(&e.Threads, "threads", 0, "libtorch intra-op threads; 0 = libtorch's default")
+}
+
+// Parsed checks e's flags that have a fixed set of values, before a model loads: --pooling (empty: the
+// folder's), --truncation, --device and --precision (for that device).
+func (e *Encoding) Parsed() (tokenizers.Truncation, gotch.Device, models.Precision, error) {
+	var none models.Precision
+	if e.Pooling != "" {
+		if _, err := models.ParsePooling(e.Pooling); err != nil {
+			return 0, gotch.CPU, none, err
+		}
+	}
+	trunc, err := ParseTruncation(e.Truncation)
+	if err != nil {
+		return 0, gotch.CPU, none, err
+	}
+	dev, err := torch.ParseDevice(e.Device)
+	if err != nil {
+		return 0, gotch.CPU, none, err
+	}
+	precision, err := models.ParsePrecision(e.Precision, dev)
+	return trunc, dev, precision, err
 }

@@ -59,25 +59,12 @@ func run(ctx context.Context, o options, log *zap.Logger) error {
 			return fmt.Errorf("%s is required (see --help)", flagName)
 		}
 	}
-	if o.Pooling != "" {
-		if _, err := models.ParsePooling(o.Pooling); err != nil {
-			return err
-		}
-	}
-	trunc, err := modelref.ParseTruncation(o.Truncation)
+	trunc, dev, precision, err := o.Parsed()
 	if err != nil {
 		return err
 	}
 	if o.batchSize < 1 {
 		return fmt.Errorf("--batch-size must be at least 1, got %d", o.batchSize)
-	}
-	dev, err := torch.ParseDevice(o.Device)
-	if err != nil {
-		return err
-	}
-	precision, err := models.ParsePrecision(o.Precision, dev)
-	if err != nil {
-		return err
 	}
 	if o.Threads > 0 {
 		if err := torch.SetNumThreads(o.Threads); err != nil {

@@ -83,20 +83,7 @@ func run(ctx context.Context, o options, log *zap.Logger) error {
 	if o.Model == "" {
 		return fmt.Errorf("--model is required (see --help)")
 	}
-	if o.Pooling != "" {
-		if _, err := models.ParsePooling(o.Pooling); err != nil {
-			return err
-		}
-	}
-	trunc, err := modelref.ParseTruncation(o.Truncation)
-	if err != nil {
-		return err
-	}
-	dev, err := torch.ParseDevice(o.Device)
-	if err != nil {
-		return err
-	}
-	precision, err := models.ParsePrecision(o.Precision, dev)
+	trunc, dev, precision, err := o.Parsed()
 	if err != nil {
 		return err
 	}
