@@ -335,32 +335,40 @@ char *convrep_cpu_attention(void *qkvh, void *mh, int64_t heads, void **out) {
     float *o = ctx.data_ptr<float>();
     const int t = static_cast<int>(T), d = static_cast<int>(dh), ld3 = static_cast<int>(3 * H), ldo = static_cast<int>(H);
     const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(dh))), one = 1, zero = 0;
-    // The (row, head) pairs are independent: libtorch's intra-op threads take them in shares, each with its own
-    // scores buffer (the BLAS runs GEMMs this small on the calling thread).
-    at::parallel_for(0, T > 0 ? B * heads : 0, 1, [&](int64_t begin, int64_t end) {
-      std::vector<float> s(static_cast<size_t>(T * T));
-      for (int64_t bh = begin; bh < end; bh++) {
-        const int64_t b = bh / heads, h = bh % heads;
-        const float *q = base + b * T * 3 * H + h * dh, *k = q + H, *v = q + 2 * H;
-        // Row-major scores S[i][j] = q_i·k_j·scale: column-major, S is (kᵀ)ᵀ·q with k and q as dh x T.
-        gemm("T", "N", &t, &t, &d, &scale, k, &ld3, q, &ld3, &zero, s.data(), &t);
-        for (int64_t i = 0; i < T; i++) {
-          float *row = s.data() + i * T;
-          if (add != nullptr) {
-            for (int64_t j = 0; j < T; j++) row[j] += add[b * T + j];
+    // Three passes over the (row, head) pairs of a chunk of rows, each shared among libtorch's intra-op threads
+    // (the BLAS runs GEMMs this small on the calling thread): every pair's scores, libtorch's own vectorised
+    // softmax over all of them at once, every pair's context. A softmax written here, one row at a time with
+    // std::exp, took two thirds of the attention's time. The chunk bounds the scores to about 32 MB.
+    const int64_t per_row = heads * T * T, chunk = std::max<int64_t>(1, (int64_t{8} << 20) / std::max<int64_t>(1, per_row));
+    for (int64_t b0 = 0; b0 < B && T > 0; b0 += chunk) {
+      const int64_t rows = std::min(chunk, B - b0);
+      at::Tensor scores = at::empty({rows * heads, T, T}, x.options());
+      float *sp = scores.data_ptr<float>();
+      at::parallel_for(0, rows * heads, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; i++) {
+          const int64_t b = b0 + i / heads, h = i % heads;
+          const float *q = base + b * T * 3 * H + h * dh, *k = q + H;
+          float *s = sp + i * T * T, beta = 0;
+          if (add != nullptr) { // every row of S starts as the mask, which the GEMM adds to (beta 1)
+            for (int64_t r = 0; r < T; r++) std::memcpy(s + r * T, add + b * T, T * sizeof(float));
+            beta = 1;
           }
-          float top = *std::max_element(row, row + T), sum = 0;
-          for (int64_t j = 0; j < T; j++) {
-            row[j] = std::exp(row[j] - top);
-            sum += row[j];
-          }
-          for (int64_t j = 0; j < T; j++) row[j] /= sum;
+          // Row-major scores S[i][j] = q_i·k_j·scale: column-major, S is (kᵀ)ᵀ·q with k and q as dh x T.
+          gemm("T", "N", &t, &t, &d, &scale, k, &ld3, q, &ld3, &beta, s, &t);
         }
-        // Row-major context C[i] = Σ_j S[i][j]·v_j, written at its head's columns of ctx [B, T, H]: column-major,
-        // C (dh x T, ld H) is v (dh x T, ld 3H) times S (T x T).
-        gemm("N", "N", &d, &t, &t, &one, v, &ld3, s.data(), &t, &zero, o + b * T * H + h * dh, &ldo);
-      }
-    });
+      });
+      at::Tensor probs = at::_softmax(scores, -1, false);
+      const float *pp = probs.data_ptr<float>();
+      at::parallel_for(0, rows * heads, 1, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; i++) {
+          const int64_t b = b0 + i / heads, h = i % heads;
+          const float *v = base + b * T * 3 * H + h * dh + 2 * H;
+          // Row-major context C[i] = Σ_j S[i][j]·v_j, written at its head's columns of ctx [B, T, H]:
+          // column-major, C (dh x T, ld H) is v (dh x T, ld 3H) times S (T x T).
+          gemm("N", "N", &d, &t, &t, &one, v, &ld3, pp + i * T * T, &t, &zero, o + b * T * H + h * dh, &ldo);
+        }
+      });
+    }
     *out = handle(ctx);
   } catch (const std::exception &e) {
     return error_of(e);

@@ -74,8 +74,8 @@ func HasCPUAttention() bool { return C.convrep_cpu_attention_available() == 1 }
 // of heads heads, their outputs side by side [B, T, H], where q, k and v are the thirds of qkv [B, T, 3H]
 // (contiguous float32, a joined projection's output) and mask is nil or the additive mask of B·T floats.
 // libtorch 1.13's batched matmul runs B·heads small GEMMs one at a time, each through the dispatcher and
-// a select of each operand; this makes the same BLAS calls directly on strided views, with the mask and
-// softmax between them and no copy in or out. No gradient. It panics on a libtorch error, as gotch's Must*
+// a select of each operand; this makes the same BLAS calls directly on strided views, the mask added by the
+// first and libtorch's vectorised softmax between them, with no copy in or out. No gradient. It panics on a libtorch error, as gotch's Must*
 // calls do.
 func CPUAttention(qkv, mask *ts.Tensor, heads int64) *ts.Tensor {
 	var m, p unsafe.Pointer
