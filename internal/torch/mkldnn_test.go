@@ -76,7 +76,8 @@ func TestMKLDNNLinearEqualsLibtorchs(t *testing.T) {
 
 // CPUAttention equals libtorch's composite attention (matmul, scale, additive mask, softmax, matmul) within
 // 1e-5: with and without a mask, rows padded by different amounts, one token and odd lengths, one head and
-// several, and rows long enough to be taken in chunks.
+// several, up to 16 tokens (the BLAS's GEMMs) and past that (oneDNN's matmul, where the build calls it), and
+// rows long enough to be taken in chunks.
 func TestCPUAttentionEqualsLibtorchs(t *testing.T) {
 	if !HasCPUAttention() {
 		t.Skip("the BLAS under libtorch exports no sgemm_")
@@ -95,6 +96,8 @@ func TestCPUAttentionEqualsLibtorchs(t *testing.T) {
 		{"no mask", 3, 7, 2, 16, nil},
 		{"padded rows", 4, 9, 4, 8, []int64{9, 1, 5, 8}},
 		{"one head, padded", 2, 33, 1, 64, []int64{20, 33}},
+		{"past 16 tokens, no mask", 2, 40, 4, 16, nil},
+		{"past 16 tokens, padded", 3, 24, 3, 8, []int64{24, 3, 17}},
 		{"rows in two chunks", 3, 2048, 1, 8, []int64{2048, 1000, 7}}, // 2048² scores a row: two rows a chunk
 	} {
 		t.Run(c.name, func(t *testing.T) {
