@@ -142,7 +142,8 @@ func (m *Model) packedFor(train bool, x *ts.Tensor) []packedBlock {
 var cpuAttention = sync.OnceValue(torch.HasCPUAttention)
 
 // forwardPacked is forward's function for inference, its four matrix products by oneDNN on the packed
-// weights pb, and the attention, where libtorch has no fused kernel for it (1.13), by torch.CPUAttention.
+// weights pb, its LayerNorms by oneDNN too, and the attention, where libtorch has no fused kernel for it (1.13),
+// by torch.CPUAttention.
 func (b *block) forwardPacked(x *ts.Tensor, mask *attnMask, pb *packedBlock) *ts.Tensor {
 	size := x.MustSize()
 	bsz, seq, hid := size[0], size[1], size[2]
@@ -170,7 +171,7 @@ func (b *block) forwardPacked(x *ts.Tensor, mask *attnMask, pb *packedBlock) *ts
 	resid := torch.MKLDNNLinear(ctx, pb.attnOut.mk, b.attnOut.b)
 	resid.MustAdd_(x)
 	ctx.MustDrop()
-	attn := b.attnNorm.forward(resid)
+	attn := torch.MKLDNNLayerNorm(resid, b.attnNorm.w, b.attnNorm.b, b.attnNorm.eps)
 	resid.MustDrop()
 
 	var sum *ts.Tensor
@@ -185,7 +186,7 @@ func (b *block) forwardPacked(x *ts.Tensor, mask *attnMask, pb *packedBlock) *ts
 	}
 	sum.MustAdd_(attn)
 	attn.MustDrop()
-	res := b.outNorm.forward(sum)
+	res := torch.MKLDNNLayerNorm(sum, b.outNorm.w, b.outNorm.b, b.outNorm.eps)
 	sum.MustDrop()
 	return res
 }

@@ -91,3 +91,15 @@ func CPUAttention(qkv, mask *ts.Tensor, heads int64) *ts.Tensor {
 
 // GradEnabled reports whether the calling OS thread records autograd (NoGrad turns it off).
 func GradEnabled() bool { return C.convrep_grad_enabled() == 1 }
+
+// MKLDNNLayerNorm is LayerNorm over the last dimension of a CPU float32 x with a weight and a bias per feature,
+// by oneDNN's layer normalisation where the build calls oneDNN (MKLDNNDirect), else by libtorch's. No gradient.
+// It panics on a libtorch error, as gotch's Must* calls do.
+func MKLDNNLayerNorm(x, w, b *ts.Tensor, eps float64) *ts.Tensor {
+	var p unsafe.Pointer
+	countCall()
+	if err := takeError(C.convrep_mkldnn_layer_norm(x.Ctensor(), w.Ctensor(), b.Ctensor(), C.double(eps), &p)); err != nil {
+		panic(fmt.Errorf("oneDNN LayerNorm: %w", err))
+	}
+	return ts.FromCtensor(p)
+}

@@ -128,3 +128,28 @@ func TestCPUAttentionEqualsLibtorchs(t *testing.T) {
 		})
 	}
 }
+
+// MKLDNNLayerNorm equals libtorch's LayerNorm within 1e-5 with a weight and bias that are not the identity, for
+// one row, many, 3-D input, two widths and two epsilons.
+func TestMKLDNNLayerNormEqualsLibtorchs(t *testing.T) {
+	if err := ManualSeed(5); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		shape []int64
+		eps   float64
+	}{{[]int64{1, 96}, 1e-12}, {[]int64{3, 7, 256}, 1e-12}, {[]int64{50, 96}, 1e-5}} {
+		width := c.shape[len(c.shape)-1]
+		x := ts.MustRandn(c.shape, gotch.Float, gotch.CPU).MustMulScalar(ts.FloatScalar(3), true).MustAddScalar(ts.FloatScalar(1), true)
+		w := ts.MustRandn([]int64{width}, gotch.Float, gotch.CPU)
+		b := ts.MustRandn([]int64{width}, gotch.Float, gotch.CPU)
+		want := ts.MustLayerNorm(x, []int64{width}, w, b, c.eps, false)
+		got := MKLDNNLayerNorm(x, w, b, c.eps)
+		if d := got.MustSub(want, false).MustAbs(true).MustMax(true).Float64Values()[0]; d > 1e-5 {
+			t.Errorf("x %v, eps %g: differs from libtorch's LayerNorm by %.3g", c.shape, c.eps, d)
+		}
+		if g, w := got.MustSize(), x.MustSize(); fmt.Sprint(g) != fmt.Sprint(w) {
+			t.Errorf("x %v: the result is %v", c.shape, g)
+		}
+	}
+}
