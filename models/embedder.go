@@ -146,9 +146,9 @@ func ByLength(rows []Encoded) []int {
 }
 
 // EmbedEncoded runs one forward pass over rows, right-padded to the longest, and returns their pooled
-// vectors in order. It runs without autograd and dropout on the calling OS thread: in float32 on the CPU
-// by oneDNN's linears on weights laid out for it at the first call (Model.PackForCPUInference), and under
-// libtorch's bf16 autocast with Precision BF16.
+// vectors in order. It runs without autograd and dropout on the calling OS thread, under libtorch's bf16
+// autocast with Precision BF16; on the CPU, by oneDNN's linears on weights laid out for it at the first call
+// (Model.PackForCPUInference), in bfloat16 under autocast.
 func (e *Embedder) EmbedEncoded(rows []Encoded) ([][]float32, error) {
 	if len(rows) == 0 {
 		return nil, nil
@@ -163,8 +163,8 @@ func (e *Embedder) EmbedEncoded(rows []Encoded) ([][]float32, error) {
 	}
 	defer in.Drop()
 	dev := e.Model.VS.Device()
-	if e.Precision != BF16 && !dev.IsCuda() && torch.HasMKLDNN() {
-		if err := e.Model.PackForCPUInference(); err != nil {
+	if bf16 := e.Precision == BF16; !dev.IsCuda() && torch.HasMKLDNN() && (!bf16 || torch.MKLDNNDirect()) {
+		if err := e.Model.PackForCPUInference(bf16); err != nil {
 			return nil, err
 		}
 	}

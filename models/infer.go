@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
 	"convrep/internal/torch"
@@ -12,28 +13,31 @@ import (
 // oneDNN's inner product on weights laid out for it once runs a CPU forward's linears several times faster
 // than libtorch's linear, which on Debian's libtorch goes through OpenBLAS's sgemm (docs/measuring.md has the
 // figures). The packed weights are for inference only: training's forward never reads them, and they are copied
-// again whenever an optimiser step or a load has changed the parameters since.
+// again whenever an optimiser step or a load has changed the parameters since. Packed in bfloat16, they are
+// what a forward under CPU bf16 autocast multiplies by, as autocast would: the linears' inputs rounded to
+// bfloat16, the products summed in float32, LayerNorm, softmax and the residuals in float32.
 
 // packedLinear is one linear's weight in oneDNN's layout, with the parameters it was copied from and their
 // versions at the copy.
 type packedLinear struct {
 	mk       *ts.Tensor
+	bf16     bool
 	src      []*ts.Tensor
 	versions []int64
 }
 
-// pack copies the rows of ws, joined in order, into oneDNN's layout.
-func pack(ws ...*ts.Tensor) (packedLinear, error) {
+// pack copies the rows of ws, joined in order, into oneDNN's layout, in bfloat16 when bf16.
+func pack(bf16 bool, ws ...*ts.Tensor) (packedLinear, error) {
 	w := ws[0]
 	if len(ws) == 3 {
 		w = torch.JoinRows(ws[0], ws[1], ws[2])
 		defer w.MustDrop()
 	}
-	mk, err := torch.MKLDNNWeight(w)
+	mk, err := torch.MKLDNNWeight(w, bf16)
 	if err != nil {
 		return packedLinear{}, err
 	}
-	p := packedLinear{mk: mk, src: ws}
+	p := packedLinear{mk: mk, bf16: bf16, src: ws}
 	for _, s := range ws {
 		p.versions = append(p.versions, torch.Version(s))
 	}
@@ -55,7 +59,7 @@ func (p *packedLinear) refresh() error {
 	if !p.stale() {
 		return nil
 	}
-	fresh, err := pack(p.src...)
+	fresh, err := pack(p.bf16, p.src...)
 	if err != nil {
 		return err
 	}
@@ -72,12 +76,14 @@ func (pb *packedBlock) linears() []*packedLinear {
 	return []*packedLinear{&pb.qkv, &pb.attnOut, &pb.ffnIn, &pb.ffnOut}
 }
 
-// PackForCPUInference lays the encoder's weights out for oneDNN once, so that a CPU float32 forward without
-// autograd, dropout or autocast (what an Embedder runs) multiplies by them; it costs a second copy of the
-// layers' matrices. Calling it again does nothing. Training is unaffected: its forward never reads the
-// copies, and a forward after an optimiser step copies the changed weights again first.
-func (m *Model) PackForCPUInference() error {
-	if m.packed != nil {
+// PackForCPUInference lays the encoder's weights out for oneDNN once, so that a CPU forward without autograd or
+// dropout (what an Embedder runs) multiplies by them: in float32 for a forward without autocast, or with bf16 in
+// bfloat16 for one under CPU bf16 autocast (where torch.MKLDNNDirect). It costs a second copy of the layers'
+// matrices. Calling it again with the same bf16 does nothing; with the other, it packs anew. Training is
+// unaffected: its forward never reads the copies, and a forward after an optimiser step copies the changed
+// weights again first.
+func (m *Model) PackForCPUInference(bf16 bool) error {
+	if m.packed != nil && m.packedBF16 == bf16 {
 		return nil
 	}
 	if m.VS.Device().IsCuda() {
@@ -86,19 +92,22 @@ func (m *Model) PackForCPUInference() error {
 	if !torch.HasMKLDNN() {
 		return fmt.Errorf("pack for CPU inference: this libtorch has no oneDNN")
 	}
+	if bf16 && !torch.MKLDNNDirect() {
+		return fmt.Errorf("pack for CPU inference in bfloat16: this build does not call oneDNN directly (libdnnl-dev at set-up)")
+	}
 	var blocks []packedBlock
 	err := torch.Catch("pack for CPU inference", func() error {
 		for _, l := range m.layers {
 			var pb packedBlock
 			var err error
-			if pb.qkv, err = pack(l.query.w, l.key.w, l.value.w); err != nil {
+			if pb.qkv, err = pack(bf16, l.query.w, l.key.w, l.value.w); err != nil {
 				return err
 			}
 			for _, p := range []struct {
 				to *packedLinear
 				w  *ts.Tensor
 			}{{&pb.attnOut, l.attnOut.w}, {&pb.ffnIn, l.ffnIn.w}, {&pb.ffnOut, l.ffnOut.w}} {
-				if *p.to, err = pack(p.w); err != nil {
+				if *p.to, err = pack(bf16, p.w); err != nil {
 					return err
 				}
 			}
@@ -107,25 +116,32 @@ func (m *Model) PackForCPUInference() error {
 		return nil
 	})
 	if err != nil {
-		for _, pb := range blocks {
-			for _, p := range pb.linears() {
-				torch.Drop(p.mk)
-			}
-		}
+		dropPacked(blocks)
 		return err
 	}
-	m.packed = blocks
+	dropPacked(m.packed)
+	m.packed, m.packedBF16 = blocks, bf16
 	return nil
 }
 
+// dropPacked frees the packed copies of blocks.
+func dropPacked(blocks []packedBlock) {
+	for _, pb := range blocks {
+		for _, p := range pb.linears() {
+			torch.Drop(p.mk)
+		}
+	}
+}
+
 // packedFor returns the packed layers a forward can run on: those of PackForCPUInference, refreshed where the
-// parameters have changed, when the forward is inference (no dropout, no autograd, no autocast) on the CPU
-// and in float32; nil otherwise, and the forward runs libtorch's linears.
+// parameters have changed, when the forward is inference (no dropout, no autograd) on the CPU, either in float32
+// without autocast on float32 copies, or under bf16 autocast on bfloat16 copies; nil otherwise, and the forward
+// runs libtorch's linears.
 func (m *Model) packedFor(train bool, x *ts.Tensor) []packedBlock {
 	if train || m.packed == nil || torch.GradEnabled() || x.MustDevice().IsCuda() {
 		return nil
 	}
-	if on, _ := torch.AutocastEnabled(x.MustDevice()); on {
+	if on, dtype := torch.AutocastEnabled(x.MustDevice()); on != m.packedBF16 || (on && dtype != gotch.BFloat16) {
 		return nil
 	}
 	for i := range m.packed {

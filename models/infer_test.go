@@ -103,7 +103,7 @@ func TestOneDNNForwardEqualsLibtorchs(t *testing.T) {
 					t.Logf("%s: largest difference %.3g", when, d)
 				}
 			}
-			if err := m.PackForCPUInference(); err != nil {
+			if err := m.PackForCPUInference(false); err != nil {
 				t.Fatal(err)
 			}
 			compare("packed at load")
@@ -128,7 +128,7 @@ func TestTrainingForwardIgnoresPackedWeights(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.PackForCPUInference(); err != nil {
+	if err := m.PackForCPUInference(false); err != nil {
 		t.Fatal(err)
 	}
 	in := fixtureInput(t, dir, m)
@@ -151,8 +151,9 @@ func TestTrainingForwardIgnoresPackedWeights(t *testing.T) {
 	})
 }
 
-// TestBF16EmbeddingsNearFP32 holds an Embedder's bf16 vectors (libtorch's CPU autocast) to within cosine
-// 0.9999 of its fp32 vectors, on the fixtures' three models and their tokenizers.
+// TestBF16EmbeddingsNearFP32 holds an Embedder's bf16 vectors (libtorch's CPU autocast, the linears on weights
+// packed in bfloat16 where the build calls oneDNN) to within cosine 0.9999 of its fp32 vectors, on the fixtures'
+// three models and their tokenizers.
 func TestBF16EmbeddingsNearFP32(t *testing.T) {
 	if why, err := bf16On(gotch.CPU); err != nil {
 		t.Skipf("bf16 does not run on this CPU: %v", err)
@@ -185,6 +186,9 @@ func TestBF16EmbeddingsNearFP32(t *testing.T) {
 			bf16, err := e.Embed(texts)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if torch.MKLDNNDirect() && !m.packedBF16 {
+				t.Error("bf16 on the CPU did not run on weights packed in bfloat16")
 			}
 			for i := range texts {
 				c := cosine(fp32[i], bf16[i])

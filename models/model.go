@@ -25,13 +25,14 @@ type Model struct {
 	Heads  Heads
 	VS     *nn.VarStore
 
-	emb    *embeddings
-	layers []*block
-	pooler *linear
-	mlm    *mlmHead
-	nsp    *linear
-	params map[string]*ts.Tensor
-	packed []packedBlock // the layers' weights in oneDNN's layout, for CPU inference (PackForCPUInference)
+	emb        *embeddings
+	layers     []*block
+	pooler     *linear
+	mlm        *mlmHead
+	nsp        *linear
+	params     map[string]*ts.Tensor
+	packed     []packedBlock // the layers' weights in oneDNN's layout, for CPU inference (PackForCPUInference)
+	packedBF16 bool          // packed holds them in bfloat16
 }
 
 // New builds a randomly initialised model (HuggingFace's initialisation; seed libtorch first with

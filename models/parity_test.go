@@ -59,7 +59,7 @@ func parity(t *testing.T, model, weights, mode string) {
 		t.Fatal(err)
 	}
 	if mode == "onednn" {
-		if err := m.PackForCPUInference(); err != nil {
+		if err := m.PackForCPUInference(false); err != nil {
 			t.Fatal(err)
 		}
 	}

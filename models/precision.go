@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/sugarme/gotch"
+
+	"convrep/internal/torch"
 )
 
 // Precision is the arithmetic an Embedder's forward pass runs in.
@@ -64,6 +66,9 @@ func bf16On(dev gotch.Device) (string, error) {
 	flag, ok := bf16Flag(string(info))
 	if !ok {
 		return "", fmt.Errorf("this CPU has neither avx512_bf16 nor AMX (%s lists no bf16 instructions), so bf16 would be slower than fp32; use fp32", cpuinfo)
+	}
+	if torch.MKLDNNDirect() {
+		return fmt.Sprintf("bf16 under libtorch's CPU autocast (the CPU has %s), the layers' linears by oneDNN on weights packed in bf16 once", flag), nil
 	}
 	return fmt.Sprintf("bf16 under libtorch's CPU autocast (the CPU has %s)", flag), nil
 }

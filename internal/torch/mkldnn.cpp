@@ -114,21 +114,24 @@ struct dnnl_scope {
   }
 };
 
-dnnl_memory_desc_t dnnl_plain(const dnnl_api *a, std::initializer_list<int64_t> dims, dnnl_format_tag_t tag) {
+dnnl_memory_desc_t dnnl_plain(const dnnl_api *a, std::initializer_list<int64_t> dims, dnnl_format_tag_t tag,
+                              dnnl_data_type_t type = dnnl_f32) {
   dnnl_memory_desc_t md;
   dnnl_dims_t d = {};
   int n = 0;
   for (int64_t v : dims) d[n++] = v;
-  dnnl_check(a->memory_desc_init_by_tag(&md, n, d, dnnl_f32, tag), "memory descriptor");
+  dnnl_check(a->memory_desc_init_by_tag(&md, n, d, type, tag), "memory descriptor");
   return md;
 }
 
 // The inference inner product of M rows, K inputs and N outputs (weights in the layout it chooses), with the
-// exact GELU after it when gelu, its descriptor owned by sc.
-dnnl_primitive_desc_t dnnl_ip(dnnl_scope &sc, int64_t M, int64_t K, int64_t N, bool bias, bool gelu) {
+// exact GELU after it when gelu, its descriptor owned by sc. Its input and weights are of type in (float32, or
+// bfloat16, which oneDNN multiplies with float32 sums), its bias float32, its result of type out.
+dnnl_primitive_desc_t dnnl_ip(dnnl_scope &sc, int64_t M, int64_t K, int64_t N, bool bias, bool gelu,
+                              dnnl_data_type_t in = dnnl_f32, dnnl_data_type_t out = dnnl_f32) {
   const dnnl_api *a = sc.a;
-  dnnl_memory_desc_t src = dnnl_plain(a, {M, K}, dnnl_ab), wei = dnnl_plain(a, {N, K}, dnnl_format_tag_any),
-                     bia = dnnl_plain(a, {N}, dnnl_a), dst = dnnl_plain(a, {M, N}, dnnl_ab);
+  dnnl_memory_desc_t src = dnnl_plain(a, {M, K}, dnnl_ab, in), wei = dnnl_plain(a, {N, K}, dnnl_format_tag_any, in),
+                     bia = dnnl_plain(a, {N}, dnnl_a), dst = dnnl_plain(a, {M, N}, dnnl_ab, out);
   dnnl_inner_product_desc_t d;
   dnnl_check(a->inner_product_forward_desc_init(&d, dnnl_forward_inference, &src, &wei, bias ? &bia : nullptr, &dst), "inner product");
   if (gelu) {
@@ -158,14 +161,15 @@ struct dnnl_packed_header {
 };
 constexpr int64_t dnnl_align(int64_t n) { return (n + 63) / 64 * 64; }
 
-at::Tensor dnnl_pack(const dnnl_api *a, const at::Tensor &w) {
+// w [N, K] (float32) packed in type (float32 or bfloat16).
+at::Tensor dnnl_pack(const dnnl_api *a, const at::Tensor &w, dnnl_data_type_t type) {
   at::Tensor plain = w.detach().contiguous();
   const int64_t N = plain.size(0), K = plain.size(1);
   dnnl_scope sc{a};
   dnnl_packed_header h{};
   int64_t size = dnnl_align(sizeof(h));
   for (int64_t rows : dnnl_pack_rows) {
-    const dnnl_memory_desc_t want = *a->primitive_desc_query_md(dnnl_ip(sc, rows, K, N, true, false), dnnl_query_weights_md, 0);
+    const dnnl_memory_desc_t want = *a->primitive_desc_query_md(dnnl_ip(sc, rows, K, N, true, false, type), dnnl_query_weights_md, 0);
     if (std::none_of(h.mds, h.mds + h.layouts, [&](const dnnl_memory_desc_t &m) { return a->memory_desc_equal(&m, &want); })) {
       h.mds[h.layouts] = want;
       h.offsets[h.layouts++] = size;
@@ -203,17 +207,23 @@ int convrep_onednn_loaded(void) { return dlsym(RTLD_DEFAULT, "dnnl_engine_create
 namespace {
 bool dnnl_packed(const at::Tensor &wp) { return !wp.is_mkldnn() && wp.scalar_type() == at::kByte && wp.dim() == 1; }
 
-// y [M, N] = x [M, K]·wᵀ + bias, GELU after when gelu, on a packed weight.
-at::Tensor dnnl_linear(const dnnl_api *a, const at::Tensor &x, const at::Tensor &wp, const at::Tensor *bias, bool gelu) {
+at::ScalarType dnnl_scalar(dnnl_data_type_t t) { return t == dnnl_bf16 ? at::kBFloat16 : at::kFloat; }
+
+// y [M, N] = x [M, K]·wᵀ + bias, GELU after when gelu, on a packed weight; y is float32, or bfloat16 when out is
+// and the weight is bfloat16 (x is converted to the weight's type).
+at::Tensor dnnl_linear(const dnnl_api *a, const at::Tensor &x, const at::Tensor &wp, const at::Tensor *bias, bool gelu,
+                       dnnl_data_type_t out = dnnl_f32) {
   dnnl_packed_header h;
   TORCH_CHECK(wp.numel() >= static_cast<int64_t>(sizeof(h)), "oneDNN linear: the weight is not packed (convrep_mkldnn_weight)");
   std::memcpy(&h, wp.data_ptr(), sizeof(h));
   TORCH_CHECK(h.layouts >= 1 && h.layouts <= dnnl_max_layouts, "oneDNN linear: the weight is not packed (convrep_mkldnn_weight)");
   const int64_t N = h.mds[0].dims[0], K = h.mds[0].dims[1], M = x.size(0);
   TORCH_CHECK(x.size(1) == K, "oneDNN linear: x has ", x.size(1), " features, the weight ", K);
-  if (M == 0) return at::empty({0, N}, x.options());
+  if (M == 0) return at::empty({0, N}, x.options().dtype(at::kFloat));
   dnnl_scope sc{a};
-  dnnl_primitive_desc_t ip = dnnl_ip(sc, M, K, N, bias != nullptr, gelu);
+  const dnnl_data_type_t in = h.mds[0].data_type;
+  if (in != dnnl_bf16) out = dnnl_f32;
+  dnnl_primitive_desc_t ip = dnnl_ip(sc, M, K, N, bias != nullptr, gelu, in, out);
   const dnnl_memory_desc_t want = *a->primitive_desc_query_md(ip, dnnl_query_weights_md, 0);
   uint8_t *base = static_cast<uint8_t *>(wp.data_ptr());
   void *w = nullptr;
@@ -229,8 +239,8 @@ at::Tensor dnnl_linear(const dnnl_api *a, const at::Tensor &x, const at::Tensor 
     sc.run(r, {{DNNL_ARG_FROM, sc.memory(&h.mds[0], base + h.offsets[0])}, {DNNL_ARG_TO, sc.memory(&want, other.data_ptr())}});
     w = other.data_ptr();
   }
-  at::Tensor xc = x.contiguous(), y = at::empty({M, N}, x.options());
-  const dnnl_memory_desc_t src = dnnl_plain(a, {M, K}, dnnl_ab), dst = dnnl_plain(a, {M, N}, dnnl_ab);
+  at::Tensor xc = x.to(dnnl_scalar(in)).contiguous(), y = at::empty({M, N}, x.options().dtype(dnnl_scalar(out)));
+  const dnnl_memory_desc_t src = dnnl_plain(a, {M, K}, dnnl_ab, in), dst = dnnl_plain(a, {M, N}, dnnl_ab, out);
   std::vector<dnnl_exec_arg_t> args = {{DNNL_ARG_SRC, sc.memory(&src, xc.data_ptr())},
                                        {DNNL_ARG_WEIGHTS, sc.memory(&want, w)},
                                        {DNNL_ARG_DST, sc.memory(&dst, y.data_ptr())}};
@@ -324,17 +334,18 @@ at::Tensor dnnl_layer_norm(const dnnl_api *a, const at::Tensor &x, const at::Ten
 
 int convrep_mkldnn_available(void) { return at::hasMKLDNN() ? 1 : 0; }
 
-char *convrep_mkldnn_weight(void *wh, void **out) {
+char *convrep_mkldnn_weight(void *wh, int bf16, void **out) {
   try {
     const at::Tensor &w = tensor(wh);
     TORCH_CHECK(w.dim() == 2 && w.device().is_cpu() && w.scalar_type() == at::kFloat,
                 "a oneDNN weight is a CPU float32 matrix, got ", w.scalar_type(), " ", w.sizes(), " on ", w.device());
 #ifdef CONVREP_DNNL
     if (const dnnl_api *a = dnnl()) {
-      *out = handle(dnnl_pack(a, w));
+      *out = handle(dnnl_pack(a, w, bf16 != 0 ? dnnl_bf16 : dnnl_f32));
       return nullptr;
     }
 #endif
+    TORCH_CHECK(bf16 == 0, "bfloat16 oneDNN weights need oneDNN called directly (libdnnl-dev at set-up)");
     *out = handle(w.detach().contiguous().to_mkldnn());
   } catch (const std::exception &e) {
     return error_of(e);
@@ -475,7 +486,8 @@ char *convrep_mkldnn_ffn(void *xh, void *w1h, void *b1h, void *w2h, void *b2h, v
       TORCH_CHECK(x.device().is_cpu() && x.scalar_type() == at::kFloat && x.dim() >= 1,
                   "oneDNN feed-forward: x is ", x.scalar_type(), " ", x.sizes(), " on ", x.device());
       const at::Tensor *b1 = b1h != nullptr ? &tensor(b1h) : nullptr, *b2 = b2h != nullptr ? &tensor(b2h) : nullptr;
-      at::Tensor inner = dnnl_linear(dnnl(), x.reshape({-1, x.size(-1)}), w1, b1, true);
+      // bfloat16 weights: the widest activation stays bfloat16 between the two products.
+      at::Tensor inner = dnnl_linear(dnnl(), x.reshape({-1, x.size(-1)}), w1, b1, true, dnnl_bf16);
       at::Tensor y = dnnl_linear(dnnl(), inner, w2, b2, false);
       std::vector<int64_t> sizes = x.sizes().vec();
       sizes.back() = y.size(1);

@@ -20,11 +20,12 @@ func MKLDNNDirect() bool { return C.convrep_mkldnn_direct() == 1 }
 func OneDNNLoaded() bool { return C.convrep_onednn_loaded() == 1 }
 
 // MKLDNNWeight copies a CPU float32 weight w [out, in] once into oneDNN's layouts, for MKLDNNLinear (mkldnn.h
-// says which). The copy does not follow w: compare Version(w) with its value at packing to know when it is
-// stale.
-func MKLDNNWeight(w *ts.Tensor) (*ts.Tensor, error) {
+// says which), in float32 or, with bf16, in bfloat16 (where MKLDNNDirect): the linears then round their input to
+// bfloat16 and sum the products in float32. The copy does not follow w: compare Version(w) with its value at
+// packing to know when it is stale.
+func MKLDNNWeight(w *ts.Tensor, bf16 bool) (*ts.Tensor, error) {
 	var p unsafe.Pointer
-	if err := takeError(C.convrep_mkldnn_weight(w.Ctensor(), &p)); err != nil {
+	if err := takeError(C.convrep_mkldnn_weight(w.Ctensor(), cBool(bf16), &p)); err != nil {
 		return nil, fmt.Errorf("pack weight for oneDNN: %w", err)
 	}
 	return ts.FromCtensor(p), nil

@@ -16,9 +16,11 @@ int convrep_onednn_loaded(void);
 // *out is a float32 weight w [out, in] copied once, detached from autograd, for convrep_mkldnn_linear: where
 // oneDNN's C API is at hand (mkldnn.cpp), a byte tensor holding it in each layout the inner product chooses on
 // this CPU; else a oneDNN tensor (Tensor::to_mkldnn), which libtorch's mkldnn_linear reorders on every call.
-char *convrep_mkldnn_weight(void *w, void **out);
-// *out is x·wᵀ + bias for a CPU float32 x [..., in], by oneDNN's inner product on the packed weight wp
-// (convrep_mkldnn_weight); bias may be NULL. It computes no gradient: callers run it where none is needed.
+// With bf16 non-zero the copy is in bfloat16 (oneDNN's C API only).
+char *convrep_mkldnn_weight(void *w, int bf16, void **out);
+// *out is x·wᵀ + bias (float32) for a CPU float32 x [..., in], by oneDNN's inner product on the packed weight wp
+// (convrep_mkldnn_weight); bias may be NULL. On a bfloat16 weight x is rounded to bfloat16 and the products
+// summed in float32. It computes no gradient: callers run it where none is needed.
 char *convrep_mkldnn_linear(void *x, void *wp, void *bias, void **out);
 // 1 when convrep_cpu_attention can run: the BLAS libtorch loaded exports sgemm_ (OpenBLAS, the reference BLAS).
 int convrep_cpu_attention_available(void);

@@ -41,11 +41,11 @@ func TestMKLDNNLinearEqualsLibtorchs(t *testing.T) {
 	w1 := gen(hidden, in).MustDivScalar(ts.FloatScalar(math.Sqrt(in)), true)
 	w2 := gen(out, hidden).MustDivScalar(ts.FloatScalar(math.Sqrt(hidden)), true)
 	b1, b2 := gen(hidden), gen(out)
-	p1, err := MKLDNNWeight(w1)
+	p1, err := MKLDNNWeight(w1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p2, err := MKLDNNWeight(w2)
+	p2, err := MKLDNNWeight(w2, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,6 +71,54 @@ func TestMKLDNNLinearEqualsLibtorchs(t *testing.T) {
 	}
 	if got := MKLDNNLinear(gen(0, in), p1, b1).MustSize(); len(got) != 2 || got[0] != 0 || got[1] != hidden {
 		t.Errorf("no rows: the result is %v, want [0 %d]", got, hidden)
+	}
+}
+
+// On bfloat16 weights, the linear equals libtorch's float32 product of x and w each rounded to bfloat16 (the
+// sums in float32, as oneDNN makes them) within 1e-5, and the feed-forward equals the same with its GELU's
+// output rounded to bfloat16 too, within bfloat16's rounding of that activation.
+func TestMKLDNNBF16LinearEqualsRoundedProducts(t *testing.T) {
+	if !MKLDNNDirect() {
+		t.Skip("bfloat16 weights need oneDNN called directly")
+	}
+	if err := ManualSeed(9); err != nil {
+		t.Fatal(err)
+	}
+	gen := func(dims ...int64) *ts.Tensor { return ts.MustRandn(dims, gotch.Float, gotch.CPU) }
+	round := func(x *ts.Tensor) *ts.Tensor {
+		return x.MustTotype(gotch.BFloat16, false).MustTotype(gotch.Float, true)
+	}
+	worst := func(a, b *ts.Tensor) float64 {
+		return a.MustSub(b, false).MustAbs(true).MustMax(true).Float64Values()[0]
+	}
+	const in, hidden, out = 64, 96, 48
+	w1 := gen(hidden, in).MustDivScalar(ts.FloatScalar(math.Sqrt(in)), true)
+	w2 := gen(out, hidden).MustDivScalar(ts.FloatScalar(math.Sqrt(hidden)), true)
+	b1, b2 := gen(hidden), gen(out)
+	p1, err := MKLDNNWeight(w1, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := MKLDNNWeight(w2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, shape := range [][]int64{{1, in}, {5, 9, in}, {300, in}} {
+		x := gen(shape...)
+		inner := round(x).MustMatmul(round(w1).MustT(true), true).MustAdd(b1, true)
+		got := MKLDNNLinear(x, p1, b1)
+		if got.DType() != gotch.Float {
+			t.Errorf("x %v: the linear returns %v, want float32", shape, got.DType())
+		}
+		if d := worst(got, inner); d > 1e-5 {
+			t.Errorf("x %v: linear differs from the rounded product by %.3g", shape, d)
+		}
+		want := round(inner.MustGelu("none", true)).MustMatmul(round(w2).MustT(true), true).MustAdd(b2, true)
+		// One GELU output a few ulps apart may round to the neighbouring bfloat16 (2⁻⁸ of it apart), times a
+		// weight near 1/√96.
+		if d := worst(MKLDNNFeedForward(x, p1, b1, p2, b2), want); d > 2e-3 {
+			t.Errorf("x %v: feed-forward differs from the rounded products by %.3g", shape, d)
+		}
 	}
 }
 
