@@ -31,26 +31,11 @@ func TestMKLDNNLinearEqualsLibtorchs(t *testing.T) {
 	if err := ManualSeed(7); err != nil {
 		t.Fatal(err)
 	}
-	gen := func(dims ...int64) *ts.Tensor { return ts.MustRandn(dims, gotch.Float, gotch.CPU) }
-	worst := func(a, b *ts.Tensor) float64 {
-		return a.MustSub(b, false).MustAbs(true).MustMax(true).Float64Values()[0]
-	}
 	const in, hidden, out = 48, 96, 40
-	// Weights scaled by 1/√fan-in, as initialised networks have them, keep every value near 1, where 1e-5 is
-	// float32's rounding over these sums.
-	w1 := gen(hidden, in).MustDivScalar(ts.FloatScalar(math.Sqrt(in)), true)
-	w2 := gen(out, hidden).MustDivScalar(ts.FloatScalar(math.Sqrt(hidden)), true)
-	b1, b2 := gen(hidden), gen(out)
-	p1, err := MKLDNNWeight(w1, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p2, err := MKLDNNWeight(w2, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := newFeedForward(t, in, hidden, out, false)
+	w1, b1, w2, b2, p1, p2 := f.w1, f.b1, f.w2, f.b2, f.p1, f.p2
 	for _, shape := range [][]int64{{1, in}, {7, in}, {3, 100, in}} {
-		x := gen(shape...)
+		x := randn(shape...)
 		for _, bias := range []bool{true, false} {
 			name := fmt.Sprintf("x %v, bias %v", shape, bias)
 			var b *ts.Tensor
@@ -59,17 +44,17 @@ func TestMKLDNNLinearEqualsLibtorchs(t *testing.T) {
 				b = b1
 				want = want.MustAdd(b1, true)
 			}
-			if d := worst(MKLDNNLinear(x, p1, b), want); d > 1e-5 {
+			if d := maxAbsDiff(MKLDNNLinear(x, p1, b), want); d > 1e-5 {
 				t.Errorf("%s: linear differs from libtorch's by %.3g", name, d)
 			}
 		}
 		inner := x.MustMatmul(w1.MustT(false), false).MustAdd(b1, true).MustGelu("none", true)
 		want := inner.MustMatmul(w2.MustT(false), true).MustAdd(b2, true)
-		if d := worst(MKLDNNFeedForward(x, p1, b1, p2, b2), want); d > 1e-5 {
+		if d := maxAbsDiff(MKLDNNFeedForward(x, p1, b1, p2, b2), want); d > 1e-5 {
 			t.Errorf("x %v: feed-forward differs from libtorch's by %.3g", shape, d)
 		}
 	}
-	if got := MKLDNNLinear(gen(0, in), p1, b1).MustSize(); len(got) != 2 || got[0] != 0 || got[1] != hidden {
+	if got := MKLDNNLinear(randn(0, in), p1, b1).MustSize(); len(got) != 2 || got[0] != 0 || got[1] != hidden {
 		t.Errorf("no rows: the result is %v, want [0 %d]", got, hidden)
 	}
 }
@@ -84,39 +69,26 @@ func TestMKLDNNBF16LinearEqualsRoundedProducts(t *testing.T) {
 	if err := ManualSeed(9); err != nil {
 		t.Fatal(err)
 	}
-	gen := func(dims ...int64) *ts.Tensor { return ts.MustRandn(dims, gotch.Float, gotch.CPU) }
 	round := func(x *ts.Tensor) *ts.Tensor {
 		return x.MustTotype(gotch.BFloat16, false).MustTotype(gotch.Float, true)
 	}
-	worst := func(a, b *ts.Tensor) float64 {
-		return a.MustSub(b, false).MustAbs(true).MustMax(true).Float64Values()[0]
-	}
 	const in, hidden, out = 64, 96, 48
-	w1 := gen(hidden, in).MustDivScalar(ts.FloatScalar(math.Sqrt(in)), true)
-	w2 := gen(out, hidden).MustDivScalar(ts.FloatScalar(math.Sqrt(hidden)), true)
-	b1, b2 := gen(hidden), gen(out)
-	p1, err := MKLDNNWeight(w1, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p2, err := MKLDNNWeight(w2, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := newFeedForward(t, in, hidden, out, true)
+	w1, b1, w2, b2, p1, p2 := f.w1, f.b1, f.w2, f.b2, f.p1, f.p2
 	for _, shape := range [][]int64{{1, in}, {5, 9, in}, {300, in}} {
-		x := gen(shape...)
+		x := randn(shape...)
 		inner := round(x).MustMatmul(round(w1).MustT(true), true).MustAdd(b1, true)
 		got := MKLDNNLinear(x, p1, b1)
 		if got.DType() != gotch.Float {
 			t.Errorf("x %v: the linear returns %v, want float32", shape, got.DType())
 		}
-		if d := worst(got, inner); d > 1e-5 {
+		if d := maxAbsDiff(got, inner); d > 1e-5 {
 			t.Errorf("x %v: linear differs from the rounded product by %.3g", shape, d)
 		}
 		want := round(inner.MustGelu("none", true)).MustMatmul(round(w2).MustT(true), true).MustAdd(b2, true)
 		// One GELU output a few ulps apart may round to the neighbouring bfloat16 (2⁻⁸ of it apart), times a
 		// weight near 1/√96.
-		if d := worst(MKLDNNFeedForward(x, p1, b1, p2, b2), want); d > 2e-3 {
+		if d := maxAbsDiff(MKLDNNFeedForward(x, p1, b1, p2, b2), want); d > 2e-3 {
 			t.Errorf("x %v: feed-forward differs from the rounded products by %.3g", shape, d)
 		}
 	}
@@ -150,7 +122,7 @@ func TestCPUAttentionEqualsLibtorchs(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			hidden := c.heads * c.width
-			qkv := ts.MustRandn([]int64{c.rows, c.tokens, 3 * hidden}, gotch.Float, gotch.CPU)
+			qkv := randn(c.rows, c.tokens, 3*hidden)
 			var mask *ts.Tensor
 			if c.lengths != nil {
 				add := make([]float32, c.rows*c.tokens)
@@ -170,7 +142,7 @@ func TestCPUAttentionEqualsLibtorchs(t *testing.T) {
 			want := scores.MustSoftmax(-1, gotch.Float, true).MustMatmul(v, true).
 				MustTranspose(1, 2, true).MustReshape([]int64{c.rows, c.tokens, hidden}, true)
 			got := CPUAttention(qkv, mask, c.heads)
-			if d := got.MustSub(want, false).MustAbs(true).MustMax(true).Float64Values()[0]; d > 1e-5 {
+			if d := maxAbsDiff(got, want); d > 1e-5 {
 				t.Errorf("differs from libtorch's attention by %.3g", d)
 			}
 		})
@@ -188,16 +160,45 @@ func TestMKLDNNLayerNormEqualsLibtorchs(t *testing.T) {
 		eps   float64
 	}{{[]int64{1, 96}, 1e-12}, {[]int64{3, 7, 256}, 1e-12}, {[]int64{50, 96}, 1e-5}} {
 		width := c.shape[len(c.shape)-1]
-		x := ts.MustRandn(c.shape, gotch.Float, gotch.CPU).MustMulScalar(ts.FloatScalar(3), true).MustAddScalar(ts.FloatScalar(1), true)
-		w := ts.MustRandn([]int64{width}, gotch.Float, gotch.CPU)
-		b := ts.MustRandn([]int64{width}, gotch.Float, gotch.CPU)
+		x := randn(c.shape...).MustMulScalar(ts.FloatScalar(3), true).MustAddScalar(ts.FloatScalar(1), true)
+		w := randn(width)
+		b := randn(width)
 		want := ts.MustLayerNorm(x, []int64{width}, w, b, c.eps, false)
 		got := MKLDNNLayerNorm(x, w, b, c.eps)
-		if d := got.MustSub(want, false).MustAbs(true).MustMax(true).Float64Values()[0]; d > 1e-5 {
+		if d := maxAbsDiff(got, want); d > 1e-5 {
 			t.Errorf("x %v, eps %g: differs from libtorch's LayerNorm by %.3g", c.shape, c.eps, d)
 		}
 		if g, w := got.MustSize(), x.MustSize(); fmt.Sprint(g) != fmt.Sprint(w) {
 			t.Errorf("x %v: the result is %v", c.shape, g)
 		}
 	}
+}
+
+func randn(dims ...int64) *ts.Tensor { return ts.MustRandn(dims, gotch.Float, gotch.CPU) }
+
+func maxAbsDiff(a, b *ts.Tensor) float64 {
+	return a.MustSub(b, false).MustAbs(true).MustMax(true).Float64Values()[0]
+}
+
+// feedForward is a feed-forward's weights w1 [hidden, in] and w2 [out, hidden] with their biases, and the
+// weights packed for oneDNN (in bfloat16 for a bf16 one).
+type feedForward struct{ w1, b1, w2, b2, p1, p2 *ts.Tensor }
+
+// newFeedForward makes random weights scaled by 1/√fan-in, as initialised networks have them, which keeps every
+// value of the products near 1, where 1e-5 is float32's rounding over these sums.
+func newFeedForward(t *testing.T, in, hidden, out int64, bf16 bool) feedForward {
+	t.Helper()
+	f := feedForward{
+		w1: randn(hidden, in).MustDivScalar(ts.FloatScalar(math.Sqrt(float64(in))), true),
+		w2: randn(out, hidden).MustDivScalar(ts.FloatScalar(math.Sqrt(float64(hidden))), true),
+		b1: randn(hidden), b2: randn(out),
+	}
+	var err error
+	if f.p1, err = MKLDNNWeight(f.w1, bf16); err != nil {
+		t.Fatal(err)
+	}
+	if f.p2, err = MKLDNNWeight(f.w2, bf16); err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
