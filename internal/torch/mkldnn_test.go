@@ -21,76 +21,81 @@ func TestOneDNNCalledDirectly(t *testing.T) {
 	}
 }
 
-// The packed linear and feed-forward equal libtorch's own ops within 1e-5, with and without bias, for one row,
-// a few and many, inputs of more than two dimensions, and two widths whose weights oneDNN lays out differently
-// (AB16b64a and AB16b32a on an AVX-512 CPU).
+// The packed linear and feed-forward equal libtorch's own ops, with and without bias, for no row, one, a few and
+// many, inputs of more than two dimensions, and two widths whose weights oneDNN lays out differently (AB16b64a and
+// AB16b32a in float32 on an AVX-512 CPU):
+//   - on float32 weights, within 1e-5;
+//   - on bfloat16 weights, against libtorch's float32 product of x and w each rounded to bfloat16 (the sums in
+//     float32, as oneDNN makes them): the linear within 1e-5, the feed-forward, whose GELU output is rounded to
+//     bfloat16 too, within that activation's rounding.
 func TestMKLDNNLinearEqualsLibtorchs(t *testing.T) {
 	if !HasMKLDNN() {
 		t.Skip("this libtorch has no oneDNN")
 	}
-	if err := ManualSeed(7); err != nil {
-		t.Fatal(err)
-	}
-	const in, hidden, out = 48, 96, 40
-	f := newFeedForward(t, in, hidden, out, false)
-	w1, b1, w2, b2, p1, p2 := f.w1, f.b1, f.w2, f.b2, f.p1, f.p2
-	for _, shape := range [][]int64{{1, in}, {7, in}, {3, 100, in}} {
-		x := randn(shape...)
-		for _, bias := range []bool{true, false} {
-			name := fmt.Sprintf("x %v, bias %v", shape, bias)
-			var b *ts.Tensor
-			want := x.MustMatmul(w1.MustT(false), false)
-			if bias {
-				b = b1
-				want = want.MustAdd(b1, true)
-			}
-			if d := maxAbsDiff(MKLDNNLinear(x, p1, b), want); d > 1e-5 {
-				t.Errorf("%s: linear differs from libtorch's by %.3g", name, d)
-			}
-		}
-		inner := x.MustMatmul(w1.MustT(false), false).MustAdd(b1, true).MustGelu("none", true)
-		want := inner.MustMatmul(w2.MustT(false), true).MustAdd(b2, true)
-		if d := maxAbsDiff(MKLDNNFeedForward(x, p1, b1, p2, b2), want); d > 1e-5 {
-			t.Errorf("x %v: feed-forward differs from libtorch's by %.3g", shape, d)
-		}
-	}
-	if got := MKLDNNLinear(randn(0, in), p1, b1).MustSize(); len(got) != 2 || got[0] != 0 || got[1] != hidden {
-		t.Errorf("no rows: the result is %v, want [0 %d]", got, hidden)
-	}
-}
-
-// On bfloat16 weights, the linear equals libtorch's float32 product of x and w each rounded to bfloat16 (the
-// sums in float32, as oneDNN makes them) within 1e-5, and the feed-forward equals the same with its GELU's
-// output rounded to bfloat16 too, within bfloat16's rounding of that activation.
-func TestMKLDNNBF16LinearEqualsRoundedProducts(t *testing.T) {
-	if !MKLDNNDirect() {
-		t.Skip("bfloat16 weights need oneDNN called directly")
-	}
-	if err := ManualSeed(9); err != nil {
-		t.Fatal(err)
-	}
-	round := func(x *ts.Tensor) *ts.Tensor {
-		return x.MustTotype(gotch.BFloat16, false).MustTotype(gotch.Float, true)
-	}
-	const in, hidden, out = 64, 96, 48
-	f := newFeedForward(t, in, hidden, out, true)
-	w1, b1, w2, b2, p1, p2 := f.w1, f.b1, f.w2, f.b2, f.p1, f.p2
-	for _, shape := range [][]int64{{1, in}, {5, 9, in}, {300, in}} {
-		x := randn(shape...)
-		inner := round(x).MustMatmul(round(w1).MustT(true), true).MustAdd(b1, true)
-		got := MKLDNNLinear(x, p1, b1)
-		if got.DType() != gotch.Float {
-			t.Errorf("x %v: the linear returns %v, want float32", shape, got.DType())
-		}
-		if d := maxAbsDiff(got, inner); d > 1e-5 {
-			t.Errorf("x %v: linear differs from the rounded product by %.3g", shape, d)
-		}
-		want := round(inner.MustGelu("none", true)).MustMatmul(round(w2).MustT(true), true).MustAdd(b2, true)
+	for _, c := range []struct {
+		name   string
+		bf16   bool
+		ffnTol float64
+	}{
+		{"float32", false, 1e-5},
 		// One GELU output a few ulps apart may round to the neighbouring bfloat16 (2⁻⁸ of it apart), times a
 		// weight near 1/√96.
-		if d := maxAbsDiff(MKLDNNFeedForward(x, p1, b1, p2, b2), want); d > 2e-3 {
-			t.Errorf("x %v: feed-forward differs from the rounded products by %.3g", shape, d)
-		}
+		{"bfloat16", true, 2e-3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.bf16 && !MKLDNNDirect() {
+				t.Skip("bfloat16 weights need oneDNN called directly")
+			}
+			if err := ManualSeed(7); err != nil {
+				t.Fatal(err)
+			}
+			round := func(x *ts.Tensor) *ts.Tensor { // what oneDNN multiplies: x itself in float32
+				if !c.bf16 {
+					return x
+				}
+				return x.MustTotype(gotch.BFloat16, false).MustTotype(gotch.Float, true)
+			}
+			const in, hidden, out = 48, 96, 40
+			// Weights scaled by 1/√fan-in, as initialised networks have them, keep every value near 1, where 1e-5
+			// is float32's rounding over these sums.
+			w1 := randn(hidden, in).MustDivScalar(ts.FloatScalar(math.Sqrt(in)), true)
+			w2 := randn(out, hidden).MustDivScalar(ts.FloatScalar(math.Sqrt(hidden)), true)
+			b1, b2 := randn(hidden), randn(out)
+			p1, err := MKLDNNWeight(w1, c.bf16)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p2, err := MKLDNNWeight(w2, c.bf16)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, shape := range [][]int64{{1, in}, {7, in}, {3, 100, in}} {
+				x := randn(shape...)
+				product := round(x).MustMatmul(round(w1).MustT(false), false)
+				for _, bias := range []bool{true, false} {
+					name := fmt.Sprintf("x %v, bias %v", shape, bias)
+					b, want := (*ts.Tensor)(nil), product
+					if bias {
+						b, want = b1, product.MustAdd(b1, false)
+					}
+					got := MKLDNNLinear(x, p1, b)
+					if got.DType() != gotch.Float {
+						t.Errorf("%s: the linear returns %v, want float32", name, got.DType())
+					}
+					if d := maxAbsDiff(got, want); d > 1e-5 {
+						t.Errorf("%s: linear differs from libtorch's by %.3g", name, d)
+					}
+				}
+				inner := round(product.MustAdd(b1, false).MustGelu("none", true))
+				want := inner.MustMatmul(round(w2).MustT(false), false).MustAdd(b2, true)
+				if d := maxAbsDiff(MKLDNNFeedForward(x, p1, b1, p2, b2), want); d > c.ffnTol {
+					t.Errorf("x %v: feed-forward differs from libtorch's by %.3g", shape, d)
+				}
+			}
+			if got := MKLDNNLinear(randn(0, in), p1, b1).MustSize(); len(got) != 2 || got[0] != 0 || got[1] != hidden {
+				t.Errorf("no rows: the result is %v, want [0 %d]", got, hidden)
+			}
+		})
 	}
 }
 
@@ -178,27 +183,4 @@ func randn(dims ...int64) *ts.Tensor { return ts.MustRandn(dims, gotch.Float, go
 
 func maxAbsDiff(a, b *ts.Tensor) float64 {
 	return a.MustSub(b, false).MustAbs(true).MustMax(true).Float64Values()[0]
-}
-
-// feedForward is a feed-forward's weights w1 [hidden, in] and w2 [out, hidden] with their biases, and the
-// weights packed for oneDNN (in bfloat16 for a bf16 one).
-type feedForward struct{ w1, b1, w2, b2, p1, p2 *ts.Tensor }
-
-// newFeedForward makes random weights scaled by 1/√fan-in, as initialised networks have them, which keeps every
-// value of the products near 1, where 1e-5 is float32's rounding over these sums.
-func newFeedForward(t *testing.T, in, hidden, out int64, bf16 bool) feedForward {
-	t.Helper()
-	f := feedForward{
-		w1: randn(hidden, in).MustDivScalar(ts.FloatScalar(math.Sqrt(float64(in))), true),
-		w2: randn(out, hidden).MustDivScalar(ts.FloatScalar(math.Sqrt(float64(hidden))), true),
-		b1: randn(hidden), b2: randn(out),
-	}
-	var err error
-	if f.p1, err = MKLDNNWeight(f.w1, bf16); err != nil {
-		t.Fatal(err)
-	}
-	if f.p2, err = MKLDNNWeight(f.w2, bf16); err != nil {
-		t.Fatal(err)
-	}
-	return f
 }
