@@ -21,7 +21,6 @@ import (
 // versions at the copy.
 type packedLinear struct {
 	mk       *ts.Tensor
-	bf16     bool
 	src      []*ts.Tensor
 	versions []int64
 }
@@ -37,7 +36,7 @@ func pack(bf16 bool, ws ...*ts.Tensor) (packedLinear, error) {
 	if err != nil {
 		return packedLinear{}, err
 	}
-	p := packedLinear{mk: mk, bf16: bf16, src: ws}
+	p := packedLinear{mk: mk, src: ws}
 	for _, s := range ws {
 		p.versions = append(p.versions, torch.Version(s))
 	}
@@ -54,12 +53,12 @@ func (p *packedLinear) stale() bool {
 	return false
 }
 
-// refresh copies the weights again when they have changed.
-func (p *packedLinear) refresh() error {
+// refresh copies the weights again, in bfloat16 when bf16, when they have changed.
+func (p *packedLinear) refresh(bf16 bool) error {
 	if !p.stale() {
 		return nil
 	}
-	fresh, err := pack(p.bf16, p.src...)
+	fresh, err := pack(bf16, p.src...)
 	if err != nil {
 		return err
 	}
@@ -146,7 +145,7 @@ func (m *Model) packedFor(train bool, x *ts.Tensor) []packedBlock {
 	}
 	for i := range m.packed {
 		for _, p := range m.packed[i].linears() {
-			if err := p.refresh(); err != nil {
+			if err := p.refresh(m.packedBF16); err != nil {
 				panic(err) // Forward's torch.Catch returns it
 			}
 		}

@@ -114,13 +114,18 @@ struct dnnl_scope {
   }
 };
 
+// list copied into d; its length.
+int dnnl_dims_of(std::initializer_list<int64_t> list, dnnl_dims_t &d) {
+  int n = 0;
+  for (int64_t v : list) d[n++] = v;
+  return n;
+}
+
 dnnl_memory_desc_t dnnl_plain(const dnnl_api *a, std::initializer_list<int64_t> dims, dnnl_format_tag_t tag,
                               dnnl_data_type_t type = dnnl_f32) {
   dnnl_memory_desc_t md;
   dnnl_dims_t d = {};
-  int n = 0;
-  for (int64_t v : dims) d[n++] = v;
-  dnnl_check(a->memory_desc_init_by_tag(&md, n, d, type, tag), "memory descriptor");
+  dnnl_check(a->memory_desc_init_by_tag(&md, dnnl_dims_of(dims, d), d, type, tag), "memory descriptor");
   return md;
 }
 
@@ -259,11 +264,8 @@ at::Tensor dnnl_linear(const dnnl_api *a, const at::Tensor &x, const at::Tensor 
 dnnl_memory_desc_t dnnl_strided(const dnnl_api *a, std::initializer_list<int64_t> dims, std::initializer_list<int64_t> strides) {
   dnnl_memory_desc_t md;
   dnnl_dims_t d = {}, st = {};
-  int n = 0;
-  for (int64_t v : dims) d[n++] = v;
-  n = 0;
-  for (int64_t v : strides) st[n++] = v;
-  dnnl_check(a->memory_desc_init_by_strides(&md, n, d, dnnl_f32, st), "memory descriptor");
+  dnnl_dims_of(strides, st);
+  dnnl_check(a->memory_desc_init_by_strides(&md, dnnl_dims_of(dims, d), d, dnnl_f32, st), "memory descriptor");
   return md;
 }
 
@@ -274,6 +276,7 @@ void dnnl_attention(const dnnl_api *a, const float *qkv, const float *add, float
                     int64_t H, int64_t heads, const at::TensorOptions &opts) {
   const int64_t dh = H / heads;
   dnnl_scope sc{a};
+  // q and v: [rows, heads, T, dh] within qkv (at offsets 0 and 2H); kᵀ the keys transposed, at offset H.
   const dnnl_memory_desc_t q = dnnl_strided(a, {rows, heads, T, dh}, {T * 3 * H, dh, 3 * H, 1}),
                            kt = dnnl_strided(a, {rows, heads, dh, T}, {T * 3 * H, dh, 1, 3 * H}),
                            s = dnnl_plain(a, {rows, heads, T, T}, dnnl_abcd),
@@ -298,15 +301,14 @@ void dnnl_attention(const dnnl_api *a, const float *qkv, const float *add, float
   if (add != nullptr) args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, sc.memory(&m, const_cast<float *>(add))});
   sc.run(p1, args);
   at::Tensor probs = at::_softmax(scores, -1, false);
-  const dnnl_memory_desc_t v = dnnl_strided(a, {rows, heads, T, dh}, {T * 3 * H, dh, 3 * H, 1}),
-                           c = dnnl_strided(a, {rows, heads, T, dh}, {T * H, dh, H, 1});
+  const dnnl_memory_desc_t c = dnnl_strided(a, {rows, heads, T, dh}, {T * H, dh, H, 1});
   dnnl_matmul_desc_t d2;
-  dnnl_check(a->matmul_desc_init(&d2, &s, &v, nullptr, &c), "matmul");
+  dnnl_check(a->matmul_desc_init(&d2, &s, &q, nullptr, &c), "matmul");
   dnnl_primitive_desc_t p2;
   dnnl_check(a->primitive_desc_create(&p2, &d2, nullptr, a->engine, nullptr), "matmul descriptor");
   sc.pds.push_back(p2);
   sc.run(p2, {{DNNL_ARG_SRC, sc.memory(&s, probs.data_ptr())},
-              {DNNL_ARG_WEIGHTS, sc.memory(&v, const_cast<float *>(qkv + 2 * H))},
+              {DNNL_ARG_WEIGHTS, sc.memory(&q, const_cast<float *>(qkv + 2 * H))},
               {DNNL_ARG_DST, sc.memory(&c, ctx)}});
 }
 

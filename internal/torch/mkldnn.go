@@ -48,7 +48,8 @@ func MKLDNNLinear(x, wp, bias *ts.Tensor) *ts.Tensor {
 
 // MKLDNNFeedForward is w2·gelu(w1·x + b1) + b2 with BERT's exact GELU, for a CPU float32 x [..., in], by
 // oneDNN on the packed weights w1 and w2 (MKLDNNWeight), the GELU a post-op of the first inner product where
-// the weights were packed by oneDNN's own API; either bias may be nil. No gradient. It panics on a libtorch error, as gotch's Must* calls do.
+// the weights were packed by oneDNN's own API; either bias may be nil. No gradient. It panics on a libtorch
+// error, as gotch's Must* calls do.
 func MKLDNNFeedForward(x, w1, b1, w2, b2 *ts.Tensor) *ts.Tensor {
 	var p, c1, c2 unsafe.Pointer
 	if b1 != nil {
@@ -75,9 +76,9 @@ func HasCPUAttention() bool { return C.convrep_cpu_attention_available() == 1 }
 // of heads heads, their outputs side by side [B, T, H], where q, k and v are the thirds of qkv [B, T, 3H]
 // (contiguous float32, a joined projection's output) and mask is nil or the additive mask of B·T floats.
 // libtorch 1.13's batched matmul runs B·heads small GEMMs one at a time, each through the dispatcher and
-// a select of each operand; this makes the same BLAS calls directly on strided views, the mask added by the
-// first and libtorch's vectorised softmax between them, with no copy in or out. No gradient. It panics on a libtorch error, as gotch's Must*
-// calls do.
+// a select of each operand; this makes the same GEMMs directly on strided views (the BLAS's up to 16 tokens,
+// oneDNN's batched matmul past that), the mask added by the first and libtorch's vectorised softmax between
+// them, with no copy in or out. No gradient. It panics on a libtorch error, as gotch's Must* calls do.
 func CPUAttention(qkv, mask *ts.Tensor, heads int64) *ts.Tensor {
 	var m, p unsafe.Pointer
 	if mask != nil {

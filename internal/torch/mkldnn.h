@@ -34,11 +34,12 @@ char *convrep_cpu_attention(void *qkv, void *mask, int64_t heads, void **out);
 int convrep_grad_enabled(void);
 // *out is the feed-forward w2·gelu(w1·x + b1) + b2 with the exact (erf) GELU, for a CPU float32 x [..., in], by
 // two oneDNN inner products on packed weights (convrep_mkldnn_weight), the GELU a post-op of the first where
-// oneDNN's C API is at hand, else oneDNN's GELU between them on its own tensors. No gradient.
-// y = LayerNorm(x) over x's last dimension with weight w and bias b (CPU float32), by oneDNN's layer
+// oneDNN's C API is at hand, else oneDNN's GELU between them on its own tensors. On bfloat16 weights the GELU's
+// output stays bfloat16 between the two. No gradient.
+char *convrep_mkldnn_ffn(void *x, void *w1, void *b1, void *w2, void *b2, void **out);
+// *out is LayerNorm(x) over x's last dimension with weight w and bias b (CPU float32), by oneDNN's layer
 // normalisation where this build calls oneDNN, else by libtorch's.
 char *convrep_mkldnn_layer_norm(void *x, void *w, void *b, double eps, void **out);
-char *convrep_mkldnn_ffn(void *x, void *w1, void *b1, void *w2, void *b2, void **out);
 // The version counter of t (Tensor::_version): every in-place change, such as an optimiser step, raises it.
 int64_t convrep_tensor_version(void *t);
 #ifdef __cplusplus
